@@ -1,0 +1,28 @@
+/* weft: the command line's shared pieces. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Exit statuses of the weft program. */
+enum {
+  WEFT_EXIT_OK = 0,
+  WEFT_EXIT_FAILURE = 1,        /* the run itself failed */
+  WEFT_EXIT_USAGE = 2,          /* bad input: options, files, values */
+};
+
+/* Parse @argv (argv[0] is the subcommand's name) with @context.  On an
+ * unknown or malformed option print "weft CMD: what is wrong" and the
+ * command's usage to stderr and return FALSE.  --help prints the full help
+ * to stdout and exits 0, as GOptionContext does. */
+gboolean weft_cli_parse (GOptionContext *context, const char *command,
+                         int *argc, char ***argv);
+
+/* Print "weft CMD: message" and the command's usage to stderr. */
+void weft_cli_usage_error (GOptionContext *context, const char *command,
+                           const char *message);
+
+int weft_cmd_run (int argc, char **argv);
+
+G_END_DECLS

@@ -1,0 +1,392 @@
+/* weft: the discrete-event engine.
+ *
+ * Pending events live in a pool of slots (grown by doubling, never one malloc
+ * per event).  The queue is a 4-ary min-heap of 16-byte entries (time, slot),
+ * laid out so that the four children of a node share one 64-byte cache line.
+ * Ties in time are broken by the insertion sequence kept in the slot.
+ * Cancelled events stay in the heap, marked dead, until they reach the top or
+ * until they make up half of it, when the heap is rebuilt without them.
+ */
+#include "sim.h"
+
+#include <string.h>
+
+#define ARITY 4
+#define PAD 3                   /* heap[i] is stored at slots[i + PAD] */
+#define NO_SLOT UINT32_MAX
+#define COMPACT_MIN 1024
+
+typedef struct {
+  WeftEventFn fn;               /* NULL: cancelled (or free) */
+  void *target;
+  void *data;
+  uint64_t seq;                 /* insertion order, for equal times */
+  WeftTime time;                /* ps, absolute */
+  uint32_t gen;                 /* bumped whenever the slot is freed */
+  uint32_t next_free;
+} Event;
+
+typedef struct {
+  WeftTime time;
+  uint32_t slot;
+  uint32_t unused;
+} Entry;
+
+struct _WeftSim {
+  WeftTime now;
+  gboolean stopping;
+
+  Entry *heap_mem;              /* 64-byte aligned; entries start at PAD */
+  Entry *heap;                  /* heap_mem + PAD */
+  size_t heap_len;
+  size_t heap_cap;
+
+  Event *events;
+  uint32_t events_cap;
+  uint32_t free_head;
+
+  uint64_t next_seq;
+  uint64_t cancelled;           /* dead entries still in the heap */
+  uint64_t events_run;
+};
+
+WeftSim *
+weft_sim_new (void)
+{
+  WeftSim *sim = g_new0 (WeftSim, 1);
+
+  sim->free_head = NO_SLOT;
+  sim->heap_cap = 64;
+  sim->heap_mem = g_aligned_alloc (sim->heap_cap + PAD, sizeof (Entry), 64);
+  sim->heap = sim->heap_mem + PAD;
+  return sim;
+}
+
+void
+weft_sim_free (WeftSim *sim)
+{
+  if (sim == NULL)
+    return;
+  g_aligned_free (sim->heap_mem);
+  g_free (sim->events);
+  g_free (sim);
+}
+
+WeftTime
+weft_sim_now (const WeftSim *sim)
+{
+  return sim->now;
+}
+
+uint64_t
+weft_sim_pending (const WeftSim *sim)
+{
+  return sim->heap_len - sim->cancelled;
+}
+
+uint64_t
+weft_sim_events_run (const WeftSim *sim)
+{
+  return sim->events_run;
+}
+
+/* ---- slots ---- */
+
+static uint32_t
+slot_alloc (WeftSim *sim)
+{
+  if (sim->free_head == NO_SLOT)
+    {
+      uint32_t old = sim->events_cap;
+      uint32_t cap = old ? old * 2 : 256;
+
+      g_assert (old < NO_SLOT / 2);
+      sim->events = g_renew (Event, sim->events, cap);
+      memset (sim->events + old, 0, (cap - old) * sizeof (Event));
+      /* Chain the new slots so that the lowest index is handed out first. */
+      for (uint32_t i = old; i < cap; i++)
+        {
+          sim->events[i].gen = 1;
+          sim->events[i].next_free = i + 1 < cap ? i + 1 : NO_SLOT;
+        }
+      sim->free_head = old;
+      sim->events_cap = cap;
+    }
+
+  uint32_t slot = sim->free_head;
+  sim->free_head = sim->events[slot].next_free;
+  return slot;
+}
+
+static void
+slot_release (WeftSim *sim, uint32_t slot)
+{
+  Event *ev = &sim->events[slot];
+
+  ev->fn = NULL;
+  ev->gen = ev->gen + 1 ? ev->gen + 1 : 1;
+  ev->next_free = sim->free_head;
+  sim->free_head = slot;
+}
+
+/* ---- the heap ---- */
+
+static inline gboolean
+entry_less (const WeftSim *sim, Entry a, Entry b)
+{
+  if (a.time != b.time)
+    return a.time < b.time;
+  return sim->events[a.slot].seq < sim->events[b.slot].seq;
+}
+
+static void
+heap_sift_up (WeftSim *sim, size_t hole, Entry e)
+{
+  Entry *heap = sim->heap;
+
+  while (hole > 0)
+    {
+      size_t parent = (hole - 1) / ARITY;
+
+      if (!entry_less (sim, e, heap[parent]))
+        break;
+      heap[hole] = heap[parent];
+      hole = parent;
+    }
+  heap[hole] = e;
+}
+
+static void
+heap_push (WeftSim *sim, Entry e)
+{
+  if (sim->heap_len == sim->heap_cap)
+    {
+      size_t cap = sim->heap_cap * 2;
+      Entry *mem = g_aligned_alloc (cap + PAD, sizeof (Entry), 64);
+
+      memcpy (mem + PAD, sim->heap, sim->heap_len * sizeof (Entry));
+      g_aligned_free (sim->heap_mem);
+      sim->heap_mem = mem;
+      sim->heap = mem + PAD;
+      sim->heap_cap = cap;
+    }
+  heap_sift_up (sim, sim->heap_len++, e);
+}
+
+/* Move the hole at @hole down to a leaf along the smallest children, then
+ * settle @e upwards from there (Floyd's bottom-up deletion: new events tend to
+ * belong near the bottom, so this saves most comparisons against @e). */
+static void
+heap_settle_from (WeftSim *sim, size_t hole, Entry e)
+{
+  Entry *heap = sim->heap;
+  size_t n = sim->heap_len;
+
+  for (;;)
+    {
+      size_t child = hole * ARITY + 1;
+
+      if (child >= n)
+        break;
+      size_t end = child + ARITY < n ? child + ARITY : n;
+      size_t best = child;
+      for (size_t k = child + 1; k < end; k++)
+        if (entry_less (sim, heap[k], heap[best]))
+          best = k;
+      heap[hole] = heap[best];
+      hole = best;
+    }
+  heap_sift_up (sim, hole, e);
+}
+
+static void
+heap_pop (WeftSim *sim)
+{
+  sim->heap_len--;
+  if (sim->heap_len > 0)
+    heap_settle_from (sim, 0, sim->heap[sim->heap_len]);
+}
+
+/* Drop the cancelled entries and restore the heap order in O(n). */
+static void
+heap_compact (WeftSim *sim)
+{
+  size_t kept = 0;
+
+  for (size_t i = 0; i < sim->heap_len; i++)
+    {
+      Entry e = sim->heap[i];
+
+      if (sim->events[e.slot].fn == NULL)
+        slot_release (sim, e.slot);
+      else
+        sim->heap[kept++] = e;
+    }
+  sim->heap_len = kept;
+  sim->cancelled = 0;
+  if (kept < 2)
+    return;
+  for (size_t i = (kept - 2) / ARITY + 1; i-- > 0;)
+    {
+      Entry e = sim->heap[i];
+      size_t hole = i;
+
+      for (;;)
+        {
+          size_t child = hole * ARITY + 1;
+
+          if (child >= kept)
+            break;
+          size_t end = child + ARITY < kept ? child + ARITY : kept;
+          size_t best = child;
+          for (size_t k = child + 1; k < end; k++)
+            if (entry_less (sim, sim->heap[k], sim->heap[best]))
+              best = k;
+          if (!entry_less (sim, sim->heap[best], e))
+            break;
+          sim->heap[hole] = sim->heap[best];
+          hole = best;
+        }
+      sim->heap[hole] = e;
+    }
+}
+
+/* ---- scheduling ---- */
+
+static uint32_t
+schedule (WeftSim *sim, WeftTime when, WeftEventFn fn, void *target,
+          void *data)
+{
+  g_assert (fn != NULL);
+  g_assert (when >= sim->now);
+
+  uint32_t slot = slot_alloc (sim);
+  Event *ev = &sim->events[slot];
+
+  ev->fn = fn;
+  ev->target = target;
+  ev->data = data;
+  ev->seq = sim->next_seq++;
+  ev->time = when;
+  heap_push (sim, (Entry) { .time = when, .slot = slot });
+  return slot;
+}
+
+static WeftTime
+deadline (const WeftSim *sim, WeftTime delay)
+{
+  g_assert (delay <= WEFT_TIME_MAX - sim->now);
+  return sim->now + delay;
+}
+
+void
+weft_sim_schedule (WeftSim *sim, WeftTime delay, WeftEventFn fn, void *target,
+                   void *data)
+{
+  schedule (sim, deadline (sim, delay), fn, target, data);
+}
+
+void
+weft_sim_schedule_at (WeftSim *sim, WeftTime when, WeftEventFn fn,
+                      void *target, void *data)
+{
+  schedule (sim, when, fn, target, data);
+}
+
+gboolean
+weft_sim_timer_pending (const WeftSim *sim, const WeftTimer *timer)
+{
+  if (timer->gen == 0 || timer->slot >= sim->events_cap)
+    return FALSE;
+  const Event *ev = &sim->events[timer->slot];
+  return ev->gen == timer->gen && ev->fn != NULL;
+}
+
+WeftTime
+weft_sim_timer_when (const WeftSim *sim, const WeftTimer *timer)
+{
+  g_assert (weft_sim_timer_pending (sim, timer));
+  return sim->events[timer->slot].time;
+}
+
+void
+weft_sim_cancel (WeftSim *sim, WeftTimer *timer)
+{
+  if (weft_sim_timer_pending (sim, timer))
+    {
+      sim->events[timer->slot].fn = NULL;
+      sim->cancelled++;
+      if (sim->heap_len >= COMPACT_MIN && sim->cancelled * 2 > sim->heap_len)
+        heap_compact (sim);
+    }
+  timer->gen = 0;
+}
+
+void
+weft_sim_schedule_timer (WeftSim *sim, WeftTimer *timer, WeftTime delay,
+                         WeftEventFn fn, void *target, void *data)
+{
+  WeftTime when = deadline (sim, delay);
+
+  weft_sim_cancel (sim, timer);
+  timer->slot = schedule (sim, when, fn, target, data);
+  timer->gen = sim->events[timer->slot].gen;
+}
+
+/* ---- running ---- */
+
+static uint64_t
+run_until (WeftSim *sim, WeftTime until)
+{
+  uint64_t start = sim->events_run;
+
+  sim->stopping = FALSE;
+  while (!sim->stopping && sim->heap_len > 0)
+    {
+      Entry top = sim->heap[0];
+
+      if (top.time > until)
+        break;
+      heap_pop (sim);
+
+      Event *ev = &sim->events[top.slot];
+      WeftEventFn fn = ev->fn;
+      void *target = ev->target;
+      void *data = ev->data;
+
+      /* Free the slot first so that the handler may reuse it. */
+      slot_release (sim, top.slot);
+      if (fn == NULL)
+        {
+          sim->cancelled--;
+          continue;
+        }
+      sim->now = top.time;
+      sim->events_run++;
+      fn (sim, target, data);
+    }
+  return sim->events_run - start;
+}
+
+uint64_t
+weft_sim_run (WeftSim *sim)
+{
+  return run_until (sim, WEFT_TIME_MAX);
+}
+
+uint64_t
+weft_sim_run_until (WeftSim *sim, WeftTime until)
+{
+  g_assert (until >= sim->now);
+
+  uint64_t ran = run_until (sim, until);
+  if (!sim->stopping)
+    sim->now = until;
+  return ran;
+}
+
+void
+weft_sim_stop (WeftSim *sim)
+{
+  sim->stopping = TRUE;
+}

@@ -1,0 +1,94 @@
+/* weft: the discrete-event engine.
+ *
+ * A WeftSim owns a clock in picoseconds and a queue of pending events.  Events
+ * run in (time, insertion sequence) order, so a run is repeatable bit for bit.
+ * There is no global state: any number of simulations may live in one process.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+typedef uint64_t WeftTime;                      /* picoseconds */
+
+#define WEFT_TIME_MAX UINT64_MAX
+#define WEFT_PS ((WeftTime) 1)
+#define WEFT_NS ((WeftTime) 1000)
+#define WEFT_US ((WeftTime) 1000000)
+#define WEFT_MS ((WeftTime) 1000000000)
+#define WEFT_S  ((WeftTime) 1000000000000)
+
+typedef struct _WeftSim WeftSim;
+
+typedef void (*WeftEventFn) (WeftSim *sim, void *target, void *data);
+
+/* A handle to one scheduled event, embedded in whatever owns the event (as
+ * libuv embeds uv_timer_t).  Zero-initialise it before first use.  A timer
+ * refers to at most one pending event; rescheduling it cancels the old one. */
+typedef struct {
+  uint32_t slot;
+  uint32_t gen;                                 /* 0: never scheduled */
+} WeftTimer;
+
+#define WEFT_TIMER_INIT { 0, 0 }
+
+/* Create a simulation whose clock reads 0.  Never fails. */
+WeftSim *weft_sim_new (void);
+
+/* Free the simulation and its pending events.  The engine owns neither the
+ * targets nor the data of those events; they are not touched. */
+void weft_sim_free (WeftSim *sim);
+
+/* The current time in picoseconds. */
+WeftTime weft_sim_now (const WeftSim *sim);
+
+/* Run fn(sim, target, data) at now + delay.  Equal times run in the order they
+ * were scheduled.  The engine owns neither target nor data.  A time past
+ * WEFT_TIME_MAX is a programming error and aborts. */
+void weft_sim_schedule (WeftSim *sim, WeftTime delay,
+                        WeftEventFn fn, void *target, void *data);
+
+/* As weft_sim_schedule(), at the absolute time @when, which must not lie in
+ * the past: an event scheduled before now aborts with an assertion. */
+void weft_sim_schedule_at (WeftSim *sim, WeftTime when,
+                           WeftEventFn fn, void *target, void *data);
+
+/* As weft_sim_schedule(), remembering the event in @timer so that it can be
+ * cancelled.  A timer that is still pending is cancelled first. */
+void weft_sim_schedule_timer (WeftSim *sim, WeftTimer *timer, WeftTime delay,
+                              WeftEventFn fn, void *target, void *data);
+
+/* Cancel the event in @timer.  Cancelling a timer that has fired, was
+ * cancelled already or was never scheduled does nothing. */
+void weft_sim_cancel (WeftSim *sim, WeftTimer *timer);
+
+/* Whether @timer refers to an event that has not yet run nor been cancelled. */
+gboolean weft_sim_timer_pending (const WeftSim *sim, const WeftTimer *timer);
+
+/* The time at which @timer fires; it must be pending. */
+WeftTime weft_sim_timer_when (const WeftSim *sim, const WeftTimer *timer);
+
+/* Run events until none is left or weft_sim_stop() is called.  Returns the
+ * number of events run by this call. */
+uint64_t weft_sim_run (WeftSim *sim);
+
+/* Run the events whose time is at most @until, then set the clock to @until
+ * (unless stopped earlier).  @until must not lie in the past.  Returns the
+ * number of events run by this call. */
+uint64_t weft_sim_run_until (WeftSim *sim, WeftTime until);
+
+/* Make the running weft_sim_run() or weft_sim_run_until() return once the
+ * current event is done.  The remaining events stay queued. */
+void weft_sim_stop (WeftSim *sim);
+
+/* Events pending (scheduled, neither run nor cancelled). */
+uint64_t weft_sim_pending (const WeftSim *sim);
+
+/* Events run since the simulation was created. */
+uint64_t weft_sim_events_run (const WeftSim *sim);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftSim, weft_sim_free)
+
+G_END_DECLS

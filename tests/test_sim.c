@@ -1,0 +1,543 @@
+/* Tests of the event engine. */
+#include "rng.h"
+#include "sim.h"
+
+#include <check.h>
+#include <signal.h>
+
+/* ---- helpers ---- */
+
+typedef struct {
+  GArray *fired;                /* int ids, in the order they ran */
+  GArray *times;                /* WeftTime of each */
+} Log;
+
+static void
+log_init (Log *log)
+{
+  log->fired = g_array_new (FALSE, FALSE, sizeof (int));
+  log->times = g_array_new (FALSE, FALSE, sizeof (WeftTime));
+}
+
+static void
+log_clear (Log *log)
+{
+  g_array_unref (log->fired);
+  g_array_unref (log->times);
+}
+
+static void
+record (WeftSim *sim, void *target, void *data)
+{
+  Log *log = target;
+  int id = GPOINTER_TO_INT (data);
+  WeftTime now = weft_sim_now (sim);
+
+  g_array_append_val (log->fired, id);
+  g_array_append_val (log->times, now);
+}
+
+static int
+fired (const Log *log, guint i)
+{
+  return g_array_index (log->fired, int, i);
+}
+
+/* ---- ordering ---- */
+
+START_TEST (test_equal_times_run_in_insertion_order)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Log log;
+
+  log_init (&log);
+  for (int i = 0; i < 1000; i++)
+    weft_sim_schedule (sim, 5 * WEFT_NS, record, &log, GINT_TO_POINTER (i));
+  ck_assert_uint_eq (weft_sim_run (sim), 1000);
+  for (int i = 0; i < 1000; i++)
+    ck_assert_int_eq (fired (&log, i), i);
+  ck_assert_uint_eq (weft_sim_now (sim), 5 * WEFT_NS);
+  log_clear (&log);
+}
+END_TEST
+
+START_TEST (test_times_then_sequence)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Log log;
+  /* id -> delay; expected order sorts by delay, then by id. */
+  const WeftTime delays[] = { 30, 10, 20, 10, 30, 0, 20, 10 };
+  const int expected[] = { 5, 1, 3, 7, 2, 6, 0, 4 };
+
+  log_init (&log);
+  for (int i = 0; i < 8; i++)
+    weft_sim_schedule (sim, delays[i], record, &log, GINT_TO_POINTER (i));
+  weft_sim_run (sim);
+  ck_assert_uint_eq (log.fired->len, 8);
+  for (int i = 0; i < 8; i++)
+    {
+      ck_assert_int_eq (fired (&log, i), expected[i]);
+      ck_assert_uint_eq (g_array_index (log.times, WeftTime, i),
+                         delays[expected[i]]);
+    }
+  log_clear (&log);
+}
+END_TEST
+
+static void
+schedule_zero_delay (WeftSim *sim, void *target, void *data)
+{
+  record (sim, target, data);
+  weft_sim_schedule (sim, 0, record, target, GINT_TO_POINTER (99));
+}
+
+START_TEST (test_zero_delay_runs_after_queued_equal_times)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Log log;
+
+  log_init (&log);
+  weft_sim_schedule (sim, 7, schedule_zero_delay, &log, GINT_TO_POINTER (0));
+  weft_sim_schedule (sim, 7, record, &log, GINT_TO_POINTER (1));
+  weft_sim_run (sim);
+  ck_assert_uint_eq (log.fired->len, 3);
+  ck_assert_int_eq (fired (&log, 0), 0);
+  ck_assert_int_eq (fired (&log, 1), 1);
+  ck_assert_int_eq (fired (&log, 2), 99);
+  ck_assert_uint_eq (weft_sim_now (sim), 7);
+  log_clear (&log);
+}
+END_TEST
+
+/* ---- cancellation ---- */
+
+START_TEST (test_cancel_pending)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftTimer a = WEFT_TIMER_INIT, b = WEFT_TIMER_INIT;
+  Log log;
+
+  log_init (&log);
+  weft_sim_schedule_timer (sim, &a, 10, record, &log, GINT_TO_POINTER (1));
+  weft_sim_schedule_timer (sim, &b, 20, record, &log, GINT_TO_POINTER (2));
+  ck_assert (weft_sim_timer_pending (sim, &a));
+  ck_assert_uint_eq (weft_sim_timer_when (sim, &b), 20);
+  ck_assert_uint_eq (weft_sim_pending (sim), 2);
+  weft_sim_cancel (sim, &a);
+  ck_assert (!weft_sim_timer_pending (sim, &a));
+  ck_assert_uint_eq (weft_sim_pending (sim), 1);
+  ck_assert_uint_eq (weft_sim_run (sim), 1);
+  ck_assert_uint_eq (log.fired->len, 1);
+  ck_assert_int_eq (fired (&log, 0), 2);
+  log_clear (&log);
+}
+END_TEST
+
+START_TEST (test_cancel_fired_or_cancelled_is_noop)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftTimer a = WEFT_TIMER_INIT, never = WEFT_TIMER_INIT;
+  Log log;
+
+  log_init (&log);
+  weft_sim_cancel (sim, &never);
+  weft_sim_schedule_timer (sim, &a, 10, record, &log, GINT_TO_POINTER (1));
+  weft_sim_run (sim);
+  ck_assert (!weft_sim_timer_pending (sim, &a));
+  /* The fired event's slot is reused by a new event: cancelling the stale
+   * handle must not touch it. */
+  weft_sim_schedule (sim, 5, record, &log, GINT_TO_POINTER (2));
+  weft_sim_cancel (sim, &a);
+  weft_sim_cancel (sim, &a);
+  ck_assert_uint_eq (weft_sim_pending (sim), 1);
+  weft_sim_run (sim);
+  ck_assert_uint_eq (log.fired->len, 2);
+  ck_assert_int_eq (fired (&log, 1), 2);
+  log_clear (&log);
+}
+END_TEST
+
+START_TEST (test_reschedule_timer_replaces)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftTimer a = WEFT_TIMER_INIT;
+  Log log;
+
+  log_init (&log);
+  weft_sim_schedule_timer (sim, &a, 10, record, &log, GINT_TO_POINTER (1));
+  weft_sim_schedule_timer (sim, &a, 30, record, &log, GINT_TO_POINTER (2));
+  ck_assert_uint_eq (weft_sim_pending (sim), 1);
+  weft_sim_run (sim);
+  ck_assert_uint_eq (log.fired->len, 1);
+  ck_assert_int_eq (fired (&log, 0), 2);
+  ck_assert_uint_eq (weft_sim_now (sim), 30);
+  log_clear (&log);
+}
+END_TEST
+
+START_TEST (test_mass_cancel_compacts_and_keeps_order)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  enum { N = 20000 };
+  WeftTimer *timers = g_new0 (WeftTimer, N);
+  WeftRng rng;
+  Log log;
+  guint live = 0;
+
+  log_init (&log);
+  weft_rng_init (&rng, 7, 0);
+  for (int i = 0; i < N; i++)
+    weft_sim_schedule_timer (sim, &timers[i], weft_rng_below (&rng, 1000),
+                             record, &log, GINT_TO_POINTER (i));
+  for (int i = 0; i < N; i++)
+    if (i % 5 != 0)
+      weft_sim_cancel (sim, &timers[i]);
+    else
+      live++;
+  ck_assert_uint_eq (weft_sim_pending (sim), live);
+  ck_assert_uint_eq (weft_sim_run (sim), live);
+  ck_assert_uint_eq (log.fired->len, live);
+  for (guint i = 1; i < live; i++)
+    {
+      WeftTime t0 = g_array_index (log.times, WeftTime, i - 1);
+      WeftTime t1 = g_array_index (log.times, WeftTime, i);
+      ck_assert (t0 < t1 || (t0 == t1 && fired (&log, i - 1) < fired (&log, i)));
+      ck_assert_int_eq (fired (&log, i) % 5, 0);
+    }
+  g_free (timers);
+  log_clear (&log);
+}
+END_TEST
+
+/* ---- running and stopping ---- */
+
+START_TEST (test_run_until)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Log log;
+
+  log_init (&log);
+  for (int i = 1; i <= 10; i++)
+    weft_sim_schedule (sim, i * WEFT_US, record, &log, GINT_TO_POINTER (i));
+  ck_assert_uint_eq (weft_sim_run_until (sim, 4 * WEFT_US), 4);
+  ck_assert_uint_eq (weft_sim_now (sim), 4 * WEFT_US);
+  ck_assert_uint_eq (weft_sim_run_until (sim, 4500 * WEFT_NS), 0);
+  ck_assert_uint_eq (weft_sim_now (sim), 4500 * WEFT_NS);
+  ck_assert_uint_eq (weft_sim_pending (sim), 6);
+  ck_assert_uint_eq (weft_sim_run (sim), 6);
+  ck_assert_uint_eq (weft_sim_now (sim), 10 * WEFT_US);
+  ck_assert_uint_eq (weft_sim_events_run (sim), 10);
+  log_clear (&log);
+}
+END_TEST
+
+static void
+record_and_stop (WeftSim *sim, void *target, void *data)
+{
+  record (sim, target, data);
+  weft_sim_stop (sim);
+}
+
+START_TEST (test_stop)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Log log;
+
+  log_init (&log);
+  weft_sim_schedule (sim, 1, record, &log, GINT_TO_POINTER (1));
+  weft_sim_schedule (sim, 2, record_and_stop, &log, GINT_TO_POINTER (2));
+  weft_sim_schedule (sim, 2, record, &log, GINT_TO_POINTER (3));
+  ck_assert_uint_eq (weft_sim_run_until (sim, 100), 2);
+  ck_assert_uint_eq (weft_sim_now (sim), 2);
+  ck_assert_uint_eq (weft_sim_pending (sim), 1);
+  ck_assert_uint_eq (weft_sim_run (sim), 1);
+  ck_assert_int_eq (fired (&log, 2), 3);
+  log_clear (&log);
+}
+END_TEST
+
+static void
+noop (WeftSim *sim, void *target, void *data)
+{
+  (void) sim, (void) target, (void) data;
+}
+
+START_TEST (test_past_event_is_refused)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+
+  weft_sim_run_until (sim, 100);
+  weft_sim_schedule_at (sim, 99, noop, NULL, NULL);
+}
+END_TEST
+
+START_TEST (test_overflowing_delay_is_refused)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+
+  weft_sim_run_until (sim, 100);
+  weft_sim_schedule (sim, WEFT_TIME_MAX - 50, noop, NULL, NULL);
+}
+END_TEST
+
+START_TEST (test_two_simulations_are_independent)
+{
+  g_autoptr (WeftSim) a = weft_sim_new ();
+  g_autoptr (WeftSim) b = weft_sim_new ();
+  Log la, lb;
+
+  log_init (&la);
+  log_init (&lb);
+  for (int i = 0; i < 100; i++)
+    {
+      weft_sim_schedule (a, 100 - i, record, &la, GINT_TO_POINTER (i));
+      weft_sim_schedule (b, i, record, &lb, GINT_TO_POINTER (i));
+    }
+  weft_sim_run_until (a, 50);
+  weft_sim_run (b);
+  weft_sim_run (a);
+  ck_assert_uint_eq (la.fired->len, 100);
+  ck_assert_uint_eq (lb.fired->len, 100);
+  for (int i = 0; i < 100; i++)
+    {
+      ck_assert_int_eq (fired (&la, i), 99 - i);
+      ck_assert_int_eq (fired (&lb, i), i);
+    }
+  log_clear (&la);
+  log_clear (&lb);
+}
+END_TEST
+
+/* ---- determinism ---- */
+
+typedef struct {
+  WeftRng rng;
+  guint id;
+  struct Phold *model;
+} Lp;
+
+typedef struct Phold {
+  Lp *lps;
+  guint n;
+  uint64_t hash;                /* FNV-1a over (time, lp) of each event */
+  uint64_t remaining;
+} Phold;
+
+static void
+phold_event (WeftSim *sim, void *target, void *data)
+{
+  Lp *lp = target;
+  Phold *model = lp->model;
+  uint64_t words[2] = { weft_sim_now (sim), lp->id };
+  (void) data;
+
+  for (guint w = 0; w < 2; w++)
+    for (guint byte = 0; byte < 8; byte++)
+      {
+        model->hash ^= (words[w] >> (8 * byte)) & 0xff;
+        model->hash *= UINT64_C (0x100000001b3);
+      }
+  if (model->remaining == 0)
+    {
+      weft_sim_stop (sim);
+      return;
+    }
+  model->remaining--;
+  WeftTime delay = (WeftTime) weft_rng_exponential (&lp->rng, 1e6) + 100000;
+  Lp *dest = &model->lps[weft_rng_below (&lp->rng, model->n)];
+  weft_sim_schedule (sim, delay, phold_event, dest, NULL);
+}
+
+static uint64_t
+phold_trace_hash (uint64_t seed)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Phold model = { .n = 64, .hash = UINT64_C (0xcbf29ce484222325),
+                  .remaining = 50000 };
+
+  model.lps = g_new0 (Lp, model.n);
+  for (guint i = 0; i < model.n; i++)
+    {
+      model.lps[i] = (Lp) { .id = i, .model = &model };
+      weft_rng_init (&model.lps[i].rng, seed, i);
+      for (int k = 0; k < 4; k++)
+        weft_sim_schedule (sim, weft_rng_below (&model.lps[i].rng, 1000),
+                           phold_event, &model.lps[i], NULL);
+    }
+  weft_sim_run (sim);
+  g_free (model.lps);
+  return model.hash;
+}
+
+START_TEST (test_same_seed_same_trace)
+{
+  uint64_t a = phold_trace_hash (42);
+  uint64_t b = phold_trace_hash (42);
+  uint64_t c = phold_trace_hash (43);
+
+  ck_assert_uint_eq (a, b);
+  ck_assert_uint_ne (a, c);
+}
+END_TEST
+
+/* ---- the heap against a sorted reference ---- */
+
+typedef struct {
+  WeftTime time;
+  uint64_t seq;
+  int id;
+} Ref;
+
+static int
+ref_compare (gconstpointer a, gconstpointer b, gpointer user_data)
+{
+  const Ref *x = a, *y = b;
+  (void) user_data;
+
+  if (x->time != y->time)
+    return x->time < y->time ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+typedef struct {
+  int last;                     /* id of the event that just ran */
+} Popped;
+
+static void
+pop_one (WeftSim *sim, void *target, void *data)
+{
+  Popped *popped = target;
+
+  popped->last = GPOINTER_TO_INT (data);
+  weft_sim_stop (sim);
+}
+
+START_TEST (test_heap_matches_sorted_reference)
+{
+  enum { OPS = 1000000 };
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  GTree *reference = g_tree_new_full (ref_compare, NULL, NULL, NULL);
+  Ref *refs = g_new0 (Ref, OPS);
+  WeftTimer *timers = g_new0 (WeftTimer, OPS);
+  int *pending = g_new (int, OPS);        /* ids still pending */
+  int *where = g_new (int, OPS);          /* id -> index in pending */
+  int n_pending = 0, n_ids = 0;
+  uint64_t seq = 0, pops = 0, cancels = 0;
+  Popped popped;
+  WeftRng rng;
+
+  weft_rng_init (&rng, 2024, 1);
+  for (int op = 0; op < OPS; op++)
+    {
+      uint64_t dice = weft_rng_below (&rng, 100);
+
+      if (dice < 50 || n_pending == 0)
+        {
+          /* Few distinct delays make many equal times. */
+          WeftTime delay = dice < 25 ? weft_rng_below (&rng, 8)
+                                     : weft_rng_below (&rng, 1000000);
+          int id = n_ids++;
+
+          refs[id] = (Ref) { weft_sim_now (sim) + delay, seq++, id };
+          weft_sim_schedule_timer (sim, &timers[id], delay, pop_one, &popped,
+                                   GINT_TO_POINTER (id));
+          g_tree_insert (reference, &refs[id], &refs[id]);
+          where[id] = n_pending;
+          pending[n_pending++] = id;
+          continue;
+        }
+
+      int id;
+      if (dice < 88)
+        {
+          GTreeNode *first = g_tree_node_first (reference);
+          const Ref *expected = g_tree_node_key (first);
+
+          popped.last = -1;
+          ck_assert_uint_eq (weft_sim_run (sim), 1);
+          ck_assert_int_eq (popped.last, expected->id);
+          ck_assert_uint_eq (weft_sim_now (sim), expected->time);
+          id = expected->id;
+          pops++;
+        }
+      else
+        {
+          id = pending[weft_rng_below (&rng, n_pending)];
+          weft_sim_cancel (sim, &timers[id]);
+          cancels++;
+        }
+      g_tree_remove (reference, &refs[id]);
+      int last = pending[--n_pending];
+      pending[where[id]] = last;
+      where[last] = where[id];
+      ck_assert_uint_eq (weft_sim_pending (sim), (uint64_t) n_pending);
+    }
+  /* Drain what is left. */
+  while (n_pending-- > 0)
+    {
+      GTreeNode *first = g_tree_node_first (reference);
+      const Ref *expected = g_tree_node_key (first);
+
+      ck_assert_uint_eq (weft_sim_run (sim), 1);
+      ck_assert_int_eq (popped.last, expected->id);
+      g_tree_remove (reference, expected);
+    }
+  ck_assert_uint_eq (weft_sim_run (sim), 0);
+  ck_assert (pops > OPS / 4 && cancels > OPS / 20);
+
+  g_tree_destroy (reference);
+  g_free (refs);
+  g_free (timers);
+  g_free (pending);
+  g_free (where);
+}
+END_TEST
+
+static Suite *
+sim_suite (void)
+{
+  Suite *s = suite_create ("sim");
+  TCase *tc;
+
+  tc = tcase_create ("ordering");
+  tcase_add_test (tc, test_equal_times_run_in_insertion_order);
+  tcase_add_test (tc, test_times_then_sequence);
+  tcase_add_test (tc, test_zero_delay_runs_after_queued_equal_times);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("cancellation");
+  tcase_add_test (tc, test_cancel_pending);
+  tcase_add_test (tc, test_cancel_fired_or_cancelled_is_noop);
+  tcase_add_test (tc, test_reschedule_timer_replaces);
+  tcase_add_test (tc, test_mass_cancel_compacts_and_keeps_order);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("running");
+  tcase_add_test (tc, test_run_until);
+  tcase_add_test (tc, test_stop);
+  tcase_add_test (tc, test_two_simulations_are_independent);
+  tcase_add_test_raise_signal (tc, test_past_event_is_refused, SIGABRT);
+  tcase_add_test_raise_signal (tc, test_overflowing_delay_is_refused, SIGABRT);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("determinism");
+  tcase_add_test (tc, test_same_seed_same_trace);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("heap");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_heap_matches_sorted_reference);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (sim_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}
