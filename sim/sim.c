@@ -15,6 +15,7 @@
 #define PAD 3                   /* heap[i] is stored at slots[i + PAD] */
 #define NO_SLOT UINT32_MAX
 #define COMPACT_MIN 1024
+#define PREFETCH_MIN 65536      /* entries: 1 MiB of heap */
 
 typedef struct {
   WeftEventFn fn;               /* NULL: cancelled (or free) */
@@ -134,9 +135,36 @@ slot_release (WeftSim *sim, uint32_t slot)
 static inline gboolean
 entry_less (const WeftSim *sim, Entry a, Entry b)
 {
-  if (a.time != b.time)
-    return a.time < b.time;
-  return sim->events[a.slot].seq < sim->events[b.slot].seq;
+  gboolean less = a.time < b.time;
+
+  /* Equal times are rare outside of bursts; keep the common path free of
+   * the sequence look-up so that the choice below compiles to cmov. */
+  if (G_UNLIKELY (a.time == b.time))
+    less = sim->events[a.slot].seq < sim->events[b.slot].seq;
+  return less;
+}
+
+/* The index of the smallest of the children starting at @child (of which
+ * there are min(ARITY, n - child)).  With all four present the choice is a
+ * branch-free tournament: which child wins is unpredictable, so branches
+ * would mispredict about half the time. */
+static inline size_t
+min_child (const WeftSim *sim, const Entry *heap, size_t child, size_t n)
+{
+  if (G_LIKELY (child + ARITY <= n))
+    {
+      size_t a = entry_less (sim, heap[child + 1], heap[child]) ? child + 1
+                                                                : child;
+      size_t b = entry_less (sim, heap[child + 3], heap[child + 2])
+                     ? child + 3
+                     : child + 2;
+      return entry_less (sim, heap[b], heap[a]) ? b : a;
+    }
+  size_t best = child;
+  for (size_t k = child + 1; k < n; k++)
+    if (entry_less (sim, heap[k], heap[best]))
+      best = k;
+  return best;
 }
 
 static void
@@ -175,9 +203,14 @@ heap_push (WeftSim *sim, Entry e)
 
 /* Move the hole at @hole down to a leaf along the smallest children, then
  * settle @e upwards from there (Floyd's bottom-up deletion: new events tend to
- * belong near the bottom, so this saves most comparisons against @e). */
-static void
-heap_settle_from (WeftSim *sim, size_t hole, Entry e)
+ * belong near the bottom, so this saves most comparisons against @e).
+ *
+ * With @prefetch, fetch the grandchildren (four cache lines) while comparing
+ * the children: in a heap larger than the cache the next level's load would
+ * otherwise wait on this level's comparisons.  Smaller heaps sit in the cache,
+ * where the prefetches only cost time, so the caller chooses. */
+static inline __attribute__ ((always_inline)) void
+settle_down (WeftSim *sim, size_t hole, Entry e, const gboolean prefetch)
 {
   Entry *heap = sim->heap;
   size_t n = sim->heap_len;
@@ -188,15 +221,27 @@ heap_settle_from (WeftSim *sim, size_t hole, Entry e)
 
       if (child >= n)
         break;
-      size_t end = child + ARITY < n ? child + ARITY : n;
-      size_t best = child;
-      for (size_t k = child + 1; k < end; k++)
-        if (entry_less (sim, heap[k], heap[best]))
-          best = k;
+      if (prefetch)
+        {
+          size_t grand = child * ARITY + 1;
+          if (grand < n)
+            for (size_t k = 0; k < ARITY; k++)
+              __builtin_prefetch (&heap[grand + k * ARITY]);
+        }
+      size_t best = min_child (sim, heap, child, n);
       heap[hole] = heap[best];
       hole = best;
     }
   heap_sift_up (sim, hole, e);
+}
+
+static void
+heap_settle_from (WeftSim *sim, size_t hole, Entry e)
+{
+  if (sim->heap_len >= PREFETCH_MIN)
+    settle_down (sim, hole, e, TRUE);
+  else
+    settle_down (sim, hole, e, FALSE);
 }
 
 static void
@@ -237,11 +282,7 @@ heap_compact (WeftSim *sim)
 
           if (child >= kept)
             break;
-          size_t end = child + ARITY < kept ? child + ARITY : kept;
-          size_t best = child;
-          for (size_t k = child + 1; k < end; k++)
-            if (entry_less (sim, sim->heap[k], sim->heap[best]))
-              best = k;
+          size_t best = min_child (sim, sim->heap, child, kept);
           if (!entry_less (sim, sim->heap[best], e))
             break;
           sim->heap[hole] = sim->heap[best];
