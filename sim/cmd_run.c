@@ -11,9 +11,11 @@ static const char *const fidelities[] = { "packet", "flow", "analytical" };
 int
 weft_cmd_run (int argc, char **argv)
 {
-  g_autofree char *fidelity = g_strdup ("flow");
-  g_autofree char *db = g_strdup ("weft.db");
-  g_autofree char *log_level = g_strdup ("warning");
+  /* GOptionContext does not free a string option's previous value, so the
+   * defaults are filled in after parsing. */
+  g_autofree char *fidelity = NULL;
+  g_autofree char *db = NULL;
+  g_autofree char *log_level = NULL;
   gint64 seed = 1;
   GOptionEntry entries[] = {
     { "fidelity", 0, 0, G_OPTION_ARG_STRING, &fidelity,
@@ -35,6 +37,13 @@ weft_cmd_run (int argc, char **argv)
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "run", &argc, &argv))
     return WEFT_EXIT_USAGE;
+
+  if (fidelity == NULL)
+    fidelity = g_strdup ("flow");
+  if (db == NULL)
+    db = g_strdup ("weft.db");
+  if (log_level == NULL)
+    log_level = g_strdup ("warning");
 
   if (argc > 2)
     {

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Run every Check suite of a build under valgrind's memcheck.  Any memory
+# error or definite leak, in a suite or in a weft process it starts, fails.
+#   tests/valgrind.sh [BUILD_DIR]      (default: build)
+set -euo pipefail
+build=${1:-build}
+status=0
+# Check's per-test timeouts assume native speed.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-20}
+for suite in "$build"/tests/test-*; do
+  [ -x "$suite" ] || continue
+  echo "valgrind: $suite"
+  if ! valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+       --trace-children=yes --child-silent-after-fork=no "$suite" > "$suite.valgrind.log" 2>&1; then
+    echo "valgrind: $suite failed:"
+    tail -60 "$suite.valgrind.log"
+    status=1
+  fi
+done
+exit $status
