@@ -24,5 +24,7 @@ void weft_cli_usage_error (GOptionContext *context, const char *command,
                            const char *message);
 
 int weft_cmd_run (int argc, char **argv);
+int weft_cmd_topo (int argc, char **argv);
+int weft_cmd_params (int argc, char **argv);
 
 G_END_DECLS

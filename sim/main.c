@@ -16,6 +16,9 @@ static int cmd_version (int argc, char **argv);
 static const Command commands[] = {
   { "run", "simulate a scenario's workload and print nccl-tests style timings",
     weft_cmd_run },
+  { "topo", "check a scenario and summarise its topology", weft_cmd_topo },
+  { "params", "list the parameters of link types and devices",
+    weft_cmd_params },
   { "help", "show this overview, or a command's options (weft help CMD)",
     cmd_help },
   { "version", "print weft's version and the libraries it was built with",

@@ -1,0 +1,623 @@
+/* weft: routing.  See routing.h for the scheme. */
+#include "routing.h"
+
+#include <string.h>
+
+#include "rng.h"
+
+#define INF UINT32_MAX
+#define CACHE_BUDGET ((size_t) 2 << 30)         /* bytes of cost arrays */
+
+typedef struct {
+  uint32_t to;                  /* core index */
+  uint32_t cost;
+  uint32_t link;                /* directed link, or WEFT_NONE: a transit
+                                   through a forwarding server */
+} CoreEdge;
+
+/* A way out of (or into) a server toward the core: core node @core reached
+ * at @cost, through gateway @gateway and, for gateways outside the core, the
+ * link @link between them. */
+typedef struct {
+  uint32_t core;
+  uint32_t cost;
+  uint32_t gateway;             /* node id, or WEFT_NONE for a core source */
+  uint32_t link;                /* gateway -> core, or WEFT_NONE */
+} Port;
+
+typedef struct {
+  uint32_t *cost;               /* n * n, in-server costs */
+  uint32_t n;
+} Table;
+
+struct _WeftRouting {
+  const WeftTopology *topo;
+
+  Table *tables;                /* per template; custom zones get their own */
+  uint32_t n_tables;
+  uint32_t *zone_table;         /* zone -> table index */
+
+  uint32_t *gw_start;           /* zone z's gateways: gw[gw_start[z]..] */
+  uint32_t *gw;
+  gboolean *forwarding;         /* per zone */
+
+  uint32_t *core_of;            /* node -> core index, or WEFT_NONE */
+  uint32_t *core_node;          /* core index -> node */
+  uint32_t n_core;
+  uint32_t *core_start;
+  CoreEdge *core_edges;
+
+  GHashTable *to_core;          /* core index + 1 -> uint32_t costs[n_core] */
+  size_t cached_bytes;
+  size_t table_bytes;
+};
+
+static inline uint32_t
+zone_of (const WeftRouting *r, uint32_t node)
+{
+  return r->topo->nodes[node].zone;
+}
+
+static inline uint32_t
+local_cost (const WeftRouting *r, uint32_t zone, uint32_t a, uint32_t b)
+{
+  const Table *t = &r->tables[r->zone_table[zone]];
+  uint32_t base = r->topo->zones[zone].first_node;
+
+  return t->cost[(size_t) (a - base) * t->n + (b - base)];
+}
+
+/* ---- a binary heap of (cost, index) for Dijkstra ---- */
+
+typedef struct {
+  uint64_t *items;              /* cost << 32 | index */
+  size_t n, cap;
+} Heap;
+
+static void
+heap_push (Heap *h, uint32_t cost, uint32_t index)
+{
+  if (h->n == h->cap)
+    {
+      h->cap = h->cap ? h->cap * 2 : 64;
+      h->items = g_renew (uint64_t, h->items, h->cap);
+    }
+  uint64_t item = (uint64_t) cost << 32 | index;
+  size_t i = h->n++;
+  while (i > 0 && h->items[(i - 1) / 2] > item)
+    {
+      h->items[i] = h->items[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+  h->items[i] = item;
+}
+
+static uint64_t
+heap_pop (Heap *h)
+{
+  uint64_t top = h->items[0], last = h->items[--h->n];
+  size_t i = 0;
+
+  for (;;)
+    {
+      size_t c = 2 * i + 1;
+      if (c >= h->n)
+        break;
+      if (c + 1 < h->n && h->items[c + 1] < h->items[c])
+        c++;
+      if (h->items[c] >= last)
+        break;
+      h->items[i] = h->items[c];
+      i = c;
+    }
+  if (h->n > 0)
+    h->items[i] = last;
+  return top;
+}
+
+/* ---- in-server tables ---- */
+
+static void
+build_table (WeftRouting *r, uint32_t zone, Table *t)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t base = topo->zones[zone].first_node, n = topo->zones[zone].n_nodes;
+  Heap heap = { 0 };
+
+  t->n = n;
+  t->cost = g_new (uint32_t, (size_t) n * n);
+  memset (t->cost, 0xff, (size_t) n * n * sizeof (uint32_t));
+  for (uint32_t s = 0; s < n; s++)
+    {
+      uint32_t *cost = &t->cost[(size_t) s * n];
+      cost[s] = 0;
+      heap_push (&heap, 0, s);
+      while (heap.n > 0)
+        {
+          uint64_t item = heap_pop (&heap);
+          uint32_t c = (uint32_t) (item >> 32), x = (uint32_t) item;
+          if (c > cost[x])
+            continue;
+          for (uint32_t i = topo->out_start[base + x];
+               i < topo->out_start[base + x + 1]; i++)
+            {
+              const WeftLink *l = &topo->links[topo->out_links[i]];
+              if (topo->nodes[l->dst].zone != zone)
+                continue;
+              uint32_t y = l->dst - base;
+              if (c + l->cost < cost[y])
+                {
+                  cost[y] = c + l->cost;
+                  heap_push (&heap, cost[y], y);
+                }
+            }
+        }
+    }
+  g_free (heap.items);
+  r->table_bytes += (size_t) n * n * sizeof (uint32_t);
+}
+
+static void
+build_tables (WeftRouting *r)
+{
+  const WeftTopology *topo = r->topo;
+  guint n_templates = topo->zone_templates->len;
+  uint32_t custom = 0;
+
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    custom += topo->zones[z].custom;
+  r->tables = g_new0 (Table, n_templates + custom + 1);
+  r->zone_table = g_new (uint32_t, MAX (topo->n_zones, 1));
+  r->n_tables = n_templates;
+  for (guint t = 0; t < n_templates; t++)
+    {
+      const WeftZoneTemplate *zt = g_ptr_array_index (topo->zone_templates, t);
+      if (zt->first_zone != WEFT_NONE)
+        build_table (r, zt->first_zone, &r->tables[t]);
+    }
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    {
+      if (topo->zones[z].custom)
+        {
+          r->zone_table[z] = r->n_tables;
+          build_table (r, z, &r->tables[r->n_tables++]);
+        }
+      else
+        r->zone_table[z] = topo->zones[z].template_id;
+    }
+}
+
+/* ---- gateways and the core ---- */
+
+static void
+build_core (WeftRouting *r)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t nz = topo->n_zones;
+
+  /* Gateways: nodes of a zone with a link leaving it. */
+  r->gw_start = g_new0 (uint32_t, nz + 1);
+  r->forwarding = g_new0 (gboolean, MAX (nz, 1));
+  g_autoptr (GArray) gw = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t z = 0; z < nz; z++)
+    {
+      const WeftZone *zone = &topo->zones[z];
+      r->gw_start[z] = gw->len;
+      for (uint32_t n = zone->first_node; n < zone->first_node + zone->n_nodes;
+           n++)
+        {
+          gboolean is_gw = FALSE;
+          for (uint32_t i = topo->out_start[n]; i < topo->out_start[n + 1]; i++)
+            {
+              uint32_t other = topo->nodes[topo->links[topo->out_links[i]].dst]
+                                   .zone;
+              if (other != z)
+                {
+                  is_gw = TRUE;
+                  if (other != WEFT_ZONE_ROOT)
+                    r->forwarding[z] = TRUE;
+                }
+            }
+          if (is_gw)
+            g_array_append_val (gw, n);
+        }
+    }
+  r->gw_start[nz] = gw->len;
+  r->gw = (uint32_t *) g_array_free (g_steal_pointer (&gw), FALSE);
+
+  /* The core: root nodes and the gateways of forwarding zones. */
+  r->core_of = g_new (uint32_t, MAX (topo->n_nodes, 1));
+  g_autoptr (GArray) core = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    r->core_of[n] = WEFT_NONE;
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].zone == WEFT_ZONE_ROOT)
+      {
+        r->core_of[n] = core->len;
+        g_array_append_val (core, n);
+      }
+  for (uint32_t z = 0; z < nz; z++)
+    if (r->forwarding[z])
+      for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+        {
+          r->core_of[r->gw[i]] = core->len;
+          g_array_append_val (core, r->gw[i]);
+        }
+  r->n_core = core->len;
+  r->core_node = (uint32_t *) g_array_free (g_steal_pointer (&core), FALSE);
+
+  /* Core edges: links between core nodes that are not inside one zone, and
+   * transits between the gateways of a forwarding zone. */
+  g_autoptr (GArray) edges = g_array_new (FALSE, FALSE, sizeof (CoreEdge));
+  r->core_start = g_new (uint32_t, r->n_core + 1);
+  for (uint32_t c = 0; c < r->n_core; c++)
+    {
+      uint32_t n = r->core_node[c], z = topo->nodes[n].zone;
+      r->core_start[c] = edges->len;
+      for (uint32_t i = topo->out_start[n]; i < topo->out_start[n + 1]; i++)
+        {
+          uint32_t l = topo->out_links[i];
+          const WeftLink *link = &topo->links[l];
+          uint32_t to = r->core_of[link->dst];
+          if (to == WEFT_NONE
+              || (z != WEFT_ZONE_ROOT && topo->nodes[link->dst].zone == z))
+            continue;
+          CoreEdge e = { to, link->cost, l };
+          g_array_append_val (edges, e);
+        }
+      if (z != WEFT_ZONE_ROOT)
+        for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+          {
+            uint32_t g = r->gw[i];
+            uint32_t cost = local_cost (r, z, n, g);
+            if (g == n || cost == INF)
+              continue;
+            CoreEdge e = { r->core_of[g], cost, WEFT_NONE };
+            g_array_append_val (edges, e);
+          }
+    }
+  r->core_start[r->n_core] = edges->len;
+  r->core_edges = (CoreEdge *) g_array_free (g_steal_pointer (&edges), FALSE);
+}
+
+WeftRouting *
+weft_routing_new (const WeftTopology *topo)
+{
+  WeftRouting *r = g_new0 (WeftRouting, 1);
+
+  g_assert (topo->finished);
+  r->topo = topo;
+  build_tables (r);
+  build_core (r);
+  r->to_core = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                      g_free);
+  return r;
+}
+
+void
+weft_routing_free (WeftRouting *r)
+{
+  if (r == NULL)
+    return;
+  for (uint32_t t = 0; t < r->n_tables; t++)
+    g_free (r->tables[t].cost);
+  g_free (r->tables);
+  g_free (r->zone_table);
+  g_free (r->gw_start);
+  g_free (r->gw);
+  g_free (r->forwarding);
+  g_free (r->core_of);
+  g_free (r->core_node);
+  g_free (r->core_start);
+  g_free (r->core_edges);
+  g_hash_table_unref (r->to_core);
+  g_free (r);
+}
+
+size_t
+weft_routing_memory (const WeftRouting *r)
+{
+  return r->cached_bytes + r->table_bytes;
+}
+
+/* Costs from every core node to core node @target (links are symmetric, so
+ * a Dijkstra outwards from @target gives them). */
+static const uint32_t *
+costs_to (WeftRouting *r, uint32_t target)
+{
+  uint32_t *cost = g_hash_table_lookup (r->to_core,
+                                        GUINT_TO_POINTER (target + 1));
+  if (cost != NULL)
+    return cost;
+
+  size_t bytes = (size_t) r->n_core * sizeof (uint32_t);
+  if (r->cached_bytes + bytes > CACHE_BUDGET)
+    {
+      /* Past the budget, start over rather than grow without bound. */
+      g_hash_table_remove_all (r->to_core);
+      r->cached_bytes = 0;
+    }
+  cost = g_malloc (bytes);
+  memset (cost, 0xff, bytes);
+
+  Heap heap = { 0 };
+  cost[target] = 0;
+  heap_push (&heap, 0, target);
+  while (heap.n > 0)
+    {
+      uint64_t item = heap_pop (&heap);
+      uint32_t c = (uint32_t) (item >> 32), x = (uint32_t) item;
+      if (c > cost[x])
+        continue;
+      for (uint32_t i = r->core_start[x]; i < r->core_start[x + 1]; i++)
+        {
+          const CoreEdge *e = &r->core_edges[i];
+          if (c + e->cost < cost[e->to])
+            {
+              cost[e->to] = c + e->cost;
+              heap_push (&heap, cost[e->to], e->to);
+            }
+        }
+    }
+  g_free (heap.items);
+  g_hash_table_insert (r->to_core, GUINT_TO_POINTER (target + 1), cost);
+  r->cached_bytes += bytes;
+  return cost;
+}
+
+/* The ways between @node and the core: itself if it is a core node;
+ * otherwise through each gateway of its zone. */
+static void
+ports_of (const WeftRouting *r, uint32_t node, GArray *ports)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t z = zone_of (r, node);
+
+  g_array_set_size (ports, 0);
+  if (r->core_of[node] != WEFT_NONE)
+    {
+      Port p = { r->core_of[node], 0, WEFT_NONE, WEFT_NONE };
+      g_array_append_val (ports, p);
+      if (z == WEFT_ZONE_ROOT)
+        return;
+    }
+  for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+    {
+      uint32_t g = r->gw[i];
+      uint32_t to_g = local_cost (r, z, node, g);
+      if (to_g == INF || g == node)
+        continue;
+      if (r->core_of[g] != WEFT_NONE)
+        {
+          Port p = { r->core_of[g], to_g, g, WEFT_NONE };
+          g_array_append_val (ports, p);
+          continue;
+        }
+      for (uint32_t k = topo->out_start[g]; k < topo->out_start[g + 1]; k++)
+        {
+          uint32_t l = topo->out_links[k];
+          const WeftLink *link = &topo->links[l];
+          if (topo->nodes[link->dst].zone == z)
+            continue;
+          Port p = { r->core_of[link->dst], to_g + link->cost, g, l };
+          g_array_append_val (ports, p);
+        }
+    }
+}
+
+typedef struct {
+  uint64_t cost;
+  uint32_t n_best;
+  Port out, in;                 /* the chosen pair; in.core is the target */
+  gboolean local;               /* the chosen route stays inside the zone */
+} Choice;
+
+/* Find the least cost from @src to @dst and, when @pick is not NULL, pick
+ * one of the equal-cost (exit, entry) pairs with the hash value @pick. */
+static void
+choose (WeftRouting *r, uint32_t src, uint32_t dst, const uint64_t *pick,
+        Choice *ch)
+{
+  g_autoptr (GArray) outs = g_array_new (FALSE, FALSE, sizeof (Port));
+  g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (Port));
+  uint32_t z = zone_of (r, src);
+  uint64_t best = WEFT_ROUTE_UNREACHABLE;
+  uint32_t n_best = 0;
+
+  ch->local = FALSE;
+  if (z != WEFT_ZONE_ROOT && z == zone_of (r, dst)
+      && local_cost (r, z, src, dst) != INF)
+    {
+      best = local_cost (r, z, src, dst);
+      n_best = 1;
+    }
+  ports_of (r, src, outs);
+  ports_of (r, dst, ins);
+
+  /* Two passes: find the least cost, then take the pick-th pair at it. */
+  for (int pass = 0; pass < (pick ? 2 : 1); pass++)
+    {
+      uint32_t seen = 0, target = pass ? (uint32_t) (*pick % n_best) : 0;
+      if (pass && ch->local)
+        break;
+      if (pass && best != WEFT_ROUTE_UNREACHABLE && z != WEFT_ZONE_ROOT
+          && z == zone_of (r, dst) && local_cost (r, z, src, dst) == best)
+        {
+          if (target == 0)
+            {
+              ch->local = TRUE;
+              break;
+            }
+          seen = 1;
+        }
+      for (guint j = 0; j < ins->len; j++)
+        {
+          const Port *in = &g_array_index (ins, Port, j);
+          const uint32_t *to_in = costs_to (r, in->core);
+          for (guint i = 0; i < outs->len; i++)
+            {
+              const Port *out = &g_array_index (outs, Port, i);
+              if (to_in[out->core] == INF)
+                continue;
+              uint64_t c = (uint64_t) out->cost + to_in[out->core] + in->cost;
+              if (pass == 0)
+                {
+                  if (c < best)
+                    {
+                      best = c;
+                      n_best = 1;
+                    }
+                  else if (c == best)
+                    n_best++;
+                }
+              else if (c == best && seen++ == target)
+                {
+                  ch->out = *out;
+                  ch->in = *in;
+                  goto done;
+                }
+            }
+        }
+    }
+done:
+  ch->cost = best;
+  ch->n_best = n_best;
+}
+
+uint64_t
+weft_routing_cost (WeftRouting *r, uint32_t src, uint32_t dst)
+{
+  Choice ch;
+
+  if (src == dst)
+    return 0;
+  choose (r, src, dst, NULL, &ch);
+  return ch.cost;
+}
+
+static inline uint64_t
+hop_hash (uint32_t src, uint32_t dst, uint64_t flow, uint32_t hop)
+{
+  return weft_mix64 (weft_mix64 (weft_mix64 (flow) ^ src) ^ ((uint64_t) dst << 20
+                                                             ^ hop));
+}
+
+/* Append the in-zone links from @from to @to (both in @zone), choosing among
+ * equal-cost next hops by hash. */
+static void
+walk_local (WeftRouting *r, uint32_t zone, uint32_t from, uint32_t to,
+            uint64_t seed, uint32_t *hop, GArray *links)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t candidates[64];
+
+  while (from != to)
+    {
+      uint32_t left = local_cost (r, zone, from, to), n = 0, count = 0;
+      uint64_t h = weft_mix64 (seed + (*hop)++);
+
+      for (uint32_t i = topo->out_start[from]; i < topo->out_start[from + 1];
+           i++)
+        {
+          uint32_t l = topo->out_links[i];
+          const WeftLink *link = &topo->links[l];
+          if (topo->nodes[link->dst].zone != zone)
+            continue;
+          if ((uint64_t) link->cost + local_cost (r, zone, link->dst, to)
+              != left)
+            continue;
+          /* Reservoir choice keeps it uniform beyond the buffer's size. */
+          if (n < G_N_ELEMENTS (candidates))
+            candidates[n++] = l;
+          else if (weft_mix64 (h + count) % (count + 1) == 0)
+            candidates[h % n] = l;
+          count++;
+        }
+      g_assert (n > 0);
+      uint32_t l = candidates[h % n];
+      g_array_append_val (links, l);
+      from = topo->links[l].dst;
+    }
+}
+
+/* Append the core links from core node @from to core node @to. */
+static void
+walk_core (WeftRouting *r, uint32_t from, uint32_t to, uint64_t seed,
+           uint32_t *hop, GArray *links)
+{
+  const uint32_t *cost = costs_to (r, to);
+  CoreEdge candidates[64];
+
+  while (from != to)
+    {
+      uint32_t n = 0, count = 0;
+      uint64_t h = weft_mix64 (seed + (*hop)++);
+
+      for (uint32_t i = r->core_start[from]; i < r->core_start[from + 1]; i++)
+        {
+          const CoreEdge *e = &r->core_edges[i];
+          if (cost[e->to] == INF
+              || (uint64_t) e->cost + cost[e->to] != cost[from])
+            continue;
+          if (n < G_N_ELEMENTS (candidates))
+            candidates[n++] = *e;
+          else if (weft_mix64 (h + count) % (count + 1) == 0)
+            candidates[h % n] = *e;
+          count++;
+        }
+      g_assert (n > 0);
+      CoreEdge e = candidates[h % n];
+      if (e.link != WEFT_NONE)
+        g_array_append_val (links, e.link);
+      else
+        {
+          uint32_t a = r->core_node[from], b = r->core_node[e.to];
+          walk_local (r, zone_of (r, a), a, b, seed, hop, links);
+        }
+      from = e.to;
+    }
+}
+
+gboolean
+weft_routing_path (WeftRouting *r, uint32_t src, uint32_t dst, uint64_t flow,
+                   GArray *links)
+{
+  uint64_t seed = hop_hash (src, dst, flow, 0);
+  uint32_t hop = 1;
+  Choice ch;
+
+  g_array_set_size (links, 0);
+  if (src == dst)
+    return TRUE;
+  choose (r, src, dst, NULL, &ch);
+  if (ch.cost == WEFT_ROUTE_UNREACHABLE)
+    return FALSE;
+  uint64_t pick = weft_mix64 (seed);
+  choose (r, src, dst, &pick, &ch);
+
+  if (ch.local)
+    {
+      walk_local (r, zone_of (r, src), src, dst, seed, &hop, links);
+      return TRUE;
+    }
+  /* Out of the source's server to the core... */
+  if (ch.out.gateway != WEFT_NONE)
+    {
+      walk_local (r, zone_of (r, src), src, ch.out.gateway, seed, &hop, links);
+      if (ch.out.link != WEFT_NONE)
+        g_array_append_val (links, ch.out.link);
+    }
+  /* ...across it... */
+  walk_core (r, ch.out.core, ch.in.core, seed, &hop, links);
+  /* ...and into the destination's server. */
+  if (ch.in.gateway != WEFT_NONE)
+    {
+      if (ch.in.link != WEFT_NONE)
+        {
+          uint32_t back = ch.in.link ^ 1;       /* core -> gateway */
+          g_array_append_val (links, back);
+        }
+      walk_local (r, zone_of (r, dst), ch.in.gateway, dst, seed, &hop, links);
+    }
+  return TRUE;
+}

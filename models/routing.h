@@ -1,0 +1,45 @@
+/* weft: routing.
+ *
+ * Routes are least-cost paths (the sum of the links' `cost` metrics), with
+ * every equal-cost next hop kept (ECMP) and one chosen per hop by a
+ * deterministic hash of (source, destination, flow id).
+ *
+ * State does not grow as GPUs squared.  A server (a zone: one top-level
+ * template instance) has one table of in-server costs shared by every
+ * instance of its template; the fabric between servers (the root nodes) has
+ * per-destination cost arrays, computed when first needed and kept, for the
+ * few fabric nodes where routes enter servers (leaf switches).  A route may
+ * cross its source's and destination's servers (NVLink to the NIC that is
+ * best placed) but never a third server, unless servers are joined to each
+ * other directly (no switch between them), when they must forward.
+ */
+#pragma once
+
+#include "topology.h"
+
+G_BEGIN_DECLS
+
+#define WEFT_ROUTE_UNREACHABLE UINT64_MAX
+
+typedef struct _WeftRouting WeftRouting;
+
+/* Prepare routing over the finished @topo, which must outlive it. */
+WeftRouting *weft_routing_new (const WeftTopology *topo);
+void weft_routing_free (WeftRouting *routing);
+
+/* The cost of the best route from @src to @dst (0 when equal), or
+ * WEFT_ROUTE_UNREACHABLE. */
+uint64_t weft_routing_cost (WeftRouting *routing, uint32_t src, uint32_t dst);
+
+/* Replace the contents of @links (uint32_t) with the directed links of the
+ * route of flow @flow from @src to @dst.  Among equal-cost choices the flow
+ * id picks one, the same one every time.  FALSE if @dst is unreachable. */
+gboolean weft_routing_path (WeftRouting *routing, uint32_t src, uint32_t dst,
+                            uint64_t flow, GArray *links);
+
+/* Bytes held by cached per-destination arrays and in-server tables. */
+size_t weft_routing_memory (const WeftRouting *routing);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftRouting, weft_routing_free)
+
+G_END_DECLS

@@ -1,0 +1,27 @@
+/* weft: scenarios.  A scenario file describes hardware (link types, devices,
+ * templates of servers, nodes, links and generated fabrics) and, later, the
+ * workload to run on it.  docs/scenario-format.md documents the format. */
+#pragma once
+
+#include "config.h"
+#include "topology.h"
+
+G_BEGIN_DECLS
+
+#define WEFT_SCENARIO_VERSION 1
+
+typedef struct {
+  char *path;
+  WeftTopology *topo;
+  WeftCfg *root;                /* the scenario file's own tree */
+} WeftScenario;
+
+/* Load the scenario at @path with its includes and build its topology.
+ * Bad input fails with one message "file:line:col: what is wrong". */
+WeftScenario *weft_scenario_load (const char *path, GError **error);
+
+void weft_scenario_free (WeftScenario *scenario);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftScenario, weft_scenario_free)
+
+G_END_DECLS

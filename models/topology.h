@@ -1,0 +1,188 @@
+/* weft: the topology: nodes, directed links, link types and devices.
+ *
+ * A WeftTopology is a plain data structure built once (by the scenario loader
+ * and the fabric generators) and then read by routing, the network models and
+ * the reports.  Nodes and links are dense integer ids.  Every physical link is
+ * full duplex: it is stored as two directed links, 2i and 2i + 1.
+ *
+ * Nodes may belong to a zone: the nodes of one top-level template instance (a
+ * server) form a zone and are numbered contiguously.  Routing uses zones to
+ * keep its state proportional to the fabric, not to GPUs squared.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  WEFT_NODE_GPU,
+  WEFT_NODE_SWITCH,
+  WEFT_NODE_NIC,
+  WEFT_NODE_CPU,
+  WEFT_NODE_KIND_COUNT,
+} WeftNodeKind;
+
+/* The families that link types belong to, for summaries. */
+typedef enum {
+  WEFT_FAMILY_NVLINK,
+  WEFT_FAMILY_PCIE,
+  WEFT_FAMILY_NETWORK,          /* InfiniBand, Ethernet */
+  WEFT_FAMILY_OTHER,            /* CPU socket links, chip-to-chip */
+  WEFT_FAMILY_COUNT,
+} WeftLinkFamily;
+
+#define WEFT_TOPOLOGY_ERROR (weft_topology_error_quark ())
+GQuark weft_topology_error_quark (void);
+
+#define WEFT_ZONE_ROOT UINT32_MAX
+#define WEFT_NONE UINT32_MAX
+
+typedef struct {
+  char *name;
+  char *port;                   /* port class it plugs into: nvlink, pcie... */
+  WeftLinkFamily family;
+  double bandwidth;             /* B/s per lane, one direction, on the wire */
+  double encoding;              /* line-code efficiency, 128/130 for PCIe 3-5 */
+  uint64_t payload;             /* bytes of data per packet or flit */
+  uint64_t header;              /* bytes of overhead per packet */
+  WeftTime latency;             /* ps, one way, per hop */
+  uint32_t cost;                /* routing metric of one hop */
+} WeftLinkType;
+
+typedef struct {
+  char *name;
+  WeftNodeKind kind;
+  char **port_names;            /* port classes */
+  uint32_t *port_counts;        /* ports of each class */
+  uint32_t n_port_classes;
+  double reduce_bandwidth;      /* B/s: a GPU's local reduction; a switch's
+                                   in-network reduction (0: none) */
+  WeftTime latency;             /* ps: a switch's port-to-port latency */
+  uint64_t buffer;              /* bytes per port (switches) */
+  gboolean cut_through;         /* switches: forward before the whole packet */
+} WeftDevice;
+
+typedef struct {
+  char *name;                   /* hierarchical: "node12/gpu3" */
+  const WeftDevice *device;
+  WeftNodeKind kind;
+  uint32_t zone;                /* WEFT_ZONE_ROOT or a zone id */
+  uint32_t port_base;           /* its port counters in ports_used */
+} WeftNode;
+
+typedef struct {
+  uint32_t src, dst;            /* node ids */
+  uint32_t type;                /* index into the topology's link types */
+  uint32_t lanes;               /* parallel links bundled into this one */
+  double bandwidth;             /* B/s, one direction, after encoding and
+                                   packet overhead, all lanes */
+  WeftTime latency;             /* ps, one way */
+  uint32_t cost;                /* routing metric */
+} WeftLink;
+
+typedef struct {
+  uint32_t template_id;         /* which template the zone instantiates */
+  uint32_t first_node;          /* its nodes are first_node .. + n_nodes - 1 */
+  uint32_t n_nodes;
+  gboolean custom;              /* links added inside it after instantiation */
+} WeftZone;
+
+typedef struct {
+  char *name;
+  uint32_t n_nodes;             /* nodes per instance */
+  uint32_t first_zone;          /* a zone that instantiates it unchanged, or
+                                   WEFT_NONE */
+} WeftZoneTemplate;
+
+typedef struct _WeftTopology WeftTopology;
+
+struct _WeftTopology {
+  GPtrArray *link_types;        /* WeftLinkType *, owned */
+  GPtrArray *devices;           /* WeftDevice *, owned */
+  GHashTable *link_type_index;  /* name -> index + 1 */
+  GHashTable *device_index;     /* name -> WeftDevice * */
+
+  WeftNode *nodes;
+  uint32_t n_nodes, nodes_cap;
+  GHashTable *node_index;       /* name -> id + 1 (names owned by nodes) */
+
+  WeftLink *links;              /* directed: 2i and 2i + 1 are one cable */
+  uint32_t n_links, links_cap;
+
+  /* Ports in use, per node and port class of its device, for the "more
+   * links than ports" check: node n's classes start at nodes[n].port_base. */
+  uint32_t *ports_used;
+  uint32_t n_ports_used, ports_used_cap;
+  uint32_t open_zone;           /* zone being instantiated, or WEFT_NONE */
+
+  WeftZone *zones;
+  uint32_t n_zones, zones_cap;
+  GPtrArray *zone_templates;    /* WeftZoneTemplate *, owned */
+
+  /* Adjacency, built by weft_topology_finish(): the directed links leaving
+   * node n are out_links[out_start[n] .. out_start[n + 1] - 1]. */
+  uint32_t *out_start;
+  uint32_t *out_links;
+  gboolean finished;
+};
+
+const char *weft_node_kind_name (WeftNodeKind kind);
+gboolean weft_node_kind_parse (const char *name, WeftNodeKind *kind);
+const char *weft_link_family_name (WeftLinkFamily family);
+
+/* The bandwidth one lane of @type carries for data: on-wire rate times
+ * encoding efficiency times payload / (payload + header). */
+double weft_link_type_effective (const WeftLinkType *type);
+
+WeftTopology *weft_topology_new (void);
+void weft_topology_free (WeftTopology *topo);
+
+/* Add a link type or device; the topology takes ownership.  The name must
+ * be new (the scenario loader checks and reports duplicates). */
+uint32_t weft_topology_add_link_type (WeftTopology *topo, WeftLinkType *type);
+void weft_topology_add_device (WeftTopology *topo, WeftDevice *device);
+void weft_link_type_free (WeftLinkType *type);
+void weft_device_free (WeftDevice *device);
+
+/* Look-ups by name; NULL or WEFT_NONE when absent. */
+const WeftLinkType *weft_topology_link_type (const WeftTopology *topo,
+                                             const char *name,
+                                             uint32_t *index);
+const WeftDevice *weft_topology_device (const WeftTopology *topo,
+                                        const char *name);
+uint32_t weft_topology_find_node (const WeftTopology *topo, const char *name);
+
+/* Add a node named @name (taken over) of @device in @zone.  Returns its id,
+ * or WEFT_NONE if the name is taken. */
+uint32_t weft_topology_add_node (WeftTopology *topo, char *name,
+                                 const WeftDevice *device, uint32_t zone);
+
+/* Add a full-duplex link of @lanes lanes of link type @type between @a and
+ * @b, through their ports of class @port (the type's own class if NULL).
+ * Fails with a message (no position) if a node has no such port class or not
+ * enough free ports of it.  Returns the id of the a->b direction. */
+gboolean weft_topology_add_link (WeftTopology *topo, uint32_t a, uint32_t b,
+                                 uint32_t type, uint32_t lanes,
+                                 const char *port_a, const char *port_b,
+                                 uint32_t *id, GError **error);
+
+/* Start a zone instantiating template @template_id; nodes added until the
+ * next call belong to it.  Returns the zone id. */
+uint32_t weft_topology_begin_zone (WeftTopology *topo, uint32_t template_id);
+void weft_topology_end_zone (WeftTopology *topo, uint32_t zone);
+
+/* Build the adjacency.  No nodes or links may be added afterwards. */
+void weft_topology_finish (WeftTopology *topo);
+
+/* The number of nodes of @kind. */
+uint32_t weft_topology_count (const WeftTopology *topo, WeftNodeKind kind);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftTopology, weft_topology_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftLinkType, weft_link_type_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftDevice, weft_device_free)
+
+G_END_DECLS

@@ -1,0 +1,556 @@
+/* weft: YAML configuration trees with their source positions. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "units.h"
+
+G_DEFINE_QUARK (weft-config-error-quark, weft_config_error)
+
+#define MAX_DEPTH 64
+
+typedef struct {
+  yaml_parser_t parser;
+  const char *file;             /* interned */
+  GHashTable *anchors;          /* name -> WeftCfg (a reference) */
+  int depth;
+} Loader;
+
+static WeftCfg *
+cfg_new (WeftCfgKind kind, const char *file, yaml_mark_t mark)
+{
+  WeftCfg *cfg = g_new0 (WeftCfg, 1);
+
+  cfg->kind = kind;
+  cfg->file = file;
+  cfg->line = (int) mark.line + 1;
+  cfg->col = (int) mark.column + 1;
+  cfg->refs = 1;
+  return cfg;
+}
+
+WeftCfg *
+weft_cfg_ref (WeftCfg *cfg)
+{
+  cfg->refs++;
+  return cfg;
+}
+
+void
+weft_cfg_unref (WeftCfg *cfg)
+{
+  if (cfg == NULL || --cfg->refs > 0)
+    return;
+  for (size_t i = 0; i < cfg->n; i++)
+    {
+      if (cfg->keys)
+        weft_cfg_unref (cfg->keys[i]);
+      weft_cfg_unref (cfg->items[i]);
+    }
+  g_free (cfg->keys);
+  g_free (cfg->items);
+  g_free (cfg->text);
+  g_free (cfg);
+}
+
+char *
+weft_cfg_where (const WeftCfg *at)
+{
+  return g_strdup_printf ("%s:%d:%d", at->file, at->line, at->col);
+}
+
+gboolean
+weft_cfg_error (GError **error, const WeftCfg *at, const char *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  g_autofree char *message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_INVALID,
+               "%s:%d:%d: %s", at->file, at->line, at->col, message);
+  return FALSE;
+}
+
+gboolean
+weft_cfg_error_at (GError **error, const WeftCfg *at, GError *cause)
+{
+  weft_cfg_error (error, at, "%s", cause->message);
+  g_error_free (cause);
+  return FALSE;
+}
+
+static void
+loader_error (Loader *loader, GError **error, yaml_mark_t mark,
+              const char *message)
+{
+  g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_SYNTAX,
+               "%s:%zu:%zu: %s", loader->file, mark.line + 1,
+               mark.column + 1, message);
+}
+
+static gboolean
+next_event (Loader *loader, yaml_event_t *event, GError **error)
+{
+  if (!yaml_parser_parse (&loader->parser, event))
+    {
+      yaml_parser_t *p = &loader->parser;
+      g_autofree char *message = NULL;
+
+      if (p->context)
+        message = g_strdup_printf ("YAML syntax error: %s %s", p->problem,
+                                   p->context);
+      else
+        message = g_strdup_printf ("YAML syntax error: %s",
+                                   p->problem ? p->problem : "unreadable");
+      loader_error (loader, error, p->problem_mark, message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static WeftCfg *parse_node (Loader *loader, yaml_event_t *event,
+                            GError **error);
+
+static gboolean
+remember_anchor (Loader *loader, const yaml_char_t *anchor, WeftCfg *cfg)
+{
+  if (anchor != NULL)
+    g_hash_table_replace (loader->anchors, g_strdup ((const char *) anchor),
+                          weft_cfg_ref (cfg));
+  return TRUE;
+}
+
+static void
+append (WeftCfg *cfg, WeftCfg *key, WeftCfg *item)
+{
+  if ((cfg->n & (cfg->n - 1)) == 0)
+    {
+      size_t cap = cfg->n ? cfg->n * 2 : 1;
+      cfg->items = g_renew (WeftCfg *, cfg->items, cap);
+      if (cfg->kind == WEFT_CFG_MAP)
+        cfg->keys = g_renew (WeftCfg *, cfg->keys, cap);
+    }
+  if (cfg->kind == WEFT_CFG_MAP)
+    cfg->keys[cfg->n] = key;
+  cfg->items[cfg->n++] = item;
+}
+
+/* Parse the node that starts with @event (which this function consumes). */
+static WeftCfg *
+parse_node (Loader *loader, yaml_event_t *event, GError **error)
+{
+  WeftCfg *cfg = NULL;
+
+  if (loader->depth >= MAX_DEPTH)
+    {
+      loader_error (loader, error, event->start_mark,
+                    "nested more than 64 levels deep");
+      yaml_event_delete (event);
+      return NULL;
+    }
+
+  switch (event->type)
+    {
+    case YAML_ALIAS_EVENT:
+      {
+        WeftCfg *target = g_hash_table_lookup (
+            loader->anchors, (const char *) event->data.alias.anchor);
+        if (target == NULL)
+          loader_error (loader, error, event->start_mark,
+                        "alias to an unknown anchor");
+        else
+          cfg = weft_cfg_ref (target);
+        break;
+      }
+
+    case YAML_SCALAR_EVENT:
+      cfg = cfg_new (WEFT_CFG_SCALAR, loader->file, event->start_mark);
+      cfg->text = g_strndup ((const char *) event->data.scalar.value,
+                             event->data.scalar.length);
+      cfg->plain = event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+      remember_anchor (loader, event->data.scalar.anchor, cfg);
+      break;
+
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+      {
+        gboolean is_map = event->type == YAML_MAPPING_START_EVENT;
+        yaml_event_type_t end_type = is_map ? YAML_MAPPING_END_EVENT
+                                            : YAML_SEQUENCE_END_EVENT;
+        const yaml_char_t *anchor = is_map ? event->data.mapping_start.anchor
+                                           : event->data.sequence_start.anchor;
+
+        cfg = cfg_new (is_map ? WEFT_CFG_MAP : WEFT_CFG_SEQ, loader->file,
+                       event->start_mark);
+        g_autofree char *anchor_name = g_strdup ((const char *) anchor);
+        loader->depth++;
+        for (;;)
+          {
+            yaml_event_t child;
+            if (!next_event (loader, &child, error))
+              goto fail;
+            if (child.type == end_type)
+              {
+                yaml_event_delete (&child);
+                break;
+              }
+            WeftCfg *key = parse_node (loader, &child, error);
+            if (key == NULL)
+              goto fail;
+            if (!is_map)
+              {
+                append (cfg, NULL, key);
+                continue;
+              }
+            if (key->kind != WEFT_CFG_SCALAR)
+              {
+                weft_cfg_error (error, key, "a key must be a plain word");
+                weft_cfg_unref (key);
+                goto fail;
+              }
+            WeftCfg *first = weft_cfg_get_key (cfg, key->text);
+            if (first != NULL)
+              {
+                weft_cfg_error (error, key,
+                                "duplicate key '%s' (first at line %d)",
+                                key->text, first->line);
+                weft_cfg_unref (key);
+                goto fail;
+              }
+            yaml_event_t value_event;
+            if (!next_event (loader, &value_event, error))
+              {
+                weft_cfg_unref (key);
+                goto fail;
+              }
+            WeftCfg *value = parse_node (loader, &value_event, error);
+            if (value == NULL)
+              {
+                weft_cfg_unref (key);
+                goto fail;
+              }
+            append (cfg, key, value);
+          }
+        loader->depth--;
+        if (anchor_name)
+          remember_anchor (loader, (const yaml_char_t *) anchor_name, cfg);
+        break;
+
+      fail:
+        loader->depth--;
+        weft_cfg_unref (cfg);
+        cfg = NULL;
+        break;
+      }
+
+    default:
+      loader_error (loader, error, event->start_mark, "unexpected YAML event");
+      break;
+    }
+
+  yaml_event_delete (event);
+  return cfg;
+}
+
+WeftCfg *
+weft_cfg_load_data (const char *name, const char *text, size_t len,
+                    GError **error)
+{
+  Loader loader = { 0 };
+  WeftCfg *root = NULL;
+  yaml_event_t event;
+  gboolean ok = FALSE;
+
+  loader.file = g_intern_string (name);
+  loader.anchors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                          (GDestroyNotify) weft_cfg_unref);
+  yaml_parser_initialize (&loader.parser);
+  yaml_parser_set_input_string (&loader.parser, (const unsigned char *) text,
+                                len);
+
+  /* STREAM-START, DOCUMENT-START, the root node, DOCUMENT-END. */
+  if (!next_event (&loader, &event, error))
+    goto out;
+  yaml_event_delete (&event);
+  if (!next_event (&loader, &event, error))
+    goto out;
+  if (event.type == YAML_STREAM_END_EVENT)
+    {
+      yaml_mark_t mark = event.start_mark;
+      yaml_event_delete (&event);
+      loader_error (&loader, error, mark, "the file is empty");
+      goto out;
+    }
+  yaml_event_delete (&event);
+  if (!next_event (&loader, &event, error))
+    goto out;
+  root = parse_node (&loader, &event, error);
+  if (root == NULL)
+    goto out;
+  if (!next_event (&loader, &event, error))
+    goto out;
+  yaml_event_delete (&event);
+  if (!next_event (&loader, &event, error))
+    goto out;
+  if (event.type != YAML_STREAM_END_EVENT)
+    {
+      yaml_mark_t mark = event.start_mark;
+      yaml_event_delete (&event);
+      loader_error (&loader, error, mark,
+                    "more than one YAML document in the file");
+      goto out;
+    }
+  yaml_event_delete (&event);
+  ok = TRUE;
+
+out:
+  yaml_parser_delete (&loader.parser);
+  g_hash_table_unref (loader.anchors);
+  if (!ok)
+    g_clear_pointer (&root, weft_cfg_unref);
+  return root;
+}
+
+WeftCfg *
+weft_cfg_load_file (const char *path, GError **error)
+{
+  g_autofree char *text = NULL;
+  gsize len;
+  g_autoptr (GError) io = NULL;
+
+  if (!g_file_get_contents (path, &text, &len, &io))
+    {
+      g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_IO,
+                   "%s: cannot read the file: %s", path, io->message);
+      return NULL;
+    }
+  return weft_cfg_load_data (path, text, len, error);
+}
+
+WeftCfg *
+weft_cfg_get_key (const WeftCfg *map, const char *key)
+{
+  if (map == NULL || map->kind != WEFT_CFG_MAP)
+    return NULL;
+  for (size_t i = 0; i < map->n; i++)
+    if (strcmp (map->keys[i]->text, key) == 0)
+      return map->keys[i];
+  return NULL;
+}
+
+WeftCfg *
+weft_cfg_get (const WeftCfg *map, const char *key)
+{
+  if (map == NULL || map->kind != WEFT_CFG_MAP)
+    return NULL;
+  for (size_t i = 0; i < map->n; i++)
+    if (strcmp (map->keys[i]->text, key) == 0)
+      return map->items[i];
+  return NULL;
+}
+
+static const char *
+kind_name (WeftCfgKind kind)
+{
+  switch (kind)
+    {
+    case WEFT_CFG_MAP:
+      return "a map (key: value)";
+    case WEFT_CFG_SEQ:
+      return "a list";
+    default:
+      return "a single value";
+    }
+}
+
+static gboolean
+expect (const WeftCfg *cfg, WeftCfgKind kind, const char *what,
+        GError **error)
+{
+  if (cfg->kind == kind)
+    return TRUE;
+  return weft_cfg_error (error, cfg, "%s should be %s, not %s", what,
+                         kind_name (kind), kind_name (cfg->kind));
+}
+
+gboolean
+weft_cfg_expect_map (const WeftCfg *cfg, const char *what, GError **error)
+{
+  return expect (cfg, WEFT_CFG_MAP, what, error);
+}
+
+gboolean
+weft_cfg_expect_seq (const WeftCfg *cfg, const char *what, GError **error)
+{
+  return expect (cfg, WEFT_CFG_SEQ, what, error);
+}
+
+gboolean
+weft_cfg_expect_scalar (const WeftCfg *cfg, const char *what, GError **error)
+{
+  return expect (cfg, WEFT_CFG_SCALAR, what, error);
+}
+
+static guint
+edit_distance (const char *a, const char *b)
+{
+  size_t la = strlen (a), lb = strlen (b);
+  g_autofree guint *row = g_new (guint, lb + 1);
+
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = (guint) j;
+  for (size_t i = 1; i <= la; i++)
+    {
+      guint diag = row[0];
+      row[0] = (guint) i;
+      for (size_t j = 1; j <= lb; j++)
+        {
+          guint up = row[j];
+          guint cost = a[i - 1] == b[j - 1] ? 0 : 1;
+          guint best = MIN (MIN (row[j] + 1, row[j - 1] + 1), diag + cost);
+          diag = up;
+          row[j] = best;
+        }
+    }
+  return row[lb];
+}
+
+const char *
+weft_closest (const char *word, const char *const *names)
+{
+  const char *best = NULL;
+  guint best_d = G_MAXUINT;
+
+  for (size_t i = 0; names[i] != NULL; i++)
+    {
+      guint d = edit_distance (word, names[i]);
+      if (d < best_d)
+        {
+          best_d = d;
+          best = names[i];
+        }
+    }
+  /* A likely typo: at most a third of the word changed. */
+  if (best != NULL && best_d <= MAX (1, strlen (word) / 3))
+    return best;
+  return NULL;
+}
+
+gboolean
+weft_cfg_check_keys (const WeftCfg *map, const char *const *allowed,
+                     GError **error)
+{
+  for (size_t i = 0; i < map->n; i++)
+    {
+      const char *key = map->keys[i]->text;
+      gboolean known = FALSE;
+
+      for (size_t a = 0; allowed[a] != NULL && !known; a++)
+        known = strcmp (key, allowed[a]) == 0;
+      if (known)
+        continue;
+
+      const char *guess = weft_closest (key, allowed);
+      if (guess != NULL)
+        return weft_cfg_error (error, map->keys[i],
+                               "unknown key '%s'; did you mean '%s'?", key,
+                               guess);
+      g_autofree char *list = g_strjoinv (", ", (char **) allowed);
+      return weft_cfg_error (error, map->keys[i],
+                             "unknown key '%s'; valid keys: %s", key, list);
+    }
+  return TRUE;
+}
+
+WeftCfg *
+weft_cfg_require (const WeftCfg *map, const char *key, GError **error)
+{
+  WeftCfg *value = weft_cfg_get (map, key);
+
+  if (value == NULL)
+    weft_cfg_error (error, map, "missing key '%s'", key);
+  return value;
+}
+
+gboolean
+weft_cfg_size (const WeftCfg *cfg, uint64_t *bytes, GError **error)
+{
+  GError *cause = NULL;
+
+  if (!weft_cfg_expect_scalar (cfg, "a size", error))
+    return FALSE;
+  if (!weft_parse_size (cfg->text, bytes, &cause))
+    return weft_cfg_error_at (error, cfg, cause);
+  return TRUE;
+}
+
+gboolean
+weft_cfg_rate (const WeftCfg *cfg, double *bytes_per_s, GError **error)
+{
+  GError *cause = NULL;
+
+  if (!weft_cfg_expect_scalar (cfg, "a rate", error))
+    return FALSE;
+  if (!weft_parse_rate (cfg->text, bytes_per_s, &cause))
+    return weft_cfg_error_at (error, cfg, cause);
+  return TRUE;
+}
+
+gboolean
+weft_cfg_time (const WeftCfg *cfg, WeftTime *ps, GError **error)
+{
+  GError *cause = NULL;
+
+  if (!weft_cfg_expect_scalar (cfg, "a time", error))
+    return FALSE;
+  if (!weft_parse_time (cfg->text, ps, &cause))
+    return weft_cfg_error_at (error, cfg, cause);
+  return TRUE;
+}
+
+gboolean
+weft_cfg_number (const WeftCfg *cfg, double *value, GError **error)
+{
+  GError *cause = NULL;
+
+  if (!weft_cfg_expect_scalar (cfg, "a number", error))
+    return FALSE;
+  if (!weft_parse_number (cfg->text, value, &cause))
+    return weft_cfg_error_at (error, cfg, cause);
+  return TRUE;
+}
+
+gboolean
+weft_cfg_uint (const WeftCfg *cfg, uint64_t min, uint64_t max,
+               uint64_t *value, GError **error)
+{
+  guint64 v;
+
+  if (!weft_cfg_expect_scalar (cfg, "a whole number", error))
+    return FALSE;
+  if (!g_ascii_string_to_unsigned (cfg->text, 10, min, max, &v, NULL))
+    return weft_cfg_error (error, cfg,
+                           "'%s' should be a whole number from %" G_GUINT64_FORMAT
+                           " to %" G_GUINT64_FORMAT,
+                           cfg->text, min, max);
+  *value = v;
+  return TRUE;
+}
+
+gboolean
+weft_cfg_bool (const WeftCfg *cfg, gboolean *value, GError **error)
+{
+  if (!weft_cfg_expect_scalar (cfg, "true or false", error))
+    return FALSE;
+  if (strcmp (cfg->text, "true") == 0)
+    *value = TRUE;
+  else if (strcmp (cfg->text, "false") == 0)
+    *value = FALSE;
+  else
+    return weft_cfg_error (error, cfg, "'%s' should be true or false",
+                           cfg->text);
+  return TRUE;
+}
