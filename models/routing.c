@@ -385,7 +385,8 @@ ports_of (const WeftRouting *r, uint32_t node, GArray *ports)
     {
       uint32_t g = r->gw[i];
       uint32_t to_g = local_cost (r, z, node, g);
-      if (to_g == INF || g == node)
+      /* A core node was added above as its own way in and out. */
+      if (to_g == INF || (g == node && r->core_of[node] != WEFT_NONE))
         continue;
       if (r->core_of[g] != WEFT_NONE)
         {

@@ -1,6 +1,7 @@
 /* Tests of the weft program's command line, run as a user would. */
 #include <check.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 typedef struct {
@@ -169,6 +170,54 @@ START_TEST (test_run_default_job)
 }
 END_TEST
 
+START_TEST (test_topo)
+{
+  Result r = weft ("topo", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml", NULL);
+
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "nodes: 26 (gpu 8, switch 8, nic 8, "
+                                        "cpu 2)"));
+  ck_assert_ptr_nonnull (strstr (r.out, "NVLink   423.5 GB/s"));
+  ck_assert_ptr_nonnull (strstr (r.out, "diameter: 2 hops"));
+  result_clear (&r);
+
+  g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
+  g_autofree char *bad = g_build_filename (dir, "bad.yaml", NULL);
+  g_autofree char *dot = g_build_filename (dir, "out.dot", NULL);
+  ck_assert (g_file_set_contents (bad, "weft: 1\nnodes: [{name: a, "
+                                  "device: nope}]\n", -1, NULL));
+  r = weft ("topo", bad, NULL);
+  ck_assert_int_eq (r.status, 2);
+  g_autofree char *expected = g_strdup_printf (
+      "%s:2:27: unknown device 'nope'\n", bad);
+  ck_assert_str_eq (r.err, expected);
+  ck_assert_str_eq (r.out, "");
+  result_clear (&r);
+
+  r = weft ("topo", "--dot", dot, WEFT_SOURCE_DIR "/scenarios/pcie-8gpu.yaml",
+            NULL);
+  ck_assert_int_eq (r.status, 0);
+  g_autofree char *graph = NULL;
+  ck_assert (g_file_get_contents (dot, &graph, NULL, NULL));
+  ck_assert_ptr_nonnull (strstr (graph, "\"cpu0\" -- \"cpu1\""));
+  result_clear (&r);
+  g_remove (bad);
+  g_remove (dot);
+  g_rmdir (dir);
+}
+END_TEST
+
+START_TEST (test_params)
+{
+  Result r = weft ("params", NULL);
+
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "bandwidth"));
+  ck_assert_ptr_nonnull (strstr (r.out, "reduce_bandwidth"));
+  result_clear (&r);
+}
+END_TEST
+
 static Suite *
 cli_suite (void)
 {
@@ -191,6 +240,8 @@ cli_suite (void)
 
   tc = tcase_create ("run");
   tcase_add_test (tc, test_run_default_job);
+  tcase_add_test (tc, test_topo);
+  tcase_add_test (tc, test_params);
   suite_add_tcase (s, tc);
   return s;
 }

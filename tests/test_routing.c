@@ -1,0 +1,343 @@
+/* Tests of routing: least-cost paths, ECMP spread, and agreement with a
+ * plain shortest-path search over the whole graph. */
+#include "rng.h"
+#include "routing.h"
+#include "scenario.h"
+
+#include <check.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
+
+static WeftScenario *
+load (const char *file)
+{
+  g_autofree char *path = g_build_filename (SCENARIOS, file, NULL);
+  g_autoptr (GError) error = NULL;
+  WeftScenario *s = weft_scenario_load (path, &error);
+
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  return s;
+}
+
+static uint32_t
+node (const WeftTopology *topo, const char *name)
+{
+  uint32_t id = weft_topology_find_node (topo, name);
+
+  ck_assert_msg (id != WEFT_NONE, "no node %s", name);
+  return id;
+}
+
+/* Check that @path runs from @src to @dst link by link; return its cost. */
+static uint64_t
+check_path (const WeftTopology *topo, GArray *path, uint32_t src, uint32_t dst)
+{
+  uint32_t at = src;
+  uint64_t cost = 0;
+
+  for (guint i = 0; i < path->len; i++)
+    {
+      const WeftLink *l = &topo->links[g_array_index (path, uint32_t, i)];
+      ck_assert_uint_eq (l->src, at);
+      at = l->dst;
+      cost += l->cost;
+    }
+  ck_assert_uint_eq (at, dst);
+  return cost;
+}
+
+/* Least costs from @src over the whole graph, by a plain Dijkstra. */
+static uint64_t *
+dijkstra (const WeftTopology *topo, uint32_t src)
+{
+  uint64_t *dist = g_new (uint64_t, topo->n_nodes);
+  gboolean *done = g_new0 (gboolean, topo->n_nodes);
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    dist[n] = G_MAXUINT64;
+  dist[src] = 0;
+  for (;;)
+    {
+      uint32_t best = WEFT_NONE;
+      for (uint32_t n = 0; n < topo->n_nodes; n++)
+        if (!done[n] && dist[n] != G_MAXUINT64
+            && (best == WEFT_NONE || dist[n] < dist[best]))
+          best = n;
+      if (best == WEFT_NONE)
+        break;
+      done[best] = TRUE;
+      for (uint32_t i = topo->out_start[best]; i < topo->out_start[best + 1];
+           i++)
+        {
+          const WeftLink *l = &topo->links[topo->out_links[i]];
+          if (dist[best] + l->cost < dist[l->dst])
+            dist[l->dst] = dist[best] + l->cost;
+        }
+    }
+  g_free (done);
+  return dist;
+}
+
+static const char *
+type_of (const WeftTopology *topo, uint32_t link)
+{
+  return ((WeftLinkType *) g_ptr_array_index (topo->link_types,
+                                              topo->links[link].type))->name;
+}
+
+START_TEST (test_nvlink_through_every_nvswitch)
+{
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  uint32_t src = node (s->topo, "dgx/gpu0"), dst = node (s->topo, "dgx/gpu5");
+  uint32_t via[4] = { 0 };
+
+  for (uint64_t flow = 0; flow < 400; flow++)
+    {
+      ck_assert (weft_routing_path (r, src, dst, flow, path));
+      ck_assert_uint_eq (path->len, 2);
+      ck_assert_uint_eq (check_path (s->topo, path, src, dst), 2);
+      uint32_t l = g_array_index (path, uint32_t, 0);
+      ck_assert_str_eq (type_of (s->topo, l), "nvlink4");
+      const char *sw = s->topo->nodes[s->topo->links[l].dst].name;
+      ck_assert (g_str_has_prefix (sw, "dgx/nvswitch"));
+      via[sw[strlen (sw) - 1] - '0']++;
+    }
+  /* Four equal-cost next hops, each taken by about a quarter of the flows
+   * (binomial sd ~8.7 of 100: allow four of them). */
+  for (int i = 0; i < 4; i++)
+    ck_assert_msg (via[i] >= 65 && via[i] <= 135, "nvswitch%d: %u", i, via[i]);
+}
+END_TEST
+
+START_TEST (test_cube_mesh_prefers_nvlink)
+{
+  g_autoptr (WeftScenario) s = load ("dgx1-v100.yaml");
+  g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  uint32_t src = node (s->topo, "dgx/gpu0"), dst = node (s->topo, "dgx/gpu5");
+  gboolean through[8] = { FALSE };
+
+  /* gpu0 and gpu5 share no NVLink; two NVLink hops (through gpu1 or gpu4)
+   * beat the PCIe path. */
+  for (uint64_t flow = 0; flow < 64; flow++)
+    {
+      ck_assert (weft_routing_path (r, src, dst, flow, path));
+      ck_assert_uint_eq (path->len, 2);
+      for (guint i = 0; i < 2; i++)
+        ck_assert_str_eq (type_of (s->topo, g_array_index (path, uint32_t, i)),
+                          "nvlink2");
+      const char *mid = s->topo->nodes[s->topo->links[g_array_index (
+                                           path, uint32_t, 0)].dst].name;
+      through[mid[strlen (mid) - 1] - '0'] = TRUE;
+    }
+  ck_assert (through[1] && through[4]);
+}
+END_TEST
+
+START_TEST (test_pcie_paths)
+{
+  g_autoptr (WeftScenario) s = load ("pcie-8gpu.yaml");
+  g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  const char *across[] = { "gpu0", "pcie0", "cpu0", "cpu1", "pcie1", "gpu5" };
+
+  ck_assert (weft_routing_path (r, node (s->topo, "gpu0"),
+                                node (s->topo, "gpu3"), 0, path));
+  ck_assert_uint_eq (path->len, 2);
+  ck_assert (weft_routing_path (r, node (s->topo, "gpu0"),
+                                node (s->topo, "gpu5"), 0, path));
+  ck_assert_uint_eq (path->len, 5);
+  for (guint i = 0; i < path->len; i++)
+    {
+      const WeftLink *l = &s->topo->links[g_array_index (path, uint32_t, i)];
+      ck_assert_str_eq (s->topo->nodes[l->src].name, across[i]);
+      ck_assert_str_eq (s->topo->nodes[l->dst].name, across[i + 1]);
+    }
+}
+END_TEST
+
+/* Routes are valid paths whose cost is the least cost over the whole graph. */
+static void
+check_against_dijkstra (const WeftScenario *s, int sources, uint64_t seed)
+{
+  const WeftTopology *topo = s->topo;
+  g_autoptr (WeftRouting) r = weft_routing_new (topo);
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  WeftRng rng;
+
+  weft_rng_init (&rng, seed, 0);
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+  for (int k = 0; k < sources; k++)
+    {
+      uint32_t src = g_array_index (gpus, uint32_t,
+                                    weft_rng_below (&rng, gpus->len));
+      g_autofree uint64_t *dist = dijkstra (topo, src);
+      for (guint j = 0; j < gpus->len; j++)
+        {
+          uint32_t dst = g_array_index (gpus, uint32_t, j);
+          uint64_t cost = weft_routing_cost (r, src, dst);
+          ck_assert_msg (cost == dist[dst], "%s -> %s: %" G_GUINT64_FORMAT
+                         " vs %" G_GUINT64_FORMAT, topo->nodes[src].name,
+                         topo->nodes[dst].name, cost, dist[dst]);
+          ck_assert (weft_routing_path (r, src, dst, j, path));
+          ck_assert_uint_eq (check_path (topo, path, src, dst), cost);
+        }
+    }
+}
+
+START_TEST (test_rail_fabric_least_cost)
+{
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+
+  check_against_dijkstra (s, 6, 1);
+}
+END_TEST
+
+START_TEST (test_small_scenarios_least_cost)
+{
+  const char *files[] = { "dgx1-v100.yaml", "dgx-h100.yaml", "pcie-8gpu.yaml",
+                          "gb200-nvl72.yaml" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autoptr (WeftScenario) s = load (files[i]);
+      check_against_dijkstra (s, 4, i);
+    }
+}
+END_TEST
+
+START_TEST (test_rail_planes_cross_in_server)
+{
+  /* Rails as separate planes: a route between rails crosses NVLink or PCIe
+   * in the sending or receiving server, never a third server. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-route-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "planes.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\ninclude: %s/presets/servers.yaml\n"
+      "nodes: [{name: 'node[0-3]', template: dgx-h100}]\n"
+      "fabrics: [{kind: fat-tree, name: ib, endpoints: 'node[0-3]/nic[0-7]',"
+      " rails: 8, planes: true, switch: quantum2, link: ib-ndr}]\n",
+      SCENARIOS);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_remove (path);
+  g_rmdir (dir);
+
+  check_against_dijkstra (s, 8, 7);
+  g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
+  g_autoptr (GArray) links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  uint32_t src = node (s->topo, "node0/gpu0"), dst = node (s->topo, "node2/gpu5");
+  for (uint64_t flow = 0; flow < 50; flow++)
+    {
+      ck_assert (weft_routing_path (r, src, dst, flow, links));
+      for (guint i = 0; i < links->len; i++)
+        {
+          const char *name = s->topo->nodes[s->topo->links[g_array_index (
+                                                links, uint32_t, i)].dst].name;
+          ck_assert_msg (g_str_has_prefix (name, "node0/")
+                         || g_str_has_prefix (name, "node2/")
+                         || g_str_has_prefix (name, "ib/"), "through %s", name);
+        }
+    }
+}
+END_TEST
+
+START_TEST (test_fat_tree_ecmp_spread)
+{
+  g_autoptr (WeftScenario) s = load ("h100-1024-fat-tree.yaml");
+  g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  uint32_t src = node (s->topo, "node0/gpu0");
+  uint32_t dst = node (s->topo, "node127/gpu0");
+  uint32_t spines[16] = { 0 };
+  const uint32_t flows = 3200;
+
+  for (uint64_t flow = 0; flow < flows; flow++)
+    {
+      ck_assert (weft_routing_path (r, src, dst, flow, path));
+      gboolean crossed = FALSE;
+      for (guint i = 0; i < path->len; i++)
+        {
+          const char *name = s->topo->nodes[s->topo->links[g_array_index (
+                                                path, uint32_t, i)].dst].name;
+          if (g_str_has_prefix (name, "ib/spine"))
+            {
+              spines[atoi (name + strlen ("ib/spine"))]++;
+              crossed = TRUE;
+            }
+        }
+      ck_assert (crossed);
+    }
+  /* 16 equal-cost spines: 200 flows each on average, binomial sd 13.7;
+   * every spine within 25% (3.6 sd) of the mean. */
+  for (int i = 0; i < 16; i++)
+    ck_assert_msg (spines[i] >= 150 && spines[i] <= 250, "spine%d: %u", i,
+                   spines[i]);
+
+  /* Route state stays with the fabric: a few thousand routes need cost
+   * arrays over the 48 fabric switches for the leaves they enter by, and
+   * one table for the server template; nothing grows with GPU pairs. */
+  WeftRng rng;
+  weft_rng_init (&rng, 5, 0);
+  for (int i = 0; i < 2000; i++)
+    {
+      g_autofree char *a = g_strdup_printf ("node%u/gpu%u",
+                                            (unsigned) weft_rng_below (&rng, 128),
+                                            (unsigned) weft_rng_below (&rng, 8));
+      g_autofree char *b = g_strdup_printf ("node%u/gpu%u",
+                                            (unsigned) weft_rng_below (&rng, 128),
+                                            (unsigned) weft_rng_below (&rng, 8));
+      ck_assert (weft_routing_path (r, node (s->topo, a), node (s->topo, b), i,
+                                    path));
+    }
+  ck_assert_uint_le (weft_routing_memory (r), 32 * 48 * 4 + 26 * 26 * 4);
+}
+END_TEST
+
+static Suite *
+routing_suite (void)
+{
+  Suite *s = suite_create ("routing");
+  TCase *tc;
+
+  tc = tcase_create ("in a server");
+  tcase_add_test (tc, test_nvlink_through_every_nvswitch);
+  tcase_add_test (tc, test_cube_mesh_prefers_nvlink);
+  tcase_add_test (tc, test_pcie_paths);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("least cost");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_small_scenarios_least_cost);
+  tcase_add_test (tc, test_rail_fabric_least_cost);
+  tcase_add_test (tc, test_rail_planes_cross_in_server);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("ecmp");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_fat_tree_ecmp_spread);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (routing_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}
