@@ -5,9 +5,19 @@
  * PHOLD: N logical processes start with K events each; every event draws an
  * exponential delay (mean 1 us) plus 100 ns of lookahead and schedules one new
  * event on a uniformly random process, until E events have run.
+ *
+ *   weft-bench routes SCENARIO [--pairs N] [--seed S]
+ *
+ * Loads the scenario, builds its topology and routing, then routes every GPU
+ * to the next one (a ring over all GPUs) and N random GPU pairs.  Prints the
+ * time of each stage, the routing state's size and the peak memory.
  */
 #include "rng.h"
+#include "routing.h"
+#include "scenario.h"
 #include "sim.h"
+
+#include <sys/resource.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,14 +116,104 @@ bench_phold (int argc, char **argv)
   return 0;
 }
 
+static double
+seconds_since (gint64 t0)
+{
+  return (g_get_monotonic_time () - t0) / 1e6;
+}
+
+static int
+bench_routes (int argc, char **argv)
+{
+  gint64 pairs = 1000000, seed = 1;
+  GOptionEntry entries[] = {
+    { "pairs", 0, 0, G_OPTION_ARG_INT64, &pairs,
+      "Random GPU pairs to route (default: 1000000)", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed (default: 1)", "S" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_set_summary (context, "Load, build and route a scenario.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || argc != 2)
+    {
+      fprintf (stderr, "weft-bench routes: %s\n",
+               error ? error->message : "expected one scenario");
+      return 2;
+    }
+
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (WeftScenario) s = weft_scenario_load (argv[1], &error);
+  if (s == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+  double load = seconds_since (t0);
+  const WeftTopology *topo = s->topo;
+
+  t0 = g_get_monotonic_time ();
+  g_autoptr (WeftRouting) r = weft_routing_new (topo);
+  double build = seconds_since (t0);
+
+  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  uint64_t hops = 0;
+
+  t0 = g_get_monotonic_time ();
+  for (guint i = 0; i < gpus->len; i++)
+    {
+      uint32_t a = g_array_index (gpus, uint32_t, i);
+      uint32_t b = g_array_index (gpus, uint32_t, (i + 1) % gpus->len);
+      if (!weft_routing_path (r, a, b, i, path))
+        return 1;
+      hops += path->len;
+    }
+  double ring = seconds_since (t0);
+
+  WeftRng rng;
+  weft_rng_init (&rng, (uint64_t) seed, 0);
+  t0 = g_get_monotonic_time ();
+  for (gint64 i = 0; i < pairs; i++)
+    {
+      uint32_t a = g_array_index (gpus, uint32_t,
+                                  weft_rng_below (&rng, gpus->len));
+      uint32_t b = g_array_index (gpus, uint32_t,
+                                  weft_rng_below (&rng, gpus->len));
+      if (!weft_routing_path (r, a, b, (uint64_t) i, path))
+        return 1;
+      hops += path->len;
+    }
+  double random = seconds_since (t0);
+
+  struct rusage usage;
+  getrusage (RUSAGE_SELF, &usage);
+  printf ("routes gpus=%u nodes=%u links=%u load_s=%.2f routing_s=%.2f "
+          "ring_routes=%u ring_s=%.2f random_routes=%" G_GINT64_FORMAT
+          " random_s=%.2f hops=%" G_GUINT64_FORMAT " route_state_MiB=%.1f "
+          "peak_rss_MiB=%.0f\n",
+          gpus->len, topo->n_nodes, topo->n_links / 2, load, build, gpus->len,
+          ring, pairs, random, hops, weft_routing_memory (r) / 1048576.0,
+          usage.ru_maxrss / 1024.0);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc >= 2 && g_strcmp0 (argv[1], "routes") == 0)
+    return bench_routes (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "phold") == 0)
     return bench_phold (argc - 1, argv + 1);
   fprintf (stderr, "Usage: weft-bench BENCHMARK [OPTIONS...]\n\n"
                    "Benchmarks:\n"
                    "  phold   the PHOLD hold model on the event engine\n"
+                   "  routes  load, build and route a scenario\n"
                    "\n'weft-bench BENCHMARK --help' lists its options.\n");
   return 2;
 }
