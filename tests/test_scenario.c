@@ -120,6 +120,10 @@ static const Expect ready[] = {
   /* 32 leaves and 16 spines. */
   { "h100-1024-fat-tree.yaml", 1024, 128 * 8 + 48, 1024, 256, "nvlink4",
     128 * 144, 18 * NV4, NDR },
+  /* 8 planes of 512 leaves, 16 pods x 32 aggregation switches and 32 core
+   * groups of 8. */
+  { "h100-131072-fat-tree.yaml", 131072, 16384 * 8 + 8 * (512 + 512 + 256),
+    131072, 32768, "nvlink4", 16384 * 144, 18 * NV4, NDR },
 };
 
 static uint64_t
