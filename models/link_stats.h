@@ -1,0 +1,58 @@
+/* weft: per-link statistics: bytes carried, busy time, peak queue, and bytes
+ * per time bin.
+ *
+ * Models report traffic as "these bytes were on the wire of link l during
+ * [t0, t1)"; the bytes are spread evenly over that interval and assigned to
+ * the bins it covers.  Bins are kept sparse and in time order per link.
+ * weft_link_stats_bins() hands them out as whole bytes whose sum is exactly
+ * the link's byte count. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "sim.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  uint64_t bytes;               /* data bytes carried (whole transfers) */
+  WeftTime busy;                /* ps during which it carried anything */
+  uint64_t peak_queue;          /* bytes waiting to be sent (packet model) */
+  uint64_t peak_buffer;         /* bytes held in the receiver's input buffer
+                                   (packet model; never above its size) */
+  uint32_t *bin;                /* bin indices, ascending */
+  double *bin_bytes;            /* bytes in each of those bins */
+  uint32_t n_bins, bins_cap;
+} WeftLinkStat;
+
+typedef struct {
+  WeftTime bin_width;           /* ps */
+  WeftLinkStat *links;
+  uint32_t n_links;
+} WeftLinkStats;
+
+/* Statistics for @n_links directed links with bins of @bin_width ps. */
+WeftLinkStats *weft_link_stats_new (uint32_t n_links, WeftTime bin_width);
+void weft_link_stats_free (WeftLinkStats *stats);
+
+/* Spread @bytes over [@t0, @t1) of link @link (t1 > t0), or put them all in
+ * the bin of @t0 when t1 == t0.  Does not touch the byte count or busy
+ * time, which the model keeps with weft_link_stats_count(). */
+void weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
+                             WeftTime t1, double bytes);
+
+/* Add @bytes to link @link's count of bytes carried. */
+void weft_link_stats_count (WeftLinkStats *stats, uint32_t link,
+                            uint64_t bytes);
+
+typedef void (*WeftBinFn) (uint32_t bin, uint64_t bytes, void *user_data);
+
+/* Call @fn for each non-empty bin of @link in time order, with whole bytes
+ * that add up exactly to the link's byte count (by cumulative rounding). */
+void weft_link_stats_bins (const WeftLinkStats *stats, uint32_t link,
+                           WeftBinFn fn, void *user_data);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftLinkStats, weft_link_stats_free)
+
+G_END_DECLS

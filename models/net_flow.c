@@ -1,0 +1,354 @@
+/* weft: the flow fidelity.
+ *
+ * Each transfer is a fluid flow over its path.  When flows start or end,
+ * the rates of the flows that share a link with them are recomputed by
+ * progressive filling (max-min fairness), the rates of all other flows held
+ * fixed; changes at the same instant are gathered into one recomputation.
+ * A flow's last byte arrives when it has drained plus its path's latency.
+ */
+#include "network.h"
+
+#include <math.h>
+#include <string.h>
+
+#define EPSILON 1e-9            /* relative: a link counts as full below it */
+
+typedef struct {
+  double rate;                  /* B/s */
+  double remaining;             /* bytes not yet sent */
+  WeftTime updated;             /* when remaining was last brought up */
+  WeftTimer timer;              /* drained */
+  uint32_t *slot;               /* its index in each path link's list */
+  uint32_t mark;                /* epoch of the last recomputation */
+  double cap;                   /* B/s, INFINITY: none */
+  gboolean frozen;              /* during filling */
+  gboolean live;
+} Flow;
+
+typedef struct {
+  uint32_t *flows;              /* live flows crossing it */
+  uint32_t n, cap;
+  double rate_sum;              /* B/s of those flows */
+  WeftTime last;                /* start of the current rate segment */
+  uint32_t mark;                /* epoch: touched by this recomputation */
+  double residual;              /* during filling */
+  uint32_t unfrozen;            /* during filling */
+  gboolean dirty;               /* a flow started or ended on it */
+} Link;
+
+typedef struct {
+  WeftNetwork base;
+  Flow *flows;                  /* by transfer id */
+  uint32_t flows_cap;
+  Link *links;
+  uint32_t *dirty;              /* links */
+  uint32_t n_dirty, dirty_cap;
+  gboolean pending;             /* a recomputation is scheduled */
+  uint32_t epoch;
+  GArray *affected;             /* flow ids */
+  GArray *touched;              /* link ids */
+  uint64_t recomputations;
+} FlowNet;
+
+static WeftNetwork *
+flow_create (void)
+{
+  FlowNet *f = g_new0 (FlowNet, 1);
+
+  f->affected = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->touched = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  return &f->base;
+}
+
+static void
+flow_destroy (WeftNetwork *net)
+{
+  FlowNet *f = (FlowNet *) net;
+
+  for (uint32_t i = 0; i < f->flows_cap; i++)
+    g_free (f->flows[i].slot);
+  g_free (f->flows);
+  if (f->links)
+    for (uint32_t l = 0; l < net->topo->n_links; l++)
+      g_free (f->links[l].flows);
+  g_free (f->links);
+  g_free (f->dirty);
+  g_array_unref (f->affected);
+  g_array_unref (f->touched);
+  g_free (f);
+}
+
+static void recompute (WeftSim *sim, void *target, void *data);
+
+static void
+mark_dirty (FlowNet *f, uint32_t l)
+{
+  if (f->links[l].dirty)
+    return;
+  f->links[l].dirty = TRUE;
+  if (f->n_dirty == f->dirty_cap)
+    {
+      f->dirty_cap = f->dirty_cap ? f->dirty_cap * 2 : 64;
+      f->dirty = g_renew (uint32_t, f->dirty, f->dirty_cap);
+    }
+  f->dirty[f->n_dirty++] = l;
+  if (!f->pending)
+    {
+      f->pending = TRUE;
+      weft_sim_schedule (f->base.sim, 0, recompute, f, NULL);
+    }
+}
+
+/* Close link @l's current rate segment at @now: its bytes go to the bins. */
+static void
+close_segment (FlowNet *f, uint32_t l, WeftTime now)
+{
+  Link *link = &f->links[l];
+
+  if (now > link->last && link->rate_sum > 0)
+    {
+      weft_link_stats_spread (f->base.stats, l, link->last, now,
+                              link->rate_sum * (double) (now - link->last)
+                                  * 1e-12);
+      f->base.stats->links[l].busy += now - link->last;
+    }
+  link->last = now;
+}
+
+static void
+link_add (Link *link, uint32_t id, uint32_t *slot)
+{
+  if (link->n == link->cap)
+    {
+      link->cap = link->cap ? link->cap * 2 : 4;
+      link->flows = g_renew (uint32_t, link->flows, link->cap);
+    }
+  *slot = link->n;
+  link->flows[link->n++] = id;
+}
+
+static void
+flow_start (WeftNetwork *net, uint32_t id)
+{
+  FlowNet *f = (FlowNet *) net;
+  const WeftTransfer *t = &net->transfers[id];
+
+  if (f->links == NULL)
+    f->links = g_new0 (Link, MAX (net->topo->n_links, 1));
+  if (id >= f->flows_cap)
+    {
+      uint32_t cap = MAX (net->transfers_cap, id + 1);
+      f->flows = g_renew (Flow, f->flows, cap);
+      memset (f->flows + f->flows_cap, 0,
+              (cap - f->flows_cap) * sizeof (Flow));
+      f->flows_cap = cap;
+    }
+
+  Flow *flow = &f->flows[id];
+  flow->rate = 0;
+  flow->remaining = (double) t->bytes;
+  flow->updated = weft_sim_now (net->sim);
+  flow->cap = t->cap > 0 ? t->cap : INFINITY;
+  flow->slot = g_renew (uint32_t, flow->slot, t->path_len);
+  flow->live = TRUE;
+  for (uint32_t i = 0; i < t->path_len; i++)
+    {
+      link_add (&f->links[t->path[i]], id, &flow->slot[i]);
+      mark_dirty (f, t->path[i]);
+    }
+}
+
+static void
+drained (WeftSim *sim, void *target, void *data)
+{
+  FlowNet *f = target;
+  uint32_t id = GPOINTER_TO_UINT (data);
+  Flow *flow = &f->flows[id];
+  const WeftTransfer *t = &f->base.transfers[id];
+  WeftTime now = weft_sim_now (sim);
+
+  for (uint32_t i = 0; i < t->path_len; i++)
+    {
+      uint32_t l = t->path[i];
+      Link *link = &f->links[l];
+      close_segment (f, l, now);
+      link->rate_sum -= flow->rate;
+      if (link->rate_sum < 0 || link->n == 1)
+        link->rate_sum = 0;
+      /* Swap the last flow of the list into this one's place. */
+      uint32_t s = flow->slot[i], moved = link->flows[--link->n];
+      link->flows[s] = moved;
+      if (moved != id)
+        {
+          const WeftTransfer *mt = &f->base.transfers[moved];
+          for (uint32_t k = 0; k < mt->path_len; k++)
+            if (mt->path[k] == l)
+              {
+                f->flows[moved].slot[k] = s;
+                break;
+              }
+        }
+      mark_dirty (f, l);
+    }
+  flow->live = FALSE;
+  flow->rate = 0;
+  weft_network_complete (&f->base, id, t->latency);
+}
+
+/* Progressive filling over the affected flows, the others held fixed. */
+static void
+fill (FlowNet *f, WeftTime now)
+{
+  const WeftTopology *topo = f->base.topo;
+  uint32_t *affected = (uint32_t *) f->affected->data;
+  uint32_t *touched = (uint32_t *) f->touched->data;
+  uint32_t n_aff = f->affected->len, n_touched = f->touched->len;
+
+  /* What the fixed flows leave on each touched link. */
+  for (uint32_t i = 0; i < n_touched; i++)
+    {
+      Link *link = &f->links[touched[i]];
+      link->residual = topo->links[touched[i]].bandwidth - link->rate_sum;
+      link->unfrozen = 0;
+    }
+  for (uint32_t i = 0; i < n_aff; i++)
+    {
+      Flow *flow = &f->flows[affected[i]];
+      const WeftTransfer *t = &f->base.transfers[affected[i]];
+      for (uint32_t k = 0; k < t->path_len; k++)
+        {
+          Link *link = &f->links[t->path[k]];
+          link->residual += flow->rate;
+          link->unfrozen++;
+        }
+      flow->frozen = FALSE;
+      flow->rate = 0;
+    }
+
+  double level = 0;
+  uint32_t left = n_aff;
+  while (left > 0)
+    {
+      /* The next bottleneck: a link filling up, or a flow reaching its cap. */
+      double step = INFINITY;
+      for (uint32_t i = 0; i < n_touched; i++)
+        {
+          const Link *link = &f->links[touched[i]];
+          if (link->unfrozen > 0)
+            step = MIN (step, MAX (link->residual, 0) / link->unfrozen);
+        }
+      for (uint32_t i = 0; i < n_aff; i++)
+        {
+          const Flow *flow = &f->flows[affected[i]];
+          if (!flow->frozen)
+            step = MIN (step, flow->cap - level);
+        }
+      level += step;
+      for (uint32_t i = 0; i < n_touched; i++)
+        {
+          Link *link = &f->links[touched[i]];
+          link->residual -= step * link->unfrozen;
+        }
+      /* Freeze the flows on full links and at their caps. */
+      for (uint32_t i = 0; i < n_aff; i++)
+        {
+          Flow *flow = &f->flows[affected[i]];
+          if (flow->frozen)
+            continue;
+          const WeftTransfer *t = &f->base.transfers[affected[i]];
+          gboolean stop = isfinite (flow->cap)
+                          && flow->cap - level <= EPSILON * flow->cap;
+          for (uint32_t k = 0; k < t->path_len && !stop; k++)
+            {
+              uint32_t l = t->path[k];
+              stop = f->links[l].residual
+                     <= EPSILON * topo->links[l].bandwidth;
+            }
+          if (!stop)
+            continue;
+          flow->frozen = TRUE;
+          flow->rate = level;
+          left--;
+          for (uint32_t k = 0; k < t->path_len; k++)
+            f->links[t->path[k]].unfrozen--;
+        }
+    }
+
+  /* New rates: link sums and drain times. */
+  for (uint32_t i = 0; i < n_touched; i++)
+    f->links[touched[i]].rate_sum = 0;
+  for (uint32_t i = 0; i < n_touched; i++)
+    {
+      Link *link = &f->links[touched[i]];
+      for (uint32_t k = 0; k < link->n; k++)
+        link->rate_sum += f->flows[link->flows[k]].rate;
+    }
+  for (uint32_t i = 0; i < n_aff; i++)
+    {
+      uint32_t id = affected[i];
+      Flow *flow = &f->flows[id];
+      if (flow->rate <= 0)
+        {
+          weft_sim_cancel (f->base.sim, &flow->timer);
+          continue;
+        }
+      double ps = ceil (MAX (flow->remaining, 0) * 1e12 / flow->rate);
+      weft_sim_schedule_timer (f->base.sim, &flow->timer, (WeftTime) ps,
+                               drained, f, GUINT_TO_POINTER (id));
+    }
+  (void) now;
+}
+
+static void
+recompute (WeftSim *sim, void *target, void *data)
+{
+  FlowNet *f = target;
+  WeftTime now = weft_sim_now (sim);
+  (void) data;
+
+  f->pending = FALSE;
+  f->epoch++;
+  f->recomputations++;
+  g_array_set_size (f->affected, 0);
+  g_array_set_size (f->touched, 0);
+
+  /* The affected flows cross a dirty link; they touch these links. */
+  for (uint32_t d = 0; d < f->n_dirty; d++)
+    {
+      Link *dirty = &f->links[f->dirty[d]];
+      dirty->dirty = FALSE;
+      for (uint32_t k = 0; k < dirty->n; k++)
+        {
+          uint32_t id = dirty->flows[k];
+          Flow *flow = &f->flows[id];
+          if (flow->mark == f->epoch)
+            continue;
+          flow->mark = f->epoch;
+          g_array_append_val (f->affected, id);
+          /* Bring its byte count up to now at the old rate. */
+          flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
+          flow->updated = now;
+          const WeftTransfer *t = &f->base.transfers[id];
+          for (uint32_t p = 0; p < t->path_len; p++)
+            {
+              uint32_t l = t->path[p];
+              if (f->links[l].mark != f->epoch)
+                {
+                  f->links[l].mark = f->epoch;
+                  close_segment (f, l, now);
+                  g_array_append_val (f->touched, l);
+                }
+            }
+        }
+    }
+  f->n_dirty = 0;
+  if (f->affected->len > 0)
+    fill (f, now);
+}
+
+const WeftNetworkClass weft_network_flow_class = {
+  .name = "flow",
+  .create = flow_create,
+  .start = flow_start,
+  .destroy = flow_destroy,
+};

@@ -1,0 +1,189 @@
+/* weft: the network interface, and what the fidelities share. */
+#include "network.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const fidelity_names[] = { "packet", "flow", "analytical" };
+
+gboolean
+weft_fidelity_parse (const char *name, WeftFidelity *fidelity)
+{
+  for (int i = 0; i < 3; i++)
+    if (g_strcmp0 (name, fidelity_names[i]) == 0)
+      {
+        *fidelity = (WeftFidelity) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+weft_fidelity_name (WeftFidelity fidelity)
+{
+  return fidelity_names[fidelity];
+}
+
+static const WeftNetworkClass *const classes[] = {
+  [WEFT_FIDELITY_PACKET] = &weft_network_packet_class,
+  [WEFT_FIDELITY_FLOW] = &weft_network_flow_class,
+  [WEFT_FIDELITY_ANALYTICAL] = &weft_network_analytical_class,
+};
+
+WeftNetwork *
+weft_network_new (WeftSim *sim, const WeftTopology *topo,
+                  const WeftNetworkConfig *config)
+{
+  const WeftNetworkClass *klass = classes[config->fidelity];
+  WeftNetwork *net = klass->create ();
+
+  net->klass = klass;
+  net->sim = sim;
+  net->topo = topo;
+  net->routing = weft_routing_new (topo);
+  net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
+  net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
+  return net;
+}
+
+void
+weft_network_free (WeftNetwork *net)
+{
+  if (net == NULL)
+    return;
+  for (uint32_t i = 0; i < net->n_transfers; i++)
+    g_free (net->transfers[i].path);
+  g_free (net->transfers);
+  g_free (net->free_transfers);
+  g_array_unref (net->scratch);
+  g_free (net->reduce_free_at);
+  weft_routing_free (net->routing);
+  weft_link_stats_free (net->stats);
+  net->klass->destroy (net);
+}
+
+WeftTime
+weft_network_node_latency (const WeftNetwork *net, uint32_t node)
+{
+  const WeftNode *n = &net->topo->nodes[node];
+
+  return n->kind == WEFT_NODE_SWITCH || n->kind == WEFT_NODE_NIC
+             ? n->device->latency
+             : 0;
+}
+
+/* Latency and bottleneck of the path in @links. */
+static void
+path_figures (const WeftNetwork *net, const uint32_t *links, uint32_t n,
+              WeftTime *latency, double *bottleneck)
+{
+  *latency = 0;
+  *bottleneck = INFINITY;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      const WeftLink *l = &net->topo->links[links[i]];
+      *latency += l->latency;
+      if (i + 1 < n)
+        *latency += weft_network_node_latency (net, l->dst);
+      *bottleneck = MIN (*bottleneck, l->bandwidth);
+    }
+}
+
+WeftTime
+weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
+                         uint64_t bytes)
+{
+  WeftTime latency;
+  double bottleneck;
+
+  if (src == dst || bytes == 0)
+    return 0;
+  if (!weft_routing_path (net->routing, src, dst, 0, net->scratch))
+    return WEFT_TIME_MAX;
+  path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
+                &latency, &bottleneck);
+  return latency + (WeftTime) ceil ((double) bytes * 1e12 / bottleneck);
+}
+
+void
+weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
+                       uint64_t bytes, double cap, WeftEventFn done,
+                       void *target, void *data)
+{
+  g_assert (src < net->topo->n_nodes && dst < net->topo->n_nodes);
+  net->started++;
+  if (src == dst || bytes == 0)
+    {
+      net->finished++;
+      weft_sim_schedule (net->sim, 0, done, target, data);
+      return;
+    }
+
+  uint32_t id;
+  if (net->n_free > 0)
+    id = net->free_transfers[--net->n_free];
+  else
+    {
+      if (net->n_transfers == net->transfers_cap)
+        {
+          net->transfers_cap = net->transfers_cap ? net->transfers_cap * 2 : 64;
+          net->transfers = g_renew (WeftTransfer, net->transfers,
+                                    net->transfers_cap);
+          net->free_transfers = g_renew (uint32_t, net->free_transfers,
+                                         net->transfers_cap);
+        }
+      id = net->n_transfers++;
+    }
+
+  WeftTransfer *t = &net->transfers[id];
+  uint64_t flow = net->next_flow++;
+  gboolean routed = weft_routing_path (net->routing, src, dst, flow,
+                                       net->scratch);
+  g_assert (routed);            /* the loader refuses unreachable GPUs */
+  *t = (WeftTransfer) {
+    .src = src,
+    .dst = dst,
+    .bytes = bytes,
+    .cap = cap,
+    .flow = flow,
+    .path = g_memdup2 (net->scratch->data,
+                       net->scratch->len * sizeof (uint32_t)),
+    .path_len = net->scratch->len,
+    .started = weft_sim_now (net->sim),
+    .done = done,
+    .target = target,
+    .data = data,
+  };
+  path_figures (net, t->path, t->path_len, &t->latency, &t->bottleneck);
+  net->klass->start (net, id);
+}
+
+void
+weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
+{
+  WeftTransfer *t = &net->transfers[id];
+
+  for (uint32_t i = 0; i < t->path_len; i++)
+    weft_link_stats_count (net->stats, t->path[i], t->bytes);
+  net->finished++;
+  net->bytes_delivered += t->bytes;
+  weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);
+  g_clear_pointer (&t->path, g_free);
+  net->free_transfers[net->n_free++] = id;
+}
+
+void
+weft_network_switch_reduce (WeftNetwork *net, uint32_t node, uint64_t bytes,
+                            WeftEventFn done, void *target, void *data)
+{
+  const WeftNode *n = &net->topo->nodes[node];
+  WeftTime now = weft_sim_now (net->sim);
+
+  g_assert (n->kind == WEFT_NODE_SWITCH && n->device->reduce_bandwidth > 0);
+  WeftTime start = MAX (now, net->reduce_free_at[node]);
+  WeftTime end = start + (WeftTime) ceil ((double) bytes * 1e12
+                                          / n->device->reduce_bandwidth);
+  net->reduce_free_at[node] = end;
+  weft_sim_schedule_at (net->sim, end, done, target, data);
+}

@@ -1,0 +1,126 @@
+/* weft: the network, one interface with three fidelities.
+ *
+ * Everything above the network (collectives, traces) asks for
+ * weft_network_transfer(): move these bytes from this node to that one and
+ * call me when the last byte has arrived.  What answers is chosen per run:
+ *
+ *   packet      messages cut into packets, per-port queues with finite
+ *               buffers, credit-based lossless flow control, ECMP;
+ *   flow        fluid flows whose rates are max-min fair over the links,
+ *               recomputed when a flow starts or ends;
+ *   analytical  latency plus bytes over the path's bottleneck, no sharing.
+ *
+ * docs/network-models.md gives the equations. */
+#pragma once
+
+#include "link_stats.h"
+#include "routing.h"
+#include "sim.h"
+#include "topology.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  WEFT_FIDELITY_PACKET,
+  WEFT_FIDELITY_FLOW,
+  WEFT_FIDELITY_ANALYTICAL,
+} WeftFidelity;
+
+/* Parse "packet", "flow" or "analytical". */
+gboolean weft_fidelity_parse (const char *name, WeftFidelity *fidelity);
+const char *weft_fidelity_name (WeftFidelity fidelity);
+
+typedef struct _WeftNetwork WeftNetwork;
+
+/* Per-fidelity operations: a const table, as model kinds are. */
+typedef struct {
+  const char *name;
+  WeftNetwork *(*create) (void);
+  void (*start) (WeftNetwork *net, uint32_t transfer);
+  void (*destroy) (WeftNetwork *net);
+} WeftNetworkClass;
+
+/* One transfer in progress. */
+typedef struct {
+  uint32_t src, dst;            /* nodes */
+  uint64_t bytes;
+  double cap;                   /* B/s, 0: none */
+  uint64_t flow;                /* id, for ECMP and ordering */
+  uint32_t *path;               /* its directed links, in order */
+  uint32_t path_len;
+  WeftTime latency;             /* ps: links and the nodes between them */
+  double bottleneck;            /* B/s: the slowest link of the path */
+  WeftTime started;
+  WeftEventFn done;
+  void *target, *data;
+} WeftTransfer;
+
+struct _WeftNetwork {
+  const WeftNetworkClass *klass;
+  WeftSim *sim;
+  const WeftTopology *topo;
+  WeftRouting *routing;         /* owned */
+  WeftLinkStats *stats;         /* owned */
+
+  WeftTransfer *transfers;      /* by id; slots are reused */
+  uint32_t n_transfers, transfers_cap;
+  uint32_t *free_transfers;
+  uint32_t n_free;
+  GArray *scratch;              /* a path being routed */
+
+  uint64_t next_flow;
+  uint64_t started, finished;   /* transfers */
+  uint64_t bytes_delivered;
+
+  /* In-switch reduction engines: when each switch's engine is next free. */
+  WeftTime *reduce_free_at;
+};
+
+typedef struct {
+  WeftFidelity fidelity;
+  WeftTime bin_width;           /* ps, for the link statistics */
+} WeftNetworkConfig;
+
+/* A network of @config's fidelity over the finished @topo, driven by @sim.
+ * Both must outlive it. */
+WeftNetwork *weft_network_new (WeftSim *sim, const WeftTopology *topo,
+                               const WeftNetworkConfig *config);
+void weft_network_free (WeftNetwork *net);
+
+/* Move @bytes from node @src to node @dst, at most at @cap B/s (0: no cap),
+ * and run done(sim, target, data) when the last byte has arrived.  A
+ * transfer to the node itself, or of no bytes, completes at once. */
+void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
+                            uint64_t bytes, double cap, WeftEventFn done,
+                            void *target, void *data);
+
+/* Reduce @bytes in switch @node's in-network reduction engine (NVLS,
+ * SHARP): requests are served one after another at the switch's
+ * reduce_bandwidth; done runs when this one is finished.  The switch must
+ * have that capability. */
+void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
+                                 uint64_t bytes, WeftEventFn done,
+                                 void *target, void *data);
+
+/* The time an idle path from @src to @dst would take for @bytes: its
+ * latency plus bytes over its bottleneck.  The closed form every fidelity
+ * meets on an uncongested transfer. */
+WeftTime weft_network_ideal_time (WeftNetwork *net, uint32_t src,
+                                  uint32_t dst, uint64_t bytes);
+
+/* ---- for the fidelities ---- */
+
+/* Finish transfer @id now: account it and call its done function after the
+ * path's latency has passed (@delay ps). */
+void weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay);
+
+/* The latency a node adds when traffic passes through it. */
+WeftTime weft_network_node_latency (const WeftNetwork *net, uint32_t node);
+
+extern const WeftNetworkClass weft_network_packet_class;
+extern const WeftNetworkClass weft_network_flow_class;
+extern const WeftNetworkClass weft_network_analytical_class;
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftNetwork, weft_network_free)
+
+G_END_DECLS
