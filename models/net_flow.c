@@ -11,7 +11,15 @@
 #include <math.h>
 #include <string.h>
 
-#define EPSILON 1e-9            /* relative: a link counts as full below it */
+/* An event of progressive filling: a link fills up, or a flow reaches its
+ * cap, when the common level reaches `level`. */
+typedef struct {
+  double level;
+  uint32_t link;                /* touched link, or flow | FLOW_BIT for caps */
+  uint32_t version;
+} Item;
+
+#define FLOW_BIT 0x80000000u
 
 typedef struct {
   double rate;                  /* B/s */
@@ -21,6 +29,7 @@ typedef struct {
   uint32_t *slot;               /* its index in each path link's list */
   uint32_t mark;                /* epoch of the last recomputation */
   double cap;                   /* B/s, INFINITY: none */
+  double old_rate;              /* during filling */
   gboolean frozen;              /* during filling */
   gboolean live;
 } Flow;
@@ -33,6 +42,8 @@ typedef struct {
   uint32_t mark;                /* epoch: touched by this recomputation */
   double residual;              /* during filling */
   uint32_t unfrozen;            /* during filling */
+  uint32_t version;             /* during filling: heap entries older are stale */
+  uint32_t index;               /* during filling: position among touched */
   gboolean dirty;               /* a flow started or ended on it */
 } Link;
 
@@ -47,6 +58,8 @@ typedef struct {
   uint32_t epoch;
   GArray *affected;             /* flow ids */
   GArray *touched;              /* link ids */
+  GArray *heap;                 /* Item */
+  GArray *freeze;               /* flow ids */
   uint64_t recomputations;
 } FlowNet;
 
@@ -57,6 +70,8 @@ flow_create (void)
 
   f->affected = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   f->touched = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->heap = g_array_new (FALSE, FALSE, sizeof (Item));
+  f->freeze = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   return &f->base;
 }
 
@@ -75,6 +90,8 @@ flow_destroy (WeftNetwork *net)
   g_free (f->dirty);
   g_array_unref (f->affected);
   g_array_unref (f->touched);
+  g_array_unref (f->heap);
+  g_array_unref (f->freeze);
   g_free (f);
 }
 
@@ -195,14 +212,61 @@ drained (WeftSim *sim, void *target, void *data)
   weft_network_complete (&f->base, id, t->latency);
 }
 
-/* Progressive filling over the affected flows, the others held fixed. */
+/* ---- a min-heap of (level, link) with lazy deletion ---- */
+
+
 static void
-fill (FlowNet *f, WeftTime now)
+push (GArray *heap, Item item)
+{
+  g_array_append_val (heap, item);
+  Item *h = (Item *) heap->data;
+  size_t i = heap->len - 1;
+  while (i > 0 && h[(i - 1) / 2].level > item.level)
+    {
+      h[i] = h[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+  h[i] = item;
+}
+
+static Item
+pop (GArray *heap)
+{
+  Item *h = (Item *) heap->data;
+  Item top = h[0], last = h[heap->len - 1];
+  size_t n = heap->len - 1, i = 0;
+
+  for (;;)
+    {
+      size_t c = 2 * i + 1;
+      if (c >= n)
+        break;
+      if (c + 1 < n && h[c + 1].level < h[c].level)
+        c++;
+      if (h[c].level >= last.level)
+        break;
+      h[i] = h[c];
+      i = c;
+    }
+  if (n > 0)
+    h[i] = last;
+  g_array_set_size (heap, n);
+  return top;
+}
+
+/* Progressive filling over the affected flows, the others held fixed.  All
+ * unfrozen flows rise together; link l fills when the common level reaches
+ * residual_l / unfrozen_l, and a capped flow stops at its cap.  Taking
+ * these events in order of level (a heap, with stale entries skipped) gives
+ * the max-min fair rates in O(path links x log) per flow. */
+static void
+fill (FlowNet *f)
 {
   const WeftTopology *topo = f->base.topo;
   uint32_t *affected = (uint32_t *) f->affected->data;
   uint32_t *touched = (uint32_t *) f->touched->data;
   uint32_t n_aff = f->affected->len, n_touched = f->touched->len;
+  GArray *heap = f->heap;
 
   /* What the fixed flows leave on each touched link. */
   for (uint32_t i = 0; i < n_touched; i++)
@@ -210,6 +274,7 @@ fill (FlowNet *f, WeftTime now)
       Link *link = &f->links[touched[i]];
       link->residual = topo->links[touched[i]].bandwidth - link->rate_sum;
       link->unfrozen = 0;
+      link->version = 0;
     }
   for (uint32_t i = 0; i < n_aff; i++)
     {
@@ -219,74 +284,86 @@ fill (FlowNet *f, WeftTime now)
         {
           Link *link = &f->links[t->path[k]];
           link->residual += flow->rate;
+          link->rate_sum -= flow->rate;
           link->unfrozen++;
         }
       flow->frozen = FALSE;
+      flow->old_rate = flow->rate;
       flow->rate = 0;
     }
 
-  double level = 0;
-  uint32_t left = n_aff;
-  while (left > 0)
+  g_array_set_size (heap, 0);
+  for (uint32_t i = 0; i < n_touched; i++)
     {
-      /* The next bottleneck: a link filling up, or a flow reaching its cap. */
-      double step = INFINITY;
-      for (uint32_t i = 0; i < n_touched; i++)
+      Link *link = &f->links[touched[i]];
+      if (link->unfrozen > 0)
+        push (heap, (Item) { MAX (link->residual, 0) / link->unfrozen, i, 0 });
+      link->index = i;
+    }
+  for (uint32_t i = 0; i < n_aff; i++)
+    if (isfinite (f->flows[affected[i]].cap))
+      push (heap, (Item) { f->flows[affected[i]].cap, i | FLOW_BIT, 0 });
+
+  uint32_t left = n_aff;
+  while (left > 0 && heap->len > 0)
+    {
+      Item top = pop (heap);
+      double level = top.level;
+
+      if (top.link & FLOW_BIT)
         {
-          const Link *link = &f->links[touched[i]];
-          if (link->unfrozen > 0)
-            step = MIN (step, MAX (link->residual, 0) / link->unfrozen);
-        }
-      for (uint32_t i = 0; i < n_aff; i++)
-        {
-          const Flow *flow = &f->flows[affected[i]];
-          if (!flow->frozen)
-            step = MIN (step, flow->cap - level);
-        }
-      level += step;
-      for (uint32_t i = 0; i < n_touched; i++)
-        {
-          Link *link = &f->links[touched[i]];
-          link->residual -= step * link->unfrozen;
-        }
-      /* Freeze the flows on full links and at their caps. */
-      for (uint32_t i = 0; i < n_aff; i++)
-        {
-          Flow *flow = &f->flows[affected[i]];
-          if (flow->frozen)
+          uint32_t id = affected[top.link & ~FLOW_BIT];
+          if (f->flows[id].frozen)
             continue;
-          const WeftTransfer *t = &f->base.transfers[affected[i]];
-          gboolean stop = isfinite (flow->cap)
-                          && flow->cap - level <= EPSILON * flow->cap;
-          for (uint32_t k = 0; k < t->path_len && !stop; k++)
+          g_array_set_size (f->freeze, 0);
+          g_array_append_val (f->freeze, id);
+        }
+      else
+        {
+          Link *link = &f->links[touched[top.link]];
+          if (top.version != link->version || link->unfrozen == 0)
+            continue;
+          g_array_set_size (f->freeze, 0);
+          for (uint32_t k = 0; k < link->n; k++)
             {
-              uint32_t l = t->path[k];
-              stop = f->links[l].residual
-                     <= EPSILON * topo->links[l].bandwidth;
+              uint32_t id = link->flows[k];
+              if (f->flows[id].mark == f->epoch && !f->flows[id].frozen)
+                g_array_append_val (f->freeze, id);
             }
-          if (!stop)
-            continue;
+        }
+
+      /* Freeze them at this level; their links' levels rise. */
+      for (guint i = 0; i < f->freeze->len; i++)
+        {
+          uint32_t id = g_array_index (f->freeze, uint32_t, i);
+          Flow *flow = &f->flows[id];
+          const WeftTransfer *t = &f->base.transfers[id];
           flow->frozen = TRUE;
           flow->rate = level;
           left--;
           for (uint32_t k = 0; k < t->path_len; k++)
-            f->links[t->path[k]].unfrozen--;
+            {
+              Link *link = &f->links[t->path[k]];
+              link->residual -= level;
+              link->unfrozen--;
+              link->rate_sum += level;
+              link->version++;
+              if (link->unfrozen > 0)
+                push (heap, (Item) { MAX (link->residual, 0) / link->unfrozen,
+                                     link->index, link->version });
+            }
         }
     }
+  g_assert (left == 0);
 
-  /* New rates: link sums and drain times. */
-  for (uint32_t i = 0; i < n_touched; i++)
-    f->links[touched[i]].rate_sum = 0;
-  for (uint32_t i = 0; i < n_touched; i++)
-    {
-      Link *link = &f->links[touched[i]];
-      for (uint32_t k = 0; k < link->n; k++)
-        link->rate_sum += f->flows[link->flows[k]].rate;
-    }
+  /* Drain times at the new rates. */
   for (uint32_t i = 0; i < n_aff; i++)
     {
       uint32_t id = affected[i];
       Flow *flow = &f->flows[id];
+      if (flow->rate == flow->old_rate && weft_sim_timer_pending (f->base.sim,
+                                                                 &flow->timer))
+        continue;
       if (flow->rate <= 0)
         {
           weft_sim_cancel (f->base.sim, &flow->timer);
@@ -296,7 +373,6 @@ fill (FlowNet *f, WeftTime now)
       weft_sim_schedule_timer (f->base.sim, &flow->timer, (WeftTime) ps,
                                drained, f, GUINT_TO_POINTER (id));
     }
-  (void) now;
 }
 
 static void
@@ -343,7 +419,7 @@ recompute (WeftSim *sim, void *target, void *data)
     }
   f->n_dirty = 0;
   if (f->affected->len > 0)
-    fill (f, now);
+    fill (f);
 }
 
 const WeftNetworkClass weft_network_flow_class = {

@@ -7,8 +7,7 @@
  * then a pipe that delays by the link's latency.  Flow control is lossless
  * and credit based, as NVLink and InfiniBand do it: a sender may start a
  * packet only if the receiver's input buffer has room for it (credits), and
- * the room comes back, one link latency later, when the packet has left that
- * buffer.  Switches forward store-and-forward or cut-through (the packet may
+ * the room comes back when the packet has left that buffer.  Switches forward store-and-forward or cut-through (the packet may
  * leave as soon as its header has arrived) after their port-to-port latency.
  * Sources inject their transfers' packets round-robin, one packet ahead of
  * the link.  No packet is dropped, and packets of a flow arrive in order.
@@ -38,6 +37,8 @@ typedef struct {
   double wire;                  /* B/s after encoding, all lanes */
   uint32_t header, payload;     /* of its link type */
   int64_t buffer;               /* the receiver's input buffer, bytes */
+  uint32_t tx_prev;             /* link the packet being sent came in by */
+  uint32_t tx_bytes;            /* its bytes */
   WeftTime idle_from;           /* end of its last transmission */
   double carry;                 /* ps: fraction left over from rounding */
   uint32_t injecting;           /* round-robin list of sourcing transfers */
@@ -61,7 +62,6 @@ typedef struct {
   uint32_t ts_cap;
   Packet *packets;
   uint32_t n_packets, packets_cap, free_packet;
-  uint64_t packet_hops;
 } PacketNet;
 
 static WeftNetwork *
@@ -178,31 +178,16 @@ enqueue (PacketNet *p, uint32_t l, uint32_t pk)
 static void try_send (PacketNet *p, uint32_t l);
 static void inject (PacketNet *p, uint32_t l);
 
-static inline uint64_t
-pack (uint32_t a, uint32_t b)
-{
-  return (uint64_t) a << 32 | b;
-}
-
-static void
-credit_back (WeftSim *sim, void *target, void *data)
-{
-  PacketNet *p = target;
-  uint64_t v = (uint64_t) (uintptr_t) data;
-  uint32_t l = (uint32_t) (v >> 32);
-  (void) sim;
-
-  p->links[l].credits += (uint32_t) v;
-  g_assert (p->links[l].credits <= p->links[l].buffer);
-  try_send (p, l);
-}
-
-/* Give link @l's credits back to its sender one latency from now. */
+/* Give @bytes of room back to link @l's sender: its packet has left the
+ * receiver's buffer.  (The credit's trip back is not delayed: credit loops
+ * matter only when a buffer is smaller than a link's bandwidth-delay
+ * product, and weft's presets are far larger.) */
 static void
 return_credits (PacketNet *p, uint32_t l, uint32_t bytes)
 {
-  weft_sim_schedule (p->base.sim, p->base.topo->links[l].latency, credit_back,
-                     p, (void *) (uintptr_t) pack (l, bytes));
+  p->links[l].credits += bytes;
+  g_assert (p->links[l].credits <= p->links[l].buffer);
+  try_send (p, l);
 }
 
 static void
@@ -215,7 +200,7 @@ arrive (WeftSim *sim, void *target, void *data)
   uint32_t l = t->path[packet->hop];
   (void) sim;
 
-  p->packet_hops++;
+  p->base.packet_hops++;
   if (packet->hop + 1 == t->path_len)
     {
       /* Delivered: in order, or the model is broken. */
@@ -241,9 +226,13 @@ sent (WeftSim *sim, void *target, void *data)
 {
   PacketNet *p = target;
   uint32_t l = GPOINTER_TO_UINT (data);
+  PLink *pl = &p->links[l];
   (void) sim;
 
-  p->links[l].busy = FALSE;
+  pl->busy = FALSE;
+  /* The packet has left the buffer it waited in. */
+  if (pl->tx_prev != NONE)
+    return_credits (p, pl->tx_prev, pl->tx_bytes);
   try_send (p, l);
   if (p->links[l].head == NONE)
     inject (p, l);
@@ -301,15 +290,8 @@ try_send (PacketNet *p, uint32_t l)
         ready = packet->tail_at + node_latency;
       packet->tail_at += node_latency;
     }
-  /* Once it has left the buffer it waited in, that buffer's room goes
-   * back to the previous link's sender. */
-  if (packet->hop > 0)
-    {
-      uint32_t prev = t->path[packet->hop - 1];
-      weft_sim_schedule_at (p->base.sim, end + topo->links[prev].latency,
-                            credit_back, p,
-                            (void *) (uintptr_t) pack (prev, packet->bytes));
-    }
+  pl->tx_prev = packet->hop > 0 ? t->path[packet->hop - 1] : NONE;
+  pl->tx_bytes = packet->bytes;
   weft_sim_schedule_at (p->base.sim, end, sent, p, GUINT_TO_POINTER (l));
   weft_sim_schedule_at (p->base.sim, MAX (ready, now), arrive, p,
                         GUINT_TO_POINTER (pk));

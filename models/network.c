@@ -43,6 +43,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->routing = weft_routing_new (topo);
   net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
   return net;
 }
@@ -57,6 +58,7 @@ weft_network_free (WeftNetwork *net)
   g_free (net->transfers);
   g_free (net->free_transfers);
   g_array_unref (net->scratch);
+  g_array_unref (net->hops);
   g_free (net->reduce_free_at);
   weft_routing_free (net->routing);
   weft_link_stats_free (net->stats);
@@ -90,37 +92,101 @@ path_figures (const WeftNetwork *net, const uint32_t *links, uint32_t n,
     }
 }
 
+/* A transfer split over several first hops finishes with its last part. */
+typedef struct {
+  uint32_t parts;               /* not yet finished */
+  WeftEventFn done;
+  void *target, *data;
+} Split;
+
+static void
+part_done (WeftSim *sim, void *target, void *data)
+{
+  Split *split = target;
+  (void) data;
+
+  if (--split->parts > 0)
+    return;
+  WeftEventFn done = split->done;
+  void *t = split->target, *d = split->data;
+  g_free (split);
+  done (sim, t, d);
+}
+
+/* The route of part @part, leaving by first hop @first (or routed whole
+ * when @first is WEFT_NONE), into net->scratch. */
+static void
+route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
+            uint64_t flow)
+{
+  if (first == WEFT_NONE)
+    {
+      gboolean routed = weft_routing_path (net->routing, src, dst, flow,
+                                           net->scratch);
+      g_assert (routed);        /* the loader refuses unreachable GPUs */
+      return;
+    }
+  uint32_t via = net->topo->links[first].dst;
+  gboolean routed = weft_routing_path (net->routing, via, dst, flow,
+                                       net->scratch);
+  g_assert (routed);
+  g_array_prepend_val (net->scratch, first);
+}
+
+/* How @bytes split over the first hops in net->hops: in proportion to
+ * their bandwidth, the remainder to the first. */
+static uint64_t
+share (const WeftNetwork *net, const GArray *hops, guint i, uint64_t bytes)
+{
+  double total = 0;
+  uint64_t given = 0;
+
+  for (guint k = 0; k < hops->len; k++)
+    total += net->topo->links[g_array_index (hops, uint32_t, k)].bandwidth;
+  uint64_t parts[hops->len];
+  for (guint k = 0; k < hops->len; k++)
+    {
+      double bw = net->topo->links[g_array_index (hops, uint32_t, k)].bandwidth;
+      parts[k] = (uint64_t) floor ((double) bytes * bw / total);
+      given += parts[k];
+    }
+  parts[0] += bytes - given;
+  return parts[i];
+}
+
 WeftTime
 weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
                          uint64_t bytes)
 {
-  WeftTime latency;
-  double bottleneck;
+  WeftTime worst = 0;
 
   if (src == dst || bytes == 0)
     return 0;
-  if (!weft_routing_path (net->routing, src, dst, 0, net->scratch))
-    return WEFT_TIME_MAX;
-  path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
-                &latency, &bottleneck);
-  return latency + (WeftTime) ceil ((double) bytes * 1e12 / bottleneck);
+  weft_routing_first_hops (net->routing, src, dst, net->hops);
+  guint n = MAX (net->hops->len, 1);
+  for (guint i = 0; i < n; i++)
+    {
+      WeftTime latency;
+      double bottleneck;
+      uint64_t part = net->hops->len ? share (net, net->hops, i, bytes) : bytes;
+      route_part (net, src, dst,
+                  net->hops->len ? g_array_index (net->hops, uint32_t, i)
+                                 : WEFT_NONE, 0);
+      path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
+                    &latency, &bottleneck);
+      worst = MAX (worst, latency + (WeftTime) ceil ((double) part * 1e12
+                                                     / bottleneck));
+    }
+  return worst;
 }
 
-void
-weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
-                       uint64_t bytes, double cap, WeftEventFn done,
-                       void *target, void *data)
+static void
+start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
+            double cap, uint32_t first, WeftEventFn done, void *target,
+            void *data)
 {
-  g_assert (src < net->topo->n_nodes && dst < net->topo->n_nodes);
-  net->started++;
-  if (src == dst || bytes == 0)
-    {
-      net->finished++;
-      weft_sim_schedule (net->sim, 0, done, target, data);
-      return;
-    }
-
   uint32_t id;
+
   if (net->n_free > 0)
     id = net->free_transfers[--net->n_free];
   else
@@ -138,9 +204,7 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
 
   WeftTransfer *t = &net->transfers[id];
   uint64_t flow = net->next_flow++;
-  gboolean routed = weft_routing_path (net->routing, src, dst, flow,
-                                       net->scratch);
-  g_assert (routed);            /* the loader refuses unreachable GPUs */
+  route_part (net, src, dst, first, flow);
   *t = (WeftTransfer) {
     .src = src,
     .dst = dst,
@@ -157,6 +221,46 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
   };
   path_figures (net, t->path, t->path_len, &t->latency, &t->bottleneck);
   net->klass->start (net, id);
+}
+
+void
+weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
+                       uint64_t bytes, double cap, WeftEventFn done,
+                       void *target, void *data)
+{
+  g_assert (src < net->topo->n_nodes && dst < net->topo->n_nodes);
+  net->started++;
+  if (src == dst || bytes == 0)
+    {
+      net->finished++;
+      weft_sim_schedule (net->sim, 0, done, target, data);
+      return;
+    }
+
+  /* Traffic leaving by several equal-cost links is striped over all of
+   * them in proportion to their bandwidth, as a GPU spreads its NVLink
+   * traffic over every NVSwitch chip; each stripe is routed on from there
+   * (ECMP by flow). */
+  weft_routing_first_hops (net->routing, src, dst, net->hops);
+  guint n = net->hops->len;
+  if (n <= 1 || bytes < n)
+    {
+      start_part (net, src, dst, bytes, cap, n == 1
+                  ? g_array_index (net->hops, uint32_t, 0) : WEFT_NONE,
+                  done, target, data);
+      return;
+    }
+  Split *split = g_new (Split, 1);
+  *split = (Split) { (uint32_t) n, done, target, data };
+  g_autoptr (GArray) hops = g_array_copy (net->hops);
+  for (guint i = 0; i < n; i++)
+    start_part (net, src, dst, share (net, hops, i, bytes),
+                cap > 0 ? cap * net->topo->links[g_array_index (
+                                    hops, uint32_t, i)].bandwidth
+                              / net->topo->links[g_array_index (
+                                    hops, uint32_t, 0)].bandwidth / n
+                        : 0,
+                g_array_index (hops, uint32_t, i), part_done, split, NULL);
 }
 
 void

@@ -67,10 +67,12 @@ struct _WeftNetwork {
   uint32_t *free_transfers;
   uint32_t n_free;
   GArray *scratch;              /* a path being routed */
+  GArray *hops;                 /* first hops of a transfer being split */
 
   uint64_t next_flow;
   uint64_t started, finished;   /* transfers */
   uint64_t bytes_delivered;
+  uint64_t packet_hops;         /* packet model: packets moved over a link */
 
   /* In-switch reduction engines: when each switch's engine is next free. */
   WeftTime *reduce_free_at;
@@ -89,7 +91,9 @@ void weft_network_free (WeftNetwork *net);
 
 /* Move @bytes from node @src to node @dst, at most at @cap B/s (0: no cap),
  * and run done(sim, target, data) when the last byte has arrived.  A
- * transfer to the node itself, or of no bytes, completes at once. */
+ * transfer to the node itself, or of no bytes, completes at once.  When
+ * several equal-cost links leave @src toward @dst, the bytes are striped
+ * over all of them in proportion to their bandwidth. */
 void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                             uint64_t bytes, double cap, WeftEventFn done,
                             void *target, void *data);

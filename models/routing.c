@@ -622,3 +622,22 @@ weft_routing_path (WeftRouting *r, uint32_t src, uint32_t dst, uint64_t flow,
     }
   return TRUE;
 }
+
+void
+weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
+                         GArray *links)
+{
+  const WeftTopology *topo = r->topo;
+  uint64_t best = weft_routing_cost (r, src, dst);
+
+  g_array_set_size (links, 0);
+  if (src == dst || best == WEFT_ROUTE_UNREACHABLE)
+    return;
+  for (uint32_t i = topo->out_start[src]; i < topo->out_start[src + 1]; i++)
+    {
+      uint32_t l = topo->out_links[i];
+      uint64_t rest = weft_routing_cost (r, topo->links[l].dst, dst);
+      if (rest != WEFT_ROUTE_UNREACHABLE && topo->links[l].cost + rest == best)
+        g_array_append_val (links, l);
+    }
+}

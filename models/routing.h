@@ -37,6 +37,12 @@ uint64_t weft_routing_cost (WeftRouting *routing, uint32_t src, uint32_t dst);
 gboolean weft_routing_path (WeftRouting *routing, uint32_t src, uint32_t dst,
                             uint64_t flow, GArray *links);
 
+/* Replace the contents of @links with the links leaving @src that start a
+ * least-cost route to @dst: the equal-cost first hops (NVLink to each of a
+ * server's NVSwitch chips, say).  Empty when src == dst or unreachable. */
+void weft_routing_first_hops (WeftRouting *routing, uint32_t src,
+                              uint32_t dst, GArray *links);
+
 /* Bytes held by cached per-destination arrays and in-server tables. */
 size_t weft_routing_memory (const WeftRouting *routing);
 

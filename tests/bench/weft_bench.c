@@ -11,13 +11,33 @@
  * Loads the scenario, builds its topology and routing, then routes every GPU
  * to the next one (a ring over all GPUs) and N random GPU pairs.  Prints the
  * time of each stage, the routing state's size and the peak memory.
+ *
+ *   weft-bench packet [--bytes B]
+ *
+ * All-to-all among the 8 GPUs of a DGX H100 (NVLink, 256-byte packets) at
+ * packet fidelity: packet-hops per second.
+ *
+ *   weft-bench flow [--flows N] [--departures D]
+ *
+ * N concurrent flows between random GPUs of the 1024-GPU fat-tree at flow
+ * fidelity; each departure starts a new flow.  Arrivals and departures per
+ * second.
+ *
+ *   weft-bench versus [--servers S] [--bytes B]
+ *
+ * All-to-all among GPU 0 of S servers of the 1024-GPU fat-tree, large
+ * messages, at packet and at flow fidelity: wall time of each and the ratio.
  */
+#include "network.h"
 #include "rng.h"
 #include "routing.h"
 #include "scenario.h"
 #include "sim.h"
 
+#include <stdlib.h>
 #include <sys/resource.h>
+
+#include "units.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,9 +223,242 @@ bench_routes (int argc, char **argv)
   return 0;
 }
 
+static const char *
+scenario_path (const char *file)
+{
+  static char path[4096];
+
+  g_snprintf (path, sizeof path, "%s/scenarios/%s", WEFT_SOURCE_DIR, file);
+  return path;
+}
+
+static WeftScenario *
+load_or_die (const char *file)
+{
+  g_autoptr (GError) error = NULL;
+  WeftScenario *s = weft_scenario_load (scenario_path (file), &error);
+
+  if (s == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      exit (2);
+    }
+  return s;
+}
+
+static void
+count_done (WeftSim *sim, void *target, void *data)
+{
+  (void) sim, (void) data;
+  (*(uint64_t *) target)++;
+}
+
+static uint32_t
+gpu_named (const WeftTopology *topo, const char *format, int a, int b)
+{
+  g_autofree char *name = g_strdup_printf (format, a, b);
+  return weft_topology_find_node (topo, name);
+}
+
+/* All-to-all among @gpus: every ordered pair moves @bytes.  Returns the
+ * simulation's wall time in seconds. */
+static double
+all_to_all (const WeftTopology *topo, const uint32_t *gpus, int n,
+            uint64_t bytes, WeftFidelity fidelity, WeftTime *sim_time,
+            uint64_t *hops, uint64_t *events)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftNetworkConfig config = { fidelity, WEFT_US };
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
+  uint64_t done = 0;
+
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++)
+      if (i != j)
+        weft_network_transfer (net, gpus[i], gpus[j], bytes, 0, count_done,
+                               &done, NULL);
+  weft_sim_run (sim);
+  *sim_time = weft_sim_now (sim);
+  *hops = net->packet_hops;
+  *events = weft_sim_events_run (sim);
+  return seconds_since (t0);
+}
+
+static int
+bench_packet (int argc, char **argv)
+{
+  g_autofree char *size = NULL;
+  GOptionEntry entries[] = {
+    { "bytes", 0, 0, G_OPTION_ARG_STRING, &size,
+      "Bytes per GPU pair (default: 16MiB)", "B" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new (NULL);
+  g_autoptr (GError) error = NULL;
+  uint64_t bytes = 16 << 20;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error)
+      || (size && !weft_parse_size (size, &bytes, &error)))
+    {
+      fprintf (stderr, "weft-bench packet: %s\n", error->message);
+      return 2;
+    }
+  g_autoptr (WeftScenario) s = load_or_die ("dgx-h100.yaml");
+  uint32_t gpus[8];
+  for (int i = 0; i < 8; i++)
+    gpus[i] = gpu_named (s->topo, "dgx/gpu%d", i, 0);
+  WeftTime t;
+  uint64_t hops, events;
+  double seconds = all_to_all (s->topo, gpus, 8, bytes, WEFT_FIDELITY_PACKET,
+                               &t, &hops, &events);
+  printf ("packet gpus=8 bytes_per_pair=%" G_GUINT64_FORMAT " packet_hops=%"
+          G_GUINT64_FORMAT " events=%" G_GUINT64_FORMAT " seconds=%.3f "
+          "packet_hops_per_sec=%.0f simulated_us=%.1f\n",
+          bytes, hops, events, seconds, hops / seconds, t / 1e6);
+  return 0;
+}
+
+typedef struct {
+  WeftNetwork *net;
+  GArray *gpus;
+  WeftRng rng;
+  uint64_t departures, target;
+  uint64_t arrivals;
+} Churn;
+
+static void churn_done (WeftSim *sim, void *target, void *data);
+
+static void
+churn_start (Churn *c)
+{
+  uint32_t a = g_array_index (c->gpus, uint32_t,
+                              weft_rng_below (&c->rng, c->gpus->len));
+  uint32_t b = g_array_index (c->gpus, uint32_t,
+                              weft_rng_below (&c->rng, c->gpus->len));
+  uint64_t bytes = 1 + (uint64_t) weft_rng_exponential (&c->rng, 16 << 20);
+
+  c->arrivals++;
+  weft_network_transfer (c->net, a, b, bytes, 0, churn_done, c, NULL);
+}
+
+static void
+churn_done (WeftSim *sim, void *target, void *data)
+{
+  Churn *c = target;
+  (void) data;
+
+  if (++c->departures >= c->target)
+    {
+      weft_sim_stop (sim);
+      return;
+    }
+  churn_start (c);
+}
+
+static int
+bench_flow (int argc, char **argv)
+{
+  gint64 flows = 100000, departures = 200000;
+  GOptionEntry entries[] = {
+    { "flows", 0, 0, G_OPTION_ARG_INT64, &flows,
+      "Concurrent flows (default: 100000)", "N" },
+    { "departures", 0, 0, G_OPTION_ARG_INT64, &departures,
+      "Departures to run for (default: 200000)", "D" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new (NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || flows < 1)
+    {
+      fprintf (stderr, "weft-bench flow: %s\n",
+               error ? error->message : "--flows must be positive");
+      return 2;
+    }
+  g_autoptr (WeftScenario) s = load_or_die ("h100-1024-fat-tree.yaml");
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US };
+  Churn c = { .net = weft_network_new (sim, s->topo, &config),
+              .gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t)),
+              .target = (uint64_t) departures };
+  weft_rng_init (&c.rng, 1, 0);
+  for (uint32_t n = 0; n < s->topo->n_nodes; n++)
+    if (s->topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (c.gpus, n);
+
+  gint64 t0 = g_get_monotonic_time ();
+  for (gint64 i = 0; i < flows; i++)
+    churn_start (&c);
+  double setup = seconds_since (t0);
+  t0 = g_get_monotonic_time ();
+  weft_sim_run (sim);
+  double seconds = seconds_since (t0);
+  printf ("flow gpus=%u concurrent=%" G_GINT64_FORMAT " arrivals=%"
+          G_GUINT64_FORMAT " departures=%" G_GUINT64_FORMAT
+          " setup_s=%.2f seconds=%.2f changes_per_sec=%.0f\n",
+          c.gpus->len, flows, c.arrivals, c.departures, setup, seconds,
+          (c.arrivals - (uint64_t) flows + c.departures) / seconds);
+  weft_network_free (c.net);
+  g_array_unref (c.gpus);
+  return 0;
+}
+
+static int
+bench_versus (int argc, char **argv)
+{
+  gint64 servers = 16;
+  g_autofree char *size = NULL;
+  GOptionEntry entries[] = {
+    { "servers", 0, 0, G_OPTION_ARG_INT64, &servers,
+      "Servers whose GPU 0 take part (default: 16)", "S" },
+    { "bytes", 0, 0, G_OPTION_ARG_STRING, &size,
+      "Bytes per GPU pair (default: 16MiB)", "B" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new (NULL);
+  g_autoptr (GError) error = NULL;
+  uint64_t bytes = 16 << 20;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error)
+      || (size && !weft_parse_size (size, &bytes, &error)) || servers < 2
+      || servers > 128)
+    {
+      fprintf (stderr, "weft-bench versus: %s\n",
+               error ? error->message : "--servers must be 2 to 128");
+      return 2;
+    }
+  g_autoptr (WeftScenario) s = load_or_die ("h100-1024-fat-tree.yaml");
+  g_autofree uint32_t *gpus = g_new (uint32_t, servers);
+  for (int i = 0; i < servers; i++)
+    gpus[i] = gpu_named (s->topo, "node%d/gpu%d", i * (128 / (int) servers), 0);
+  WeftTime tp, tf;
+  uint64_t hops, events_p, events_f, unused;
+  double packet = all_to_all (s->topo, gpus, (int) servers, bytes,
+                              WEFT_FIDELITY_PACKET, &tp, &hops, &events_p);
+  double flow = all_to_all (s->topo, gpus, (int) servers, bytes,
+                            WEFT_FIDELITY_FLOW, &tf, &unused, &events_f);
+  printf ("versus gpus=%" G_GINT64_FORMAT " bytes_per_pair=%" G_GUINT64_FORMAT
+          " packet_s=%.3f packet_events=%" G_GUINT64_FORMAT " flow_s=%.4f "
+          "flow_events=%" G_GUINT64_FORMAT " speedup=%.0f "
+          "simulated_packet_us=%.1f simulated_flow_us=%.1f\n",
+          servers, bytes, packet, events_p, flow, events_f, packet / flow,
+          tp / 1e6, tf / 1e6);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc >= 2 && g_strcmp0 (argv[1], "packet") == 0)
+    return bench_packet (argc - 1, argv + 1);
+  if (argc >= 2 && g_strcmp0 (argv[1], "flow") == 0)
+    return bench_flow (argc - 1, argv + 1);
+  if (argc >= 2 && g_strcmp0 (argv[1], "versus") == 0)
+    return bench_versus (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "routes") == 0)
     return bench_routes (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "phold") == 0)
@@ -214,6 +467,9 @@ main (int argc, char **argv)
                    "Benchmarks:\n"
                    "  phold   the PHOLD hold model on the event engine\n"
                    "  routes  load, build and route a scenario\n"
+                   "  packet  packet-hops per second, all-to-all on NVLink\n"
+                   "  flow    flow arrivals and departures per second\n"
+                   "  versus  packet against flow on one all-to-all\n"
                    "\n'weft-bench BENCHMARK --help' lists its options.\n");
   return 2;
 }
