@@ -44,6 +44,7 @@ typedef struct {
   uint32_t unfrozen;            /* during filling */
   uint32_t version;             /* during filling: heap entries older are stale */
   uint32_t index;               /* during filling: position among touched */
+  uint32_t fill;                /* during filling: next free member slot */
   gboolean dirty;               /* a flow started or ended on it */
 } Link;
 
@@ -60,6 +61,8 @@ typedef struct {
   GArray *touched;              /* link ids */
   GArray *heap;                 /* Item */
   GArray *freeze;               /* flow ids */
+  GArray *members;              /* affected flows of each touched link */
+  GArray *member_start;         /* per touched link, into members */
   uint64_t recomputations;
 } FlowNet;
 
@@ -72,6 +75,8 @@ flow_create (void)
   f->touched = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   f->heap = g_array_new (FALSE, FALSE, sizeof (Item));
   f->freeze = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->members = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->member_start = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   return &f->base;
 }
 
@@ -92,6 +97,8 @@ flow_destroy (WeftNetwork *net)
   g_array_unref (f->touched);
   g_array_unref (f->heap);
   g_array_unref (f->freeze);
+  g_array_unref (f->members);
+  g_array_unref (f->member_start);
   g_free (f);
 }
 
@@ -292,13 +299,35 @@ fill (FlowNet *f)
       flow->rate = 0;
     }
 
+  /* The affected flows of each touched link, bucketed (a link may carry
+   * many more flows that are held fixed). */
+  g_array_set_size (f->member_start, n_touched + 1);
+  uint32_t *start = (uint32_t *) f->member_start->data;
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < n_touched; i++)
+    {
+      Link *link = &f->links[touched[i]];
+      start[i] = total;
+      total += link->unfrozen;
+      link->index = i;
+      link->fill = start[i];
+    }
+  start[n_touched] = total;
+  g_array_set_size (f->members, total);
+  uint32_t *members = (uint32_t *) f->members->data;
+  for (uint32_t i = 0; i < n_aff; i++)
+    {
+      const WeftTransfer *t = &f->base.transfers[affected[i]];
+      for (uint32_t k = 0; k < t->path_len; k++)
+        members[f->links[t->path[k]].fill++] = affected[i];
+    }
+
   g_array_set_size (heap, 0);
   for (uint32_t i = 0; i < n_touched; i++)
     {
       Link *link = &f->links[touched[i]];
       if (link->unfrozen > 0)
         push (heap, (Item) { MAX (link->residual, 0) / link->unfrozen, i, 0 });
-      link->index = i;
     }
   for (uint32_t i = 0; i < n_aff; i++)
     if (isfinite (f->flows[affected[i]].cap))
@@ -324,12 +353,9 @@ fill (FlowNet *f)
           if (top.version != link->version || link->unfrozen == 0)
             continue;
           g_array_set_size (f->freeze, 0);
-          for (uint32_t k = 0; k < link->n; k++)
-            {
-              uint32_t id = link->flows[k];
-              if (f->flows[id].mark == f->epoch && !f->flows[id].frozen)
-                g_array_append_val (f->freeze, id);
-            }
+          for (uint32_t k = start[top.link]; k < start[top.link + 1]; k++)
+            if (!f->flows[members[k]].frozen)
+              g_array_append_val (f->freeze, members[k]);
         }
 
       /* Freeze them at this level; their links' levels rise. */

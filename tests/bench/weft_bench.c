@@ -380,7 +380,8 @@ bench_flow (int argc, char **argv)
     }
   g_autoptr (WeftScenario) s = load_or_die ("h100-1024-fat-tree.yaml");
   g_autoptr (WeftSim) sim = weft_sim_new ();
-  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US };
+  /* Bins of 100 us: about a thousand over the run, as weft run uses. */
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, 100 * WEFT_US };
   Churn c = { .net = weft_network_new (sim, s->topo, &config),
               .gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t)),
               .target = (uint64_t) departures };
