@@ -1,6 +1,8 @@
 /* weft: the network interface, and what the fidelities share. */
 #include "network.h"
 
+#include "rng.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -45,6 +47,8 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
+  /* Flow ids feed the ECMP hash; the seed decides where they start. */
+  net->next_flow = config->seed ? weft_mix64 (config->seed) : 0;
   return net;
 }
 

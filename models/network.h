@@ -81,6 +81,7 @@ struct _WeftNetwork {
 typedef struct {
   WeftFidelity fidelity;
   WeftTime bin_width;           /* ps, for the link statistics */
+  uint64_t seed;                /* picks the ECMP choices */
 } WeftNetworkConfig;
 
 /* A network of @config's fidelity over the finished @topo, driven by @sim.

@@ -1,96 +1,286 @@
-/* weft: the `weft run` command. */
+/* weft: the `weft run` command: a sweep of collective sizes, printed as
+ * nccl-tests prints it. */
 #include "cli.h"
+#include "collective_run.h"
 #include "log.h"
+#include "names.h"
+#include "scenario.h"
+#include "units.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
-#define DEFAULT_SCENARIO "dgx-h100.yaml"
+#define DEFAULT_SCENARIO WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml"
 
-static const char *const fidelities[] = { "packet", "flow", "analytical" };
+/* Sizes as nccl-tests takes them: a number of bytes with an optional K, M
+ * or G (powers of 1024), or any of weft's size units ("8GiB", "1MB"). */
+static gboolean
+parse_size (const char *text, uint64_t *bytes, GError **error)
+{
+  char *end;
+  guint64 v;
+
+  if (weft_parse_size (text, bytes, NULL))
+    return TRUE;
+  if (!g_ascii_isdigit (text[0]))
+    goto bad;
+  v = g_ascii_strtoull (text, &end, 10);
+  int shift = 0;
+  if (*end == 'K' || *end == 'k')
+    shift = 10, end++;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20, end++;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30, end++;
+  if (*end != '\0' || v > (G_MAXUINT64 >> shift))
+    goto bad;
+  *bytes = v << shift;
+  return TRUE;
+
+bad:
+  g_set_error (error, WEFT_UNITS_ERROR, WEFT_UNITS_ERROR_UNIT,
+               "'%s' is not a size: write bytes with K, M or G as nccl-tests "
+               "does (8, 64K, 8G), or a unit (8B, 1MiB, 8GiB)",
+               text);
+  return FALSE;
+}
+
+/* The GPUs the run uses: all of them in declaration order, or those named
+ * by @selector (a name pattern such as "node[0-3]/gpu[0-7]"). */
+static GArray *
+select_ranks (const WeftTopology *topo, const char *selector, GError **error)
+{
+  GArray *gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+
+  if (selector == NULL)
+    {
+      for (uint32_t n = 0; n < topo->n_nodes; n++)
+        if (topo->nodes[n].kind == WEFT_NODE_GPU)
+          g_array_append_val (gpus, n);
+      return gpus;
+    }
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  if (!weft_names_expand (selector, names, error))
+    {
+      g_array_unref (gpus);
+      return NULL;
+    }
+  for (guint i = 0; i < names->len; i++)
+    {
+      uint32_t id = weft_topology_find_node (topo, g_ptr_array_index (names, i));
+      if (id != WEFT_NONE && topo->nodes[id].kind == WEFT_NODE_GPU)
+        g_array_append_val (gpus, id);
+    }
+  if (gpus->len == 0)
+    {
+      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+                   "rank selector '%s' matches no GPU of the scenario",
+                   selector);
+      g_array_unref (gpus);
+      return NULL;
+    }
+  return gpus;
+}
+
+static int
+usage_error (GOptionContext *context, const char *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  g_autofree char *message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  weft_cli_usage_error (context, "run", message);
+  return WEFT_EXIT_USAGE;
+}
 
 int
 weft_cmd_run (int argc, char **argv)
 {
-  /* GOptionContext does not free a string option's previous value, so the
-   * defaults are filled in after parsing. */
-  g_autofree char *fidelity = NULL;
-  g_autofree char *db = NULL;
-  g_autofree char *log_level = NULL;
-  gint64 seed = 1;
+  g_autofree char *op_name = NULL, *alg_name = NULL, *proto_name = NULL;
+  g_autofree char *begin = NULL, *end = NULL, *fidelity_name = NULL;
+  g_autofree char *ranks = NULL, *log_level = NULL;
+  gint64 factor = 2, seed = 1, channels = 1, chunks = 8;
   GOptionEntry entries[] = {
-    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &fidelity,
+    { "op", 'o', 0, G_OPTION_ARG_STRING, &op_name,
+      "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+      "all_to_all, send_recv (default: all_reduce)", "OP" },
+    { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &alg_name,
+      "auto, ring, tree, rhd, direct or pairwise; auto runs every one that "
+      "fits and keeps the fastest, as NCCL picks (default: auto)", "ALG" },
+    { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_name,
+      "auto, LL, LL128 or Simple (default: auto)", "PROTO" },
+    { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &begin,
+      "Smallest size, as in nccl-tests: 8, 64K, 8G or 8GiB (default: 8)",
+      "SIZE" },
+    { "maxbytes", 'e', 0, G_OPTION_ARG_STRING, &end,
+      "Largest size (default: 8G)", "SIZE" },
+    { "stepfactor", 'f', 0, G_OPTION_ARG_INT64, &factor,
+      "Multiply the size by this from one row to the next (default: 2)", "F" },
+    { "ranks", 0, 0, G_OPTION_ARG_STRING, &ranks,
+      "GPUs to run on, as a name pattern such as 'node[0-3]/gpu[0-7]' "
+      "(default: every GPU, in declaration order)", "SELECTOR" },
+    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &fidelity_name,
       "Network model: packet, flow or analytical (default: flow)", "F" },
+    { "channels", 0, 0, G_OPTION_ARG_INT64, &channels,
+      "Rings or trees the buffer is split over (default: 1)", "N" },
+    { "chunks", 0, 0, G_OPTION_ARG_INT64, &chunks,
+      "Pieces that follow each other through a channel (default: 8)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
       "Seed of every random stream (default: 1)", "N" },
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db,
-      "SQLite database the results go to (default: weft.db)", "FILE" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
+  g_autoptr (GError) error = NULL;
 
   g_option_context_set_summary (
       context,
-      "Simulate a scenario's workload and print timings as nccl-tests does.\n"
-      "With no SCENARIO, runs the bundled DGX H100 all_reduce sweep.");
+      "Simulate a sweep of collective sizes and print it as nccl-tests does:\n"
+      "time, algbw and busbw (GB/s, 10^9 bytes).  With no SCENARIO, runs the\n"
+      "bundled DGX H100 all_reduce sweep from 8 B to 8 GiB.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "run", &argc, &argv))
     return WEFT_EXIT_USAGE;
-
-  if (fidelity == NULL)
-    fidelity = g_strdup ("flow");
-  if (db == NULL)
-    db = g_strdup ("weft.db");
-  if (log_level == NULL)
-    log_level = g_strdup ("warning");
-
   if (argc > 2)
-    {
-      weft_cli_usage_error (context, "run", "expected at most one scenario");
-      return WEFT_EXIT_USAGE;
-    }
+    return usage_error (context, "expected at most one scenario");
 
-  gboolean known = FALSE;
-  for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
-    known = known || g_strcmp0 (fidelity, fidelities[i]) == 0;
-  if (!known)
+  WeftOp op = WEFT_OP_ALL_REDUCE;
+  if (op_name && !weft_op_parse (op_name, &op))
+    return usage_error (context, "unknown operation '%s'; valid: %s", op_name,
+                        weft_op_names ());
+  gboolean auto_alg = alg_name == NULL || strcmp (alg_name, "auto") == 0;
+  WeftAlgorithm alg = WEFT_ALG_RING;
+  if (!auto_alg && !weft_algorithm_parse (alg_name, &alg))
+    return usage_error (context, "unknown algorithm '%s'; valid: %s", alg_name,
+                        weft_algorithm_names ());
+  if (!auto_alg && !weft_algorithm_supports (alg, op))
     {
-      g_autofree char *message = g_strdup_printf (
-          "unknown fidelity '%s'; valid: packet, flow, analytical", fidelity);
-      weft_cli_usage_error (context, "run", message);
-      return WEFT_EXIT_USAGE;
+      GString *valid = g_string_new (NULL);
+      for (int a = 0; a < WEFT_ALG_COUNT; a++)
+        if (weft_algorithm_supports (a, op))
+          g_string_append_printf (valid, "%s%s", valid->len ? ", " : "",
+                                  weft_algorithm_name (a));
+      int status = usage_error (context, "algorithm '%s' cannot run %s; "
+                                "valid for %s: auto, %s",
+                                alg_name, weft_op_name (op), weft_op_name (op),
+                                valid->str);
+      g_string_free (valid, TRUE);
+      return status;
     }
-
-  WeftLogLevel level;
-  if (!weft_log_level_parse (log_level, &level))
-    {
-      g_autofree char *message = g_strdup_printf (
-          "unknown log level '%s'; valid: error, warning, info, debug",
-          log_level);
-      weft_cli_usage_error (context, "run", message);
-      return WEFT_EXIT_USAGE;
-    }
+  gboolean auto_proto = proto_name == NULL
+                        || g_ascii_strcasecmp (proto_name, "auto") == 0;
+  WeftProtocolKind proto = WEFT_PROTOCOL_SIMPLE;
+  if (!auto_proto && !weft_protocol_parse (proto_name, &proto))
+    return usage_error (context, "unknown protocol '%s'; valid: auto, LL, "
+                        "LL128, Simple", proto_name);
+  WeftFidelity fidelity = WEFT_FIDELITY_FLOW;
+  if (fidelity_name && !weft_fidelity_parse (fidelity_name, &fidelity))
+    return usage_error (context, "unknown fidelity '%s'; valid: packet, flow, "
+                        "analytical", fidelity_name);
+  uint64_t min_bytes = 8, max_bytes = (uint64_t) 8 << 30;
+  if ((begin && !parse_size (begin, &min_bytes, &error))
+      || (end && !parse_size (end, &max_bytes, &error)))
+    return usage_error (context, "%s", error->message);
+  if (min_bytes > max_bytes)
+    return usage_error (context, "the smallest size (-b) is larger than the "
+                        "largest (-e)");
+  if (factor < 2)
+    return usage_error (context, "-f must be at least 2");
+  if (channels < 1 || channels > 64 || chunks < 1 || chunks > 1024)
+    return usage_error (context, "--channels takes 1 to 64 and --chunks 1 "
+                        "to 1024");
+  WeftLogLevel level = WEFT_LOG_WARNING;
+  if (log_level && !weft_log_level_parse (log_level, &level))
+    return usage_error (context, "unknown log level '%s'; valid: error, "
+                        "warning, info, debug", log_level);
   weft_log_setup (level);
 
-  const char *scenario = argc == 2 ? argv[1] : NULL;
-  if (scenario != NULL && !g_file_test (scenario, G_FILE_TEST_IS_REGULAR))
+  const char *path = argc == 2 ? argv[1] : DEFAULT_SCENARIO;
+  g_autoptr (WeftScenario) scenario = weft_scenario_load (path, &error);
+  if (scenario == NULL)
     {
-      fprintf (stderr, "weft run: %s: no such scenario file\n", scenario);
+      fprintf (stderr, "%s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
+  g_autoptr (GArray) gpus = select_ranks (scenario->topo, ranks, &error);
+  if (gpus == NULL)
+    return usage_error (context, "%s", error->message);
+  uint32_t n = gpus->len;
+  WeftCollectiveParams params = { (uint32_t) channels, (uint32_t) chunks };
+  gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE
+                      || op == WEFT_OP_REDUCE_SCATTER;
+  int root = op == WEFT_OP_BROADCAST || op == WEFT_OP_REDUCE ? 0 : -1;
 
-  printf ("weft run would simulate:\n"
-          "  scenario  %s\n"
-          "  workload  %s\n"
-          "  fidelity  %s\n"
-          "  seed      %" G_GINT64_FORMAT "\n"
-          "  database  %s\n"
-          "The scenario loader and network models are not part of this "
-          "build yet, so nothing was simulated.\n",
-          scenario ? scenario : DEFAULT_SCENARIO " (bundled)",
-          scenario ? "the scenario's workload section"
-                   : "all_reduce, 8 B to 8 GiB, factor 2",
-          fidelity, seed, db);
+  printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n#\n", WEFT_VERSION,
+          weft_op_name (op), path, n, weft_fidelity_name (fidelity));
+  printf ("# %10s %12s %8s %6s %6s %10s %8s %8s  %-9s %s\n", "size", "count",
+          "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
+          "protocol");
+  printf ("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
+          "", "", "(us)", "(GB/s)", "(GB/s)");
+
+  gboolean progress = isatty (STDERR_FILENO);
+  double busbw_sum = 0;
+  int rows = 0, total_rows = 0;
+  for (uint64_t size = min_bytes; size <= max_bytes; size *= (uint64_t) factor)
+    {
+      total_rows++;
+      if (size > G_MAXUINT64 / (uint64_t) factor)
+        break;
+    }
+  for (uint64_t size = min_bytes; size <= max_bytes;)
+    {
+      WeftCollectiveResult best = { .time = WEFT_TIME_MAX };
+      WeftAlgorithm best_alg = alg;
+      WeftProtocolKind best_proto = proto;
+
+      if (progress)
+        fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
+      for (int a = 0; a < WEFT_ALG_COUNT; a++)
+        {
+          if (auto_alg ? !weft_algorithm_supports (a, op) : a != (int) alg)
+            continue;
+          for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
+            {
+              if (!auto_proto && pr != (int) proto)
+                continue;
+              WeftCollectiveResult result;
+              if (!weft_collective_run (scenario->topo,
+                                        (uint32_t *) gpus->data, n, op, a, pr,
+                                        size, &params, fidelity,
+                                        (uint64_t) seed, &result, &error))
+                {
+                  fprintf (stderr, "weft run: %s\n", error->message);
+                  return WEFT_EXIT_FAILURE;
+                }
+              if (result.time < best.time)
+                {
+                  best = result;
+                  best_alg = a;
+                  best_proto = pr;
+                }
+            }
+        }
+      double seconds = best.time * 1e-12;
+      double algbw = seconds > 0 ? size / seconds / 1e9 : 0;
+      double busbw = algbw * weft_op_bus_factor (op, n);
+      printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
+              " %8s %6s %6d %10.2f %8.2f %8.2f  %-9s %s\n",
+              size, size / 4, "float", reducing ? "sum" : "none", root,
+              best.time / 1e6, algbw, busbw, weft_algorithm_name (best_alg),
+              weft_protocol_name (best_proto));
+      fflush (stdout);
+      busbw_sum += busbw;
+      rows++;
+      if (size > G_MAXUINT64 / (uint64_t) factor)
+        break;
+      size *= (uint64_t) factor;
+    }
+  if (progress)
+    fprintf (stderr, "\r%40s\r", "");
+  printf ("# Avg bus bandwidth    : %g\n", rows ? busbw_sum / rows : 0.0);
   return WEFT_EXIT_OK;
 }

@@ -107,7 +107,10 @@ END_TEST
 START_TEST (test_run_help_lists_defaults)
 {
   Result r = weft ("run", "--help", NULL);
-  const char *options[] = { "--fidelity", "--seed", "--db", "--log-level" };
+  const char *options[] = { "--op", "--algorithm", "--protocol", "--minbytes",
+                            "--maxbytes", "--stepfactor", "--ranks",
+                            "--fidelity", "--channels", "--chunks", "--seed",
+                            "--log-level" };
 
   ck_assert_int_eq (r.status, 0);
   for (guint i = 0; i < G_N_ELEMENTS (options); i++)
@@ -159,14 +162,76 @@ START_TEST (test_version)
 }
 END_TEST
 
+static int
+count_rows (const char *out)
+{
+  int rows = 0;
+  g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
+
+  for (int i = 0; lines[i]; i++)
+    rows += lines[i][0] == ' ';
+  return rows;
+}
+
 START_TEST (test_run_default_job)
 {
+  /* The bundled DGX H100 all_reduce sweep, 8 B to 8 GiB by factors of 2. */
   Result r = weft ("run", NULL);
 
   ck_assert_int_eq (r.status, 0);
-  ck_assert_ptr_nonnull (strstr (r.out, "dgx-h100"));
+  ck_assert_ptr_nonnull (strstr (r.out, "all_reduce on "));
+  ck_assert_ptr_nonnull (strstr (r.out, "dgx-h100.yaml, 8 ranks"));
+  ck_assert_int_eq (count_rows (r.out), 31);
+  ck_assert_ptr_nonnull (strstr (r.out, "# Avg bus bandwidth    : "));
   ck_assert_str_eq (r.err, "");
   result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_run_options)
+{
+  Result r = weft ("run", "--op", "all_gather", "-b", "1M", "-e", "4M",
+                   "--algorithm", "ring", "--ranks", "dgx/gpu[0-3]", NULL);
+
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "all_gather on "));
+  ck_assert_ptr_nonnull (strstr (r.out, "4 ranks"));
+  ck_assert_int_eq (count_rows (r.out), 3);
+  ck_assert_ptr_nonnull (strstr (r.out, "   1048576 "));
+  ck_assert_ptr_nonnull (strstr (r.out, "   4194304 "));
+  result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_run_bad_requests)
+{
+  struct {
+    const char *args[6];
+    const char *message;
+  } cases[] = {
+    { { "--op", "allreduce" }, "unknown operation 'allreduce'; valid: "
+                               "all_reduce, all_gather" },
+    { { "--algorithm", "hypercube" }, "unknown algorithm 'hypercube'; valid: "
+                                      "auto, ring, tree" },
+    { { "--op", "reduce_scatter", "--algorithm", "tree" },
+      "algorithm 'tree' cannot run reduce_scatter; valid for reduce_scatter: "
+      "auto, ring" },
+    { { "--ranks", "gpu[0-3]" }, "rank selector 'gpu[0-3]' matches no GPU" },
+    { { "-e", "8X" }, "'8X' is not a size" },
+    { { "-b", "1G", "-e", "1M" }, "the smallest size (-b) is larger" },
+    { { "--protocol", "LL64" }, "unknown protocol 'LL64'" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *const *a = cases[i].args;
+      Result r = weft ("run", a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+      ck_assert_int_eq (r.status, 2);
+      ck_assert_msg (strstr (r.err, cases[i].message) != NULL, "%s not in %s",
+                     cases[i].message, r.err);
+      ck_assert_str_eq (r.out, "");
+      result_clear (&r);
+    }
 }
 END_TEST
 
@@ -239,7 +304,10 @@ cli_suite (void)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("run");
+  tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_run_default_job);
+  tcase_add_test (tc, test_run_options);
+  tcase_add_test (tc, test_run_bad_requests);
   tcase_add_test (tc, test_topo);
   tcase_add_test (tc, test_params);
   suite_add_tcase (s, tc);

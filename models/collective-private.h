@@ -1,0 +1,37 @@
+/* weft: what the collective algorithms share. */
+#pragma once
+
+#include "collective.h"
+
+/* Piece @i of @size split into @parts as evenly as whole bytes allow: the
+ * first size % parts pieces get one byte more. */
+static inline uint64_t
+weft_part (uint64_t size, uint64_t parts, uint64_t i)
+{
+  return size / parts + (i < size % parts ? 1 : 0);
+}
+
+static inline uint32_t
+weft_mod (int64_t a, uint32_t n)
+{
+  int64_t m = a % (int64_t) n;
+  return (uint32_t) (m < 0 ? m + n : m);
+}
+
+void weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
+                               const WeftCollectiveParams *p);
+void weft_ring_all_gather (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_ring_broadcast (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p);
+void weft_ring_reduce (WeftSchedule *s, uint64_t size,
+                       const WeftCollectiveParams *p);
+void weft_ring_send_recv (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p);
+void weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_rhd_all_reduce (WeftSchedule *s, uint64_t size);
+void weft_direct_all_to_all (WeftSchedule *s, uint64_t size);
+void weft_pairwise_all_to_all (WeftSchedule *s, uint64_t size);

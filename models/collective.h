@@ -1,0 +1,59 @@
+/* weft: collective operations and the algorithms that turn them into
+ * schedules. */
+#pragma once
+
+#include "schedule.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  WEFT_OP_ALL_REDUCE,
+  WEFT_OP_ALL_GATHER,
+  WEFT_OP_REDUCE_SCATTER,
+  WEFT_OP_BROADCAST,
+  WEFT_OP_REDUCE,
+  WEFT_OP_ALL_TO_ALL,
+  WEFT_OP_SEND_RECV,
+  WEFT_OP_COUNT,
+} WeftOp;
+
+typedef enum {
+  WEFT_ALG_RING,
+  WEFT_ALG_TREE,                /* double binary tree */
+  WEFT_ALG_RHD,                 /* recursive halving-doubling */
+  WEFT_ALG_DIRECT,
+  WEFT_ALG_PAIRWISE,
+  WEFT_ALG_COUNT,
+} WeftAlgorithm;
+
+typedef struct {
+  uint32_t channels;            /* independent rings or trees of pieces */
+  uint32_t chunks;              /* pipeline depth within a channel */
+} WeftCollectiveParams;
+
+const char *weft_op_name (WeftOp op);
+gboolean weft_op_parse (const char *name, WeftOp *op);
+const char *weft_algorithm_name (WeftAlgorithm alg);
+gboolean weft_algorithm_parse (const char *name, WeftAlgorithm *alg);
+
+/* The valid names, comma-separated, for messages. */
+const char *weft_op_names (void);
+const char *weft_algorithm_names (void);
+
+/* Whether @alg implements @op. */
+gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
+
+/* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
+double weft_op_bus_factor (WeftOp op, uint32_t n_ranks);
+
+/* Build the schedule of @op by @alg over @n_ranks ranks for a buffer of
+ * @size bytes, as nccl-tests counts size: per rank for all_reduce,
+ * broadcast, reduce, all_to_all and send_recv; the whole gathered or
+ * scattered buffer for all_gather and reduce_scatter.  Sizes that do not
+ * divide evenly are split exactly.  Broadcast and reduce use rank 0 as the
+ * root. */
+WeftSchedule *weft_collective_schedule (WeftOp op, WeftAlgorithm alg,
+                                        uint32_t n_ranks, uint64_t size,
+                                        const WeftCollectiveParams *params);
+
+G_END_DECLS

@@ -1,0 +1,188 @@
+/* weft: ring algorithms (all_reduce, reduce_scatter, all_gather), and the
+ * chains and neighbour exchanges built the same way (broadcast, reduce,
+ * send_recv).  The buffer is cut into `channels` slices, each a ring of its
+ * own, and every piece into `chunks` that follow each other down the ring
+ * (pipelining); a chunk's send waits for the previous chunk's send of the
+ * same step, so that a channel stays in order. */
+#include "collective-private.h"
+
+static uint64_t
+piece (uint64_t size, uint32_t n, const WeftCollectiveParams *p, uint32_t ch,
+       uint32_t c, uint32_t k)
+{
+  return weft_part (weft_part (weft_part (size, p->channels, ch), n, c),
+                    p->chunks, k);
+}
+
+static uint32_t
+add2 (WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t peer,
+      uint32_t tag, uint64_t bytes, uint32_t a, uint32_t b)
+{
+  uint32_t deps[2] = { a, b };
+  return weft_schedule_add (s, rank, kind, peer, tag, bytes, deps, 2);
+}
+
+typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
+
+/* One ring phase over n - 1 steps for every channel and chunk.  @shift
+ * picks the piece rank r sends at step 0 (r - shift); @after[r] (per tag)
+ * is what rank r's first send waits for, and is updated to the last step
+ * of the phase on each rank. */
+static void
+ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
+            Phase phase, int shift, uint32_t *after)
+{
+  uint32_t n = s->n_ranks;
+  g_autofree uint32_t *prev_send = g_new (uint32_t, (size_t) n * (n - 1));
+
+  for (uint32_t ch = 0; ch < p->channels; ch++)
+    {
+      for (size_t i = 0; i < (size_t) n * (n - 1); i++)
+        prev_send[i] = WEFT_NO_STEP;
+      for (uint32_t k = 0; k < p->chunks; k++)
+        {
+          uint32_t tag = ch * p->chunks + k;
+          uint32_t *dep = &after[(size_t) tag * n];
+          for (uint32_t step = 0; step + 1 < n; step++)
+            {
+              g_autofree uint32_t *next = g_new (uint32_t, n);
+              for (uint32_t r = 0; r < n; r++)
+                {
+                  uint32_t c = weft_mod ((int64_t) r - shift - step, n);
+                  uint32_t *ps = &prev_send[(size_t) step * n + r];
+                  *ps = add2 (s, r, WEFT_STEP_SEND, (r + 1) % n, tag,
+                              piece (size, n, p, ch, c, k), dep[r], *ps);
+                }
+              for (uint32_t r = 0; r < n; r++)
+                {
+                  uint32_t from = (r + n - 1) % n;
+                  uint32_t c = weft_mod ((int64_t) from - shift - step, n);
+                  uint64_t bytes = piece (size, n, p, ch, c, k);
+                  uint32_t recv = weft_schedule_recv (s, r, from, tag, bytes,
+                                                      WEFT_NO_STEP);
+                  next[r] = phase == PHASE_REDUCE_SCATTER
+                                ? weft_schedule_reduce (s, r, bytes, recv)
+                                : recv;
+                }
+              for (uint32_t r = 0; r < n; r++)
+                dep[r] = next[r];
+            }
+        }
+    }
+}
+
+static uint32_t *
+fresh_after (const WeftSchedule *s, const WeftCollectiveParams *p)
+{
+  size_t count = (size_t) p->channels * p->chunks * s->n_ranks;
+  uint32_t *after = g_new (uint32_t, count);
+
+  for (size_t i = 0; i < count; i++)
+    after[i] = WEFT_NO_STEP;
+  return after;
+}
+
+void
+weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
+                      const WeftCollectiveParams *p)
+{
+  g_autofree uint32_t *after = fresh_after (s, p);
+
+  /* Reduce-scatter: at step t rank r sends piece r - t, so it ends owning
+   * piece r + 1 fully reduced; all-gather then passes those on. */
+  ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 0, after);
+  ring_phase (s, size, p, PHASE_ALL_GATHER, -1, after);
+}
+
+void
+weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p)
+{
+  g_autofree uint32_t *after = fresh_after (s, p);
+
+  /* Shifted by one so that rank r ends owning piece r. */
+  ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 1, after);
+}
+
+void
+weft_ring_all_gather (WeftSchedule *s, uint64_t size,
+                      const WeftCollectiveParams *p)
+{
+  g_autofree uint32_t *after = fresh_after (s, p);
+
+  /* Rank r starts with piece r. */
+  ring_phase (s, size, p, PHASE_ALL_GATHER, 0, after);
+}
+
+/* A chain 0 -> 1 -> ... -> n-1 (broadcast), or n-1 -> ... -> 0 with a
+ * reduction at every rank (reduce to root 0). */
+static void
+chain (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
+       gboolean reduce)
+{
+  uint32_t n = s->n_ranks;
+
+  for (uint32_t ch = 0; ch < p->channels; ch++)
+    {
+      g_autofree uint32_t *prev = g_new (uint32_t, n);
+      for (uint32_t r = 0; r < n; r++)
+        prev[r] = WEFT_NO_STEP;
+      for (uint32_t k = 0; k < p->chunks; k++)
+        {
+          uint32_t tag = ch * p->chunks + k;
+          uint64_t bytes = weft_part (weft_part (size, p->channels, ch),
+                                      p->chunks, k);
+          for (uint32_t pos = 0; pos < n; pos++)
+            {
+              /* Position 0 starts the chain; data flows to pos + 1. */
+              uint32_t r = reduce ? n - 1 - pos : pos;
+              uint32_t up = reduce ? r + 1 : r - 1;      /* where it comes from */
+              uint32_t down = reduce ? r - 1 : r + 1;    /* where it goes */
+              uint32_t have = WEFT_NO_STEP;
+              if (pos > 0)
+                {
+                  have = weft_schedule_recv (s, r, up, tag, bytes, WEFT_NO_STEP);
+                  if (reduce)
+                    have = weft_schedule_reduce (s, r, bytes, have);
+                }
+              if (pos + 1 < n)
+                prev[r] = add2 (s, r, WEFT_STEP_SEND, down, tag, bytes, have,
+                                prev[r]);
+            }
+        }
+    }
+}
+
+void
+weft_ring_broadcast (WeftSchedule *s, uint64_t size,
+                     const WeftCollectiveParams *p)
+{
+  chain (s, size, p, FALSE);
+}
+
+void
+weft_ring_reduce (WeftSchedule *s, uint64_t size,
+                  const WeftCollectiveParams *p)
+{
+  chain (s, size, p, TRUE);
+}
+
+void
+weft_ring_send_recv (WeftSchedule *s, uint64_t size,
+                     const WeftCollectiveParams *p)
+{
+  uint32_t n = s->n_ranks;
+
+  /* As nccl-tests' sendrecv: every rank sends its buffer to the next. */
+  for (uint32_t ch = 0; ch < p->channels; ch++)
+    for (uint32_t k = 0; k < p->chunks; k++)
+      {
+        uint32_t tag = ch * p->chunks + k;
+        uint64_t bytes = weft_part (weft_part (size, p->channels, ch),
+                                    p->chunks, k);
+        for (uint32_t r = 0; r < n; r++)
+          weft_schedule_send (s, r, (r + 1) % n, tag, bytes, WEFT_NO_STEP);
+        for (uint32_t r = 0; r < n; r++)
+          weft_schedule_recv (s, r, (r + n - 1) % n, tag, bytes, WEFT_NO_STEP);
+      }
+}

@@ -1,0 +1,239 @@
+/* weft: the executor.
+ *
+ * Steps are numbered globally.  A step becomes ready when its dependencies
+ * have finished.  A ready send waits the protocol's per-send latency, then
+ * moves its bytes (inflated by the protocol's efficiency) over the network
+ * and finishes when they have arrived; its receive finishes once it is
+ * ready itself and the bytes are there.  A reduction occupies its GPU's
+ * reduction engine for bytes / reduce_bandwidth, one after another. */
+#include "executor.h"
+
+#include <math.h>
+
+typedef struct {
+  WeftNetwork *net;
+  const WeftSchedule *schedule;
+  const uint32_t *gpus;
+  WeftProtocol protocol;
+  WeftEventFn done;
+  void *target, *data;
+
+  uint64_t *offset;             /* per rank: its first global step */
+  uint32_t *rank_of;            /* global step -> rank */
+  uint32_t *remaining;          /* per step: unfinished dependencies */
+  gboolean *arrived;            /* per receive: its bytes are there */
+  uint64_t *out_start, *out;    /* dependents */
+  uint64_t total, finished;
+  WeftTime *engine_free;        /* per rank: when its reduction engine is free */
+} Exec;
+
+static void finish (Exec *x, uint64_t k);
+
+static const WeftStep *
+step_of (const Exec *x, uint64_t k, uint32_t *rank, uint32_t *index)
+{
+  uint32_t r = x->rank_of[k];
+
+  *rank = r;
+  *index = (uint32_t) (k - x->offset[r]);
+  return weft_schedule_step (x->schedule, r, *index);
+}
+
+static void
+exec_free (Exec *x)
+{
+  g_free (x->offset);
+  g_free (x->rank_of);
+  g_free (x->remaining);
+  g_free (x->arrived);
+  g_free (x->out_start);
+  g_free (x->out);
+  g_free (x->engine_free);
+  g_free (x);
+}
+
+static void
+all_done (WeftSim *sim, void *target, void *data)
+{
+  Exec *x = target;
+  WeftEventFn done = x->done;
+  void *t = x->target, *d = x->data;
+  (void) data;
+
+  exec_free (x);
+  done (sim, t, d);
+}
+
+static void
+step_finished (WeftSim *sim, void *target, void *data)
+{
+  (void) sim;
+  finish (target, GPOINTER_TO_UINT (data));
+}
+
+/* The per-send latency for what the route from @a to @b crosses. */
+static WeftTime
+hop_latency (Exec *x, uint32_t a, uint32_t b)
+{
+  WeftNetwork *net = x->net;
+  gboolean pcie = FALSE, network = FALSE;
+
+  weft_routing_path (net->routing, a, b, 0, net->scratch);
+  for (guint i = 0; i < net->scratch->len; i++)
+    {
+      const WeftLink *l = &net->topo->links[g_array_index (net->scratch,
+                                                           uint32_t, i)];
+      const WeftLinkType *t = g_ptr_array_index (net->topo->link_types,
+                                                 l->type);
+      pcie |= t->family == WEFT_FAMILY_PCIE || t->family == WEFT_FAMILY_OTHER;
+      network |= t->family == WEFT_FAMILY_NETWORK;
+    }
+  return network ? x->protocol.hop_network
+         : pcie  ? x->protocol.hop_pcie
+                 : x->protocol.hop_nvlink;
+}
+
+static void
+send_arrived (WeftSim *sim, void *target, void *data)
+{
+  Exec *x = target;
+  uint64_t k = GPOINTER_TO_UINT (data);
+  uint32_t r, i;
+  const WeftStep *step = step_of (x, k, &r, &i);
+  uint64_t recv = x->offset[step->peer]
+                  + weft_schedule_matches (x->schedule, r)[i];
+  (void) sim;
+
+  finish (x, k);
+  x->arrived[recv] = TRUE;
+  if (x->remaining[recv] == 0)
+    finish (x, recv);
+}
+
+static void
+send_start (WeftSim *sim, void *target, void *data)
+{
+  Exec *x = target;
+  uint64_t k = GPOINTER_TO_UINT (data);
+  uint32_t r, i;
+  const WeftStep *step = step_of (x, k, &r, &i);
+  uint64_t wire = (uint64_t) ceil ((double) step->bytes
+                                   / x->protocol.efficiency);
+  (void) sim;
+
+  weft_network_transfer (x->net, x->gpus[r], x->gpus[step->peer], wire, 0,
+                         send_arrived, x, data);
+}
+
+static void
+ready (Exec *x, uint64_t k)
+{
+  uint32_t r, i;
+  const WeftStep *step = step_of (x, k, &r, &i);
+  WeftSim *sim = x->net->sim;
+
+  switch (step->kind)
+    {
+    case WEFT_STEP_SEND:
+      weft_sim_schedule (sim, hop_latency (x, x->gpus[r], x->gpus[step->peer]),
+                         send_start, x, GUINT_TO_POINTER (k));
+      break;
+    case WEFT_STEP_RECV:
+      if (x->arrived[k])
+        finish (x, k);
+      break;
+    case WEFT_STEP_REDUCE:
+      {
+        const WeftNode *gpu = &x->net->topo->nodes[x->gpus[r]];
+        WeftTime now = weft_sim_now (sim);
+        WeftTime start = MAX (now, x->engine_free[r]);
+        WeftTime end = start + (WeftTime) ceil ((double) step->bytes * 1e12
+                                                / gpu->device->reduce_bandwidth);
+        x->engine_free[r] = end;
+        weft_sim_schedule_at (sim, end, step_finished, x, GUINT_TO_POINTER (k));
+        break;
+      }
+    }
+}
+
+static void
+finish (Exec *x, uint64_t k)
+{
+  for (uint64_t e = x->out_start[k]; e < x->out_start[k + 1]; e++)
+    if (--x->remaining[x->out[e]] == 0)
+      ready (x, x->out[e]);
+  if (++x->finished == x->total)
+    weft_sim_schedule (x->net->sim, 0, all_done, x, NULL);
+}
+
+static void
+begin (WeftSim *sim, void *target, void *data)
+{
+  Exec *x = target;
+  (void) sim, (void) data;
+
+  if (x->total == 0)
+    {
+      weft_sim_schedule (x->net->sim, 0, all_done, x, NULL);
+      return;
+    }
+  for (uint64_t k = 0; k < x->total; k++)
+    if (x->remaining[k] == 0)
+      ready (x, k);
+}
+
+void
+weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
+              const WeftProtocol *protocol, WeftEventFn done, void *target,
+              void *data)
+{
+  Exec *x = g_new0 (Exec, 1);
+
+  g_assert (s->matches != NULL);
+  x->net = net;
+  x->schedule = s;
+  x->gpus = gpus;
+  x->protocol = *protocol;
+  x->done = done;
+  x->target = target;
+  x->data = data;
+
+  x->offset = g_new (uint64_t, s->n_ranks + 1);
+  x->offset[0] = 0;
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    x->offset[r + 1] = x->offset[r] + s->steps[r]->len;
+  x->total = x->offset[s->n_ranks];
+  g_assert (x->total < G_MAXUINT32);
+  x->rank_of = g_new (uint32_t, MAX (x->total, 1));
+  x->remaining = g_new0 (uint32_t, MAX (x->total, 1));
+  x->arrived = g_new0 (gboolean, MAX (x->total, 1));
+  x->out_start = g_new0 (uint64_t, x->total + 1);
+  x->engine_free = g_new0 (WeftTime, MAX (s->n_ranks, 1));
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    for (guint i = 0; i < s->steps[r]->len; i++)
+      {
+        const WeftStep *step = weft_schedule_step (s, r, i);
+        x->rank_of[x->offset[r] + i] = r;
+        x->remaining[x->offset[r] + i] = step->n_deps;
+        for (uint32_t d = 0; d < step->n_deps; d++)
+          x->out_start[x->offset[r] + g_array_index (s->deps, uint32_t,
+                                                     step->first_dep + d) + 1]++;
+      }
+  for (uint64_t k = 0; k < x->total; k++)
+    x->out_start[k + 1] += x->out_start[k];
+  x->out = g_new (uint64_t, MAX (x->out_start[x->total], 1));
+  g_autofree uint64_t *fill = g_memdup2 (x->out_start,
+                                         (x->total + 1) * sizeof (uint64_t));
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    for (guint i = 0; i < s->steps[r]->len; i++)
+      {
+        const WeftStep *step = weft_schedule_step (s, r, i);
+        for (uint32_t d = 0; d < step->n_deps; d++)
+          {
+            uint64_t from = x->offset[r] + g_array_index (s->deps, uint32_t,
+                                                          step->first_dep + d);
+            x->out[fill[from]++] = x->offset[r] + i;
+          }
+      }
+  weft_sim_schedule (net->sim, protocol->base, begin, x, NULL);
+}

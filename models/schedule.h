@@ -1,0 +1,81 @@
+/* weft: schedules.  A collective algorithm does not talk to the network: it
+ * produces, for each rank, a DAG of steps (send bytes to a rank, receive
+ * from a rank, reduce locally, reduce in a switch), and one executor runs
+ * any schedule over any fidelity.
+ *
+ * Sends and receives pair up in order: the k-th send from rank a to rank b
+ * on tag t matches the k-th receive on b from a with tag t. */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  WEFT_STEP_SEND,               /* bytes to rank `peer` */
+  WEFT_STEP_RECV,               /* bytes from rank `peer` */
+  WEFT_STEP_REDUCE,             /* bytes through the GPU's reduction */
+} WeftStepKind;
+
+typedef struct {
+  WeftStepKind kind;
+  uint32_t peer;                /* rank, for sends and receives */
+  uint32_t tag;                 /* channel: matching is per (peer, tag) */
+  uint64_t bytes;
+  uint32_t first_dep;           /* into the schedule's dependency pool */
+  uint32_t n_deps;              /* steps of the same rank that must finish */
+} WeftStep;
+
+typedef struct {
+  uint32_t n_ranks;
+  GArray **steps;               /* per rank: WeftStep */
+  GArray *deps;                 /* uint32_t step indices, pooled */
+  uint32_t **matches;           /* per rank, per step: the paired step */
+} WeftSchedule;
+
+WeftSchedule *weft_schedule_new (uint32_t n_ranks);
+void weft_schedule_free (WeftSchedule *schedule);
+
+/* Append a step to @rank's list and return its index.  @deps lists @n_deps
+ * earlier steps of the same rank it waits for. */
+uint32_t weft_schedule_add (WeftSchedule *schedule, uint32_t rank,
+                            WeftStepKind kind, uint32_t peer, uint32_t tag,
+                            uint64_t bytes, const uint32_t *deps,
+                            uint32_t n_deps);
+
+/* Shorthands with zero or one dependency (WEFT_NO_STEP for none). */
+#define WEFT_NO_STEP UINT32_MAX
+uint32_t weft_schedule_send (WeftSchedule *s, uint32_t rank, uint32_t peer,
+                             uint32_t tag, uint64_t bytes, uint32_t dep);
+uint32_t weft_schedule_recv (WeftSchedule *s, uint32_t rank, uint32_t peer,
+                             uint32_t tag, uint64_t bytes, uint32_t dep);
+uint32_t weft_schedule_reduce (WeftSchedule *s, uint32_t rank, uint64_t bytes,
+                               uint32_t dep);
+
+static inline WeftStep *
+weft_schedule_step (const WeftSchedule *s, uint32_t rank, uint32_t step)
+{
+  return &g_array_index (s->steps[rank], WeftStep, step);
+}
+
+/* Bytes sent by all ranks together. */
+uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
+
+/* For each step, the step it pairs with on the peer (sends and receives;
+ * WEFT_NO_STEP for others), as a per-rank array of uint32_t, computed by
+ * weft_schedule_check().  NULL before a successful check. */
+const uint32_t *weft_schedule_matches (const WeftSchedule *s, uint32_t rank);
+
+/* Check the schedule can run: every send has a matching receive of the same
+ * size and the reverse, dependencies point at earlier steps, and no rank
+ * waits in a circle through other ranks (a deadlock).  On failure say which
+ * rank and step. */
+gboolean weft_schedule_check (const WeftSchedule *s, GError **error);
+
+#define WEFT_SCHEDULE_ERROR (weft_schedule_error_quark ())
+GQuark weft_schedule_error_quark (void);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftSchedule, weft_schedule_free)
+
+G_END_DECLS

@@ -1,0 +1,263 @@
+/* Tests of schedules, the executor and the collective algorithms. */
+#include "collective_run.h"
+#include "scenario.h"
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
+
+START_TEST (test_bus_factors)
+{
+  /* nccl-tests' factors, exactly. */
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_ALL_REDUCE, 8), 14.0 / 8);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_ALL_GATHER, 8), 7.0 / 8);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_REDUCE_SCATTER, 4), 0.75);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_ALL_TO_ALL, 2), 0.5);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_BROADCAST, 8), 1.0);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_REDUCE, 8), 1.0);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_SEND_RECV, 8), 1.0);
+}
+END_TEST
+
+/* What each operation must move in all, whatever the algorithm. */
+static uint64_t
+expected_bytes (WeftOp op, uint32_t n, uint64_t size)
+{
+  switch (op)
+    {
+    case WEFT_OP_ALL_REDUCE:
+      return 2 * (uint64_t) (n - 1) * size;
+    case WEFT_OP_SEND_RECV:
+      return (uint64_t) n * size;
+    default:
+      return (uint64_t) (n - 1) * size;
+    }
+}
+
+START_TEST (test_bytes_moved_exactly)
+{
+  /* Sizes that divide by nothing, rank counts that are not powers of two,
+   * several channels and chunks: every algorithm still moves exactly what
+   * the operation needs, and its schedule is complete and deadlock-free. */
+  const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
+  const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
+  WeftCollectiveParams params = { 3, 5 };
+
+  for (int op = 0; op < WEFT_OP_COUNT; op++)
+    for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
+      {
+        if (!weft_algorithm_supports (alg, op))
+          continue;
+        for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+          for (guint j = 0; j < G_N_ELEMENTS (ranks); j++)
+            {
+              g_autoptr (WeftSchedule) s = weft_collective_schedule (
+                  op, alg, ranks[j], sizes[i], &params);
+              g_autoptr (GError) error = NULL;
+              ck_assert_msg (weft_schedule_check (s, &error), "%s/%s n=%u: %s",
+                             weft_op_name (op), weft_algorithm_name (alg),
+                             ranks[j], error ? error->message : "");
+              ck_assert_msg (weft_schedule_bytes_sent (s)
+                                 == expected_bytes (op, ranks[j], sizes[i]),
+                             "%s/%s n=%u size=%" G_GUINT64_FORMAT ": %"
+                             G_GUINT64_FORMAT, weft_op_name (op),
+                             weft_algorithm_name (alg), ranks[j], sizes[i],
+                             weft_schedule_bytes_sent (s));
+            }
+      }
+}
+END_TEST
+
+START_TEST (test_one_rank_moves_nothing)
+{
+  WeftCollectiveParams params = { 1, 1 };
+
+  for (int op = 0; op < WEFT_OP_COUNT; op++)
+    for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
+      if (weft_algorithm_supports (alg, op))
+        {
+          g_autoptr (WeftSchedule) s = weft_collective_schedule (op, alg, 1,
+                                                                 1 << 20,
+                                                                 &params);
+          ck_assert (weft_schedule_check (s, NULL));
+          ck_assert_uint_eq (weft_schedule_bytes_sent (s), 0);
+        }
+}
+END_TEST
+
+START_TEST (test_bad_schedules)
+{
+  g_autoptr (GError) error = NULL;
+
+  /* A send nobody receives. */
+  g_autoptr (WeftSchedule) a = weft_schedule_new (2);
+  weft_schedule_send (a, 0, 1, 0, 100, WEFT_NO_STEP);
+  ck_assert (!weft_schedule_check (a, &error));
+  ck_assert_str_eq (error->message, "rank 0 step 0 sends to rank 1, which "
+                                    "never receives it");
+  g_clear_error (&error);
+
+  /* Sizes that do not match. */
+  g_autoptr (WeftSchedule) b = weft_schedule_new (2);
+  weft_schedule_send (b, 0, 1, 0, 100, WEFT_NO_STEP);
+  weft_schedule_recv (b, 1, 0, 0, 99, WEFT_NO_STEP);
+  ck_assert (!weft_schedule_check (b, &error));
+  ck_assert_str_eq (error->message, "rank 1 step 0 receives 99 bytes from "
+                                    "rank 0, whose step 0 sends 100");
+  g_clear_error (&error);
+
+  /* Each rank waits to receive before it sends: a deadlock. */
+  g_autoptr (WeftSchedule) c = weft_schedule_new (2);
+  for (uint32_t r = 0; r < 2; r++)
+    {
+      uint32_t got = weft_schedule_recv (c, r, 1 - r, 0, 8, WEFT_NO_STEP);
+      weft_schedule_send (c, r, 1 - r, 0, 8, got);
+    }
+  ck_assert (!weft_schedule_check (c, &error));
+  ck_assert (g_str_has_prefix (error->message, "the schedule deadlocks: rank 0 "
+                                               "step 0 (receive from rank 1)"));
+}
+END_TEST
+
+static WeftScenario *
+load (const char *file)
+{
+  g_autofree char *path = g_build_filename (SCENARIOS, file, NULL);
+  g_autoptr (GError) error = NULL;
+  WeftScenario *s = weft_scenario_load (path, &error);
+
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  return s;
+}
+
+static GArray *
+all_gpus (const WeftTopology *topo)
+{
+  GArray *gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+  return gpus;
+}
+
+START_TEST (test_ring_all_reduce_closed_form)
+{
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  const uint64_t size = 1 << 30;
+  const double link = 18 * 25e9 * 256 / 272;    /* a GPU's NVLink, one way */
+  const double reduce = 1117e9;                  /* H100 reduce_bandwidth */
+  WeftCollectiveResult r;
+
+  /* Pipelined (8 chunks), ring all_reduce of S over n GPUs sends 2(n-1)/n S
+   * from every GPU and hides the reductions behind the transfers: busbw =
+   * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth. */
+  WeftCollectiveParams piped = { 1, 8 };
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_SIMPLE, size, &piped,
+                                  WEFT_FIDELITY_FLOW, 1, &r, NULL));
+  double busbw = size / (r.time * 1e-12) * 14 / 8;
+  ck_assert_msg (busbw <= link && busbw >= 0.97 * link, "busbw %.1f GB/s",
+                 busbw / 1e9);
+  ck_assert_uint_eq (r.bytes_sent, 14 * (uint64_t) size);
+
+  /* One chunk at a time, every step waits for the last: 14 transfers of a
+   * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
+   * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
+   * Simple's base latency (8.4 us). */
+  WeftCollectiveParams serial = { 1, 1 };
+  double p = size / 8.0;
+  double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
+                  + 7 * p * 1e12 / reduce;
+  for (int f = WEFT_FIDELITY_FLOW; f <= WEFT_FIDELITY_ANALYTICAL; f++)
+    {
+      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                      WEFT_PROTOCOL_SIMPLE, size, &serial, f,
+                                      1, &r, NULL));
+      ck_assert_msg (fabs (r.time - closed) <= 0.002 * closed,
+                     "%s: %" G_GUINT64_FORMAT " ps vs %.0f ps",
+                     weft_fidelity_name (f), r.time, closed);
+    }
+}
+END_TEST
+
+START_TEST (test_small_message_latency)
+{
+  /* An 8-byte ring all_reduce over 8 GPUs with LL costs NCCL's base
+   * latency and 14 NVLink hops: 6.6 + 14 x 0.6 = 15.0 us (hardware.md's
+   * worked example), plus what the network adds for 8 bytes. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 1 };
+  WeftCollectiveResult r;
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_LL, 8, &params,
+                                  WEFT_FIDELITY_FLOW, 1, &r, NULL));
+  double us = r.time / 1e6;
+  ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
+}
+END_TEST
+
+START_TEST (test_fidelities_agree_uncontended)
+{
+  /* A ring all_gather among the 8 GPUs of a DGX H100, one chunk at a time,
+   * puts one transfer on a link at a time: the three fidelities agree. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 1 };
+  WeftTime t[3];
+
+  for (int f = 0; f < 3; f++)
+    {
+      WeftCollectiveResult r;
+      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                      WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
+                                      WEFT_PROTOCOL_SIMPLE, 16 << 20, &params,
+                                      f, 1, &r, NULL));
+      t[f] = r.time;
+    }
+  ck_assert_double_eq_tol ((double) t[0], (double) t[1], 0.01 * t[1]);
+  ck_assert_double_eq_tol ((double) t[2], (double) t[1], 0.01 * t[1]);
+}
+END_TEST
+
+static Suite *
+collective_suite (void)
+{
+  Suite *s = suite_create ("collective");
+  TCase *tc;
+
+  tc = tcase_create ("schedules");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_bus_factors);
+  tcase_add_test (tc, test_bytes_moved_exactly);
+  tcase_add_test (tc, test_one_rank_moves_nothing);
+  tcase_add_test (tc, test_bad_schedules);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("timing");
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_ring_all_reduce_closed_form);
+  tcase_add_test (tc, test_small_message_latency);
+  tcase_add_test (tc, test_fidelities_agree_uncontended);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (collective_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}
