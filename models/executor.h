@@ -15,7 +15,7 @@ typedef struct {
   WeftTime hop_nvlink;          /* ps per send over NVLink only */
   WeftTime hop_pcie;            /* ps per send that crosses PCIe */
   WeftTime hop_network;         /* ps per send that crosses the network */
-  double efficiency;            /* data bytes per byte on the wire */
+  double efficiency;            /* share of NCCL's Simple bandwidth */
 } WeftProtocol;
 
 /* Run @schedule on @net: rank r is GPU node @gpus[r].  The schedule must

@@ -20,6 +20,9 @@ static const WeftParam link_type_params[] = {
     "0ns", 0, MAX_TIME, "one-way propagation latency of a hop" },
   { "cost", WEFT_PARAM_UINT, G_STRUCT_OFFSET (WeftLinkType, cost), "1", 1,
     10000, "routing metric of one hop (lower is preferred)" },
+  { "nccl_bandwidth", WEFT_PARAM_RATE,
+    G_STRUCT_OFFSET (WeftLinkType, nccl_bandwidth), "0B/s", 0, MAX_RATE,
+    "per lane, what NCCL's Simple protocol moves over it; 0: all of it" },
 };
 
 /* Keys handled here rather than by the table. */

@@ -1,8 +1,8 @@
 /* weft: NCCL's protocols as costs, with NCCL's published constants
  * (../shared/reference/hardware.md, section 2: NVIDIA/nccl v2.30.7,
- * src/graph/tuning.cc, baseLat and hwLat).  Bandwidth efficiency is the
- * protocols' own format: LL carries 8 data bytes in 16 (4 B of data and a
- * 4 B flag, twice), LL128 120 in 128, Simple all of it. */
+ * src/graph/tuning.cc, baseLat and hwLat).  Bandwidth relative to Simple is
+ * NCCL's correction: LL gets half (4 data bytes and a 4-byte flag in each
+ * 8), LL128 0.92. */
 #include "protocol.h"
 
 #include <string.h>
@@ -14,13 +14,13 @@ static const WeftProtocol table[2][WEFT_PROTOCOL_COUNT] = {
   {
     /* ring (and the other algorithms) */
     { "LL", US (6.6), US (0.6), US (1.0), US (2.7), 0.5 },
-    { "LL128", US (14.0), US (1.9), US (2.5), US (4.0), 120.0 / 128.0 },
+    { "LL128", US (14.0), US (1.9), US (2.5), US (4.0), 0.92 },
     { "Simple", US (8.4), US (3.4), US (5.7), US (14.0), 1.0 },
   },
   {
     /* tree */
     { "LL", US (6.8), US (0.6), US (1.0), US (5.0), 0.5 },
-    { "LL128", US (14.0), US (1.25), US (1.9), US (8.5), 120.0 / 128.0 },
+    { "LL128", US (14.0), US (1.25), US (1.9), US (8.5), 0.92 },
     { "Simple", US (8.4), US (4.0), US (4.0), US (14.0), 1.0 },
   },
 };

@@ -9,6 +9,7 @@ weft_schedule_new (uint32_t n_ranks)
   WeftSchedule *s = g_new0 (WeftSchedule, 1);
 
   s->n_ranks = n_ranks;
+  s->n_gpus = n_ranks;
   s->steps = g_new (GArray *, MAX (n_ranks, 1));
   for (uint32_t r = 0; r < n_ranks; r++)
     s->steps[r] = g_array_new (FALSE, FALSE, sizeof (WeftStep));
@@ -289,13 +290,16 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
       if (remaining[offset[r] + i] > 0)
         {
           const WeftStep *step = weft_schedule_step (s, r, i);
+          char peer[16] = "";
+          if (step->kind != WEFT_STEP_REDUCE)
+            g_snprintf (peer, sizeof peer, "%u", step->peer);
           g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
-                       "the schedule deadlocks: rank %u step %u (%s%s%u) can "
+                       "the schedule deadlocks: rank %u step %u (%s%s%s) can "
                        "never run",
                        r, i, kind_name (step->kind),
                        step->kind == WEFT_STEP_SEND ? " to rank "
-                       : step->kind == WEFT_STEP_RECV ? " from rank " : " ",
-                       step->kind == WEFT_STEP_REDUCE ? 0 : step->peer);
+                       : step->kind == WEFT_STEP_RECV ? " from rank " : "",
+                       peer);
           ok = FALSE;
         }
   return ok;

@@ -15,7 +15,9 @@ G_BEGIN_DECLS
 typedef enum {
   WEFT_STEP_SEND,               /* bytes to rank `peer` */
   WEFT_STEP_RECV,               /* bytes from rank `peer` */
-  WEFT_STEP_REDUCE,             /* bytes through the GPU's reduction */
+  WEFT_STEP_REDUCE,             /* bytes through the rank's reduction: a
+                                   GPU's own, or a switch's in-network
+                                   reduction when the rank is a switch */
 } WeftStepKind;
 
 typedef struct {
@@ -28,7 +30,9 @@ typedef struct {
 } WeftStep;
 
 typedef struct {
-  uint32_t n_ranks;
+  uint32_t n_ranks;             /* all ranks, switches included */
+  uint32_t n_gpus;              /* ranks 0 .. n_gpus - 1 are GPUs; the rest
+                                   are switches that reduce (NVLS, SHARP) */
   GArray **steps;               /* per rank: WeftStep */
   GArray *deps;                 /* uint32_t step indices, pooled */
   uint32_t **matches;           /* per rank, per step: the paired step */

@@ -51,6 +51,9 @@ typedef struct {
   uint64_t header;              /* bytes of overhead per packet */
   WeftTime latency;             /* ps, one way, per hop */
   uint32_t cost;                /* routing metric of one hop */
+  double nccl_bandwidth;        /* B/s per lane that NCCL's Simple protocol
+                                   moves over it (NCCL's model); 0: the
+                                   effective bandwidth */
 } WeftLinkType;
 
 typedef struct {

@@ -148,13 +148,16 @@ START_TEST (test_ring_all_reduce_closed_form)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   const uint64_t size = 1 << 30;
-  const double link = 18 * 25e9 * 256 / 272;    /* a GPU's NVLink, one way */
+  /* A GPU's NVLink, one way, as NCCL's Simple protocol uses it: 18 links
+   * at NCCL's 20.6 GB/s (the nvlink4 preset's nccl_bandwidth). */
+  const double link = 18 * 20.6e9;
   const double reduce = 1117e9;                  /* H100 reduce_bandwidth */
   WeftCollectiveResult r;
 
   /* Pipelined (8 chunks), ring all_reduce of S over n GPUs sends 2(n-1)/n S
    * from every GPU and hides the reductions behind the transfers: busbw =
-   * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth. */
+   * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
+   * about 370 GB/s on a DGX H100, hardware.md section 3). */
   WeftCollectiveParams piped = { 1, 8 };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
