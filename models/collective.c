@@ -9,7 +9,7 @@ static const char *const op_names[] = {
 };
 
 static const char *const alg_names[] = { "ring", "tree", "rhd", "direct",
-                                         "pairwise" };
+                                         "pairwise", "nvls" };
 
 /* Which algorithm implements which operation. */
 static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
@@ -18,6 +18,7 @@ static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
   [WEFT_ALG_RHD] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
   [WEFT_ALG_DIRECT] = { FALSE, FALSE, FALSE, FALSE, FALSE, TRUE, FALSE },
   [WEFT_ALG_PAIRWISE] = { FALSE, FALSE, FALSE, FALSE, FALSE, TRUE, FALSE },
+  [WEFT_ALG_NVLS] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
 };
 
 const char *
@@ -66,13 +67,19 @@ weft_op_names (void)
 const char *
 weft_algorithm_names (void)
 {
-  return "auto, ring, tree, rhd, direct, pairwise";
+  return "auto, ring, tree, rhd, direct, pairwise, nvls, or a schedule file";
 }
 
 gboolean
 weft_algorithm_supports (WeftAlgorithm alg, WeftOp op)
 {
   return supports[alg][op];
+}
+
+gboolean
+weft_algorithm_in_auto (WeftAlgorithm alg)
+{
+  return alg != WEFT_ALG_RHD;
 }
 
 double
@@ -95,10 +102,12 @@ WeftSchedule *
 weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
                           uint64_t size, const WeftCollectiveParams *params)
 {
-  WeftSchedule *s = weft_schedule_new (n);
+  gboolean nvls = alg == WEFT_ALG_NVLS;
+  WeftSchedule *s = weft_schedule_new (n + (nvls ? params->n_switches : 0));
   WeftCollectiveParams p = *params;
 
   g_assert (weft_algorithm_supports (alg, op));
+  s->n_gpus = n;
   p.channels = MAX (p.channels, 1);
   p.chunks = MAX (p.chunks, 1);
   if (n < 2 || size == 0)
@@ -110,6 +119,8 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
         weft_ring_all_reduce (s, size, &p);
       else if (alg == WEFT_ALG_TREE)
         weft_tree_all_reduce (s, size, &p);
+      else if (nvls)
+        weft_nvls_all_reduce (s, size, &p);
       else
         weft_rhd_all_reduce (s, size);
       break;

@@ -23,12 +23,15 @@ typedef enum {
   WEFT_ALG_RHD,                 /* recursive halving-doubling */
   WEFT_ALG_DIRECT,
   WEFT_ALG_PAIRWISE,
+  WEFT_ALG_NVLS,                /* in-switch reduction (NVLink SHARP) */
   WEFT_ALG_COUNT,
 } WeftAlgorithm;
 
 typedef struct {
   uint32_t channels;            /* independent rings or trees of pieces */
   uint32_t chunks;              /* pipeline depth within a channel */
+  uint32_t n_switches;          /* NVLS: switches that reduce, ranks n.. */
+  const double *switch_share;   /* NVLS: each one's share of the buffer */
 } WeftCollectiveParams;
 
 const char *weft_op_name (WeftOp op);
@@ -43,6 +46,10 @@ const char *weft_algorithm_names (void);
 /* Whether @alg implements @op. */
 gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
 
+/* Whether `auto` considers @alg: NCCL's own algorithms (ring, tree, NVLS,
+ * and point-to-point all_to_all), so that auto picks what NCCL would. */
+gboolean weft_algorithm_in_auto (WeftAlgorithm alg);
+
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
 double weft_op_bus_factor (WeftOp op, uint32_t n_ranks);
 
@@ -51,7 +58,7 @@ double weft_op_bus_factor (WeftOp op, uint32_t n_ranks);
  * broadcast, reduce, all_to_all and send_recv; the whole gathered or
  * scattered buffer for all_gather and reduce_scatter.  Sizes that do not
  * divide evenly are split exactly.  Broadcast and reduce use rank 0 as the
- * root. */
+ * root.  NVLS adds params->n_switches switch ranks after the GPUs. */
 WeftSchedule *weft_collective_schedule (WeftOp op, WeftAlgorithm alg,
                                         uint32_t n_ranks, uint64_t size,
                                         const WeftCollectiveParams *params);

@@ -9,6 +9,43 @@ finished (WeftSim *sim, void *target, void *data)
   weft_sim_stop (sim);
 }
 
+/* NVLS needs switches that reduce, each joined to every GPU of the run;
+ * a switch's share of the buffer is the lanes the first GPU has to it. */
+static gboolean
+nvls_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+               GArray *nodes, GArray *shares, GError **error)
+{
+  for (uint32_t i = topo->out_start[gpus[0]]; i < topo->out_start[gpus[0] + 1];
+       i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      const WeftNode *sw = &topo->nodes[l->dst];
+      if (sw->kind != WEFT_NODE_SWITCH || sw->device->reduce_bandwidth <= 0)
+        continue;
+      gboolean everyone = TRUE;
+      for (uint32_t r = 1; r < n && everyone; r++)
+        {
+          gboolean joined = FALSE;
+          for (uint32_t k = topo->out_start[gpus[r]];
+               k < topo->out_start[gpus[r] + 1] && !joined; k++)
+            joined = topo->links[topo->out_links[k]].dst == l->dst;
+          everyone = joined;
+        }
+      if (!everyone)
+        continue;
+      double lanes = l->lanes;
+      g_array_append_val (nodes, l->dst);
+      g_array_append_val (shares, lanes);
+    }
+  if (nodes->len > (guint) n)
+    return TRUE;
+  g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+               "the fabric cannot run nvls: it needs switches that reduce "
+               "(reduce_bandwidth above 0) joined to every rank's GPU, and "
+               "has none");
+  return FALSE;
+}
+
 gboolean
 weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                      uint32_t n, WeftOp op, WeftAlgorithm alg,
@@ -17,8 +54,28 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                      uint64_t seed, WeftCollectiveResult *result,
                      GError **error)
 {
+  const WeftProtocol *costs = weft_protocol_get (protocol, alg);
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+  WeftCollectiveParams p = *params;
+
+  if (costs == NULL)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+                   "%s protocol", weft_algorithm_name (alg),
+                   weft_protocol_name (protocol));
+      return FALSE;
+    }
+  g_array_append_vals (nodes, gpus, n);
+  if (alg == WEFT_ALG_NVLS)
+    {
+      if (!nvls_switches (topo, gpus, n, nodes, shares, error))
+        return FALSE;
+      p.n_switches = shares->len;
+      p.switch_share = (const double *) shares->data;
+    }
   g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
-                                                                size, params);
+                                                                size, &p);
   if (!weft_schedule_check (schedule, error))
     return FALSE;
 
@@ -27,12 +84,38 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;
 
-  weft_execute (net, schedule, gpus, weft_protocol_get (protocol, alg),
-                finished, &end, NULL);
+  weft_execute (net, schedule, (uint32_t *) nodes->data, costs, finished,
+                &end, NULL);
   weft_sim_run (sim);
   g_assert (end != WEFT_TIME_MAX);
   result->time = end;
   result->bytes_sent = weft_schedule_bytes_sent (schedule);
   result->events = weft_sim_events_run (sim);
   return TRUE;
+}
+
+gboolean
+weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
+                      uint32_t n, WeftOp op, WeftAlgorithm alg,
+                      WeftProtocolKind protocol, GError **error)
+{
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+
+  if (!weft_algorithm_supports (alg, op))
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s cannot run %s",
+                   weft_algorithm_name (alg), weft_op_name (op));
+      return FALSE;
+    }
+  if (weft_protocol_get (protocol, alg) == NULL)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+                   "%s protocol", weft_algorithm_name (alg),
+                   weft_protocol_name (protocol));
+      return FALSE;
+    }
+  g_array_append_vals (nodes, gpus, n);
+  return alg != WEFT_ALG_NVLS || n < 2
+         || nvls_switches (topo, gpus, n, nodes, shares, error);
 }

@@ -162,6 +162,12 @@ ready (Exec *x, uint64_t k)
     case WEFT_STEP_REDUCE:
       {
         const WeftNode *gpu = &x->net->topo->nodes[x->gpus[r]];
+        if (gpu->kind == WEFT_NODE_SWITCH)
+          {
+            weft_network_switch_reduce (x->net, x->gpus[r], step->bytes,
+                                        step_finished, x, GUINT_TO_POINTER (k));
+            break;
+          }
         WeftTime now = weft_sim_now (sim);
         WeftTime start = MAX (now, x->engine_free[r]);
         WeftTime end = start + (WeftTime) ceil ((double) step->bytes * 1e12

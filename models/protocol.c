@@ -9,6 +9,12 @@
 
 #define US(x) ((WeftTime) ((x) * 1e6 + 0.5))
 
+/* NVLS runs Simple only: no base latency and 25 us over NVLink (NCCL's
+ * NVLS hwLat), paid half on the way to the switch and half on the way back,
+ * and NCCL's nvlsEfficiency for Hopper, 0.85. */
+static const WeftProtocol nvls = { "Simple", 0, US (12.5), US (12.5),
+                                   US (9.0), 0.85 };
+
 /* [tree?][protocol] */
 static const WeftProtocol table[2][WEFT_PROTOCOL_COUNT] = {
   {
@@ -28,6 +34,8 @@ static const WeftProtocol table[2][WEFT_PROTOCOL_COUNT] = {
 const WeftProtocol *
 weft_protocol_get (WeftProtocolKind kind, WeftAlgorithm alg)
 {
+  if (alg == WEFT_ALG_NVLS)
+    return kind == WEFT_PROTOCOL_SIMPLE ? &nvls : NULL;
   return &table[alg == WEFT_ALG_TREE][kind];
 }
 

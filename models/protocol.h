@@ -14,7 +14,8 @@ typedef enum {
 } WeftProtocolKind;
 
 /* The costs of protocol @kind for algorithm @alg (NCCL's tree constants
- * for the tree, its ring constants for the rest). */
+ * for the tree, its NVLS constants for NVLS, which runs Simple only (NULL
+ * for the others), its ring constants for the rest). */
 const WeftProtocol *weft_protocol_get (WeftProtocolKind kind,
                                        WeftAlgorithm alg);
 gboolean weft_protocol_parse (const char *name, WeftProtocolKind *kind);

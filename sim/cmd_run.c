@@ -107,8 +107,9 @@ weft_cmd_run (int argc, char **argv)
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
       "all_to_all, send_recv (default: all_reduce)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &alg_name,
-      "auto, ring, tree, rhd, direct or pairwise; auto runs every one that "
-      "fits and keeps the fastest, as NCCL picks (default: auto)", "ALG" },
+      "auto, ring, tree, rhd, direct, pairwise or nvls; auto runs each of "
+      "NCCL's that fits (all but rhd) and keeps the fastest (default: auto)",
+      "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_name,
       "auto, LL, LL128 or Simple (default: auto)", "PROTO" },
     { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &begin,
@@ -209,10 +210,34 @@ weft_cmd_run (int argc, char **argv)
   if (gpus == NULL)
     return usage_error (context, "%s", error->message);
   uint32_t n = gpus->len;
-  WeftCollectiveParams params = { (uint32_t) channels, (uint32_t) chunks };
+  WeftCollectiveParams params = { (uint32_t) channels, (uint32_t) chunks, 0,
+                                  NULL };
   gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE
                       || op == WEFT_OP_REDUCE_SCATTER;
   int root = op == WEFT_OP_BROADCAST || op == WEFT_OP_REDUCE ? 0 : -1;
+
+  /* Which (algorithm, protocol) pairs can run here: refuse before writing
+   * anything if none can. */
+  gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT] = { { FALSE } };
+  gboolean any = FALSE;
+  g_autoptr (GError) why = NULL;
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
+      {
+        if ((auto_alg ? !weft_algorithm_supports (a, op)
+                            || !weft_algorithm_in_auto (a)
+                      : a != (int) alg)
+            || (!auto_proto && pr != (int) proto))
+          continue;
+        g_clear_error (&why);
+        fits[a][pr] = weft_collective_fits (scenario->topo,
+                                            (uint32_t *) gpus->data, n, op, a,
+                                            pr, &why);
+        any = any || fits[a][pr];
+      }
+  if (!any)
+    return usage_error (context, "%s", why ? why->message
+                                           : "no algorithm can run this");
 
   printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n#\n", WEFT_VERSION,
           weft_op_name (op), path, n, weft_fidelity_name (fidelity));
@@ -241,11 +266,9 @@ weft_cmd_run (int argc, char **argv)
         fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
       for (int a = 0; a < WEFT_ALG_COUNT; a++)
         {
-          if (auto_alg ? !weft_algorithm_supports (a, op) : a != (int) alg)
-            continue;
           for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
             {
-              if (!auto_proto && pr != (int) proto)
+              if (!fits[a][pr])
                 continue;
               WeftCollectiveResult result;
               if (!weft_collective_run (scenario->topo,

@@ -21,10 +21,13 @@ START_TEST (test_bus_factors)
 }
 END_TEST
 
-/* What each operation must move in all, whatever the algorithm. */
+/* What each operation must move in all, whatever the algorithm; NVLS
+ * moves every GPU's buffer to the switches and the sums back. */
 static uint64_t
-expected_bytes (WeftOp op, uint32_t n, uint64_t size)
+expected_bytes (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size)
 {
+  if (alg == WEFT_ALG_NVLS)
+    return 2 * (uint64_t) n * size;
   switch (op)
     {
     case WEFT_OP_ALL_REDUCE:
@@ -43,7 +46,8 @@ START_TEST (test_bytes_moved_exactly)
    * the operation needs, and its schedule is complete and deadlock-free. */
   const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
   const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
-  WeftCollectiveParams params = { 3, 5 };
+  const double shares[] = { 5, 4, 4, 5 };
+  WeftCollectiveParams params = { 3, 5, 4, shares };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -60,7 +64,8 @@ START_TEST (test_bytes_moved_exactly)
                              weft_op_name (op), weft_algorithm_name (alg),
                              ranks[j], error ? error->message : "");
               ck_assert_msg (weft_schedule_bytes_sent (s)
-                                 == expected_bytes (op, ranks[j], sizes[i]),
+                                 == expected_bytes (op, alg, ranks[j],
+                                                    sizes[i]),
                              "%s/%s n=%u size=%" G_GUINT64_FORMAT ": %"
                              G_GUINT64_FORMAT, weft_op_name (op),
                              weft_algorithm_name (alg), ranks[j], sizes[i],
@@ -72,7 +77,8 @@ END_TEST
 
 START_TEST (test_one_rank_moves_nothing)
 {
-  WeftCollectiveParams params = { 1, 1 };
+  const double shares[] = { 1 };
+  WeftCollectiveParams params = { 1, 1, 1, shares };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -158,7 +164,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * from every GPU and hides the reductions behind the transfers: busbw =
    * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
    * about 370 GB/s on a DGX H100, hardware.md section 3). */
-  WeftCollectiveParams piped = { 1, 8 };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
@@ -172,7 +178,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
    * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
    * Simple's base latency (8.4 us). */
-  WeftCollectiveParams serial = { 1, 1 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL };
   double p = size / 8.0;
   double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
                   + 7 * p * 1e12 / reduce;
@@ -196,7 +202,7 @@ START_TEST (test_small_message_latency)
    * worked example), plus what the network adds for 8 bytes. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -214,7 +220,7 @@ START_TEST (test_fidelities_agree_uncontended)
    * puts one transfer on a link at a time: the three fidelities agree. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL };
   WeftTime t[3];
 
   for (int f = 0; f < 3; f++)
