@@ -1,0 +1,174 @@
+/* Validation: simulated all_reduce busbw against the measured nccl-tests
+ * sweeps in ../shared/reference/nccl-allreduce-measured.csv.  Prints the
+ * comparison and holds weft to the bounds docs/validation.md states. */
+#include "collective_run.h"
+#include "scenario.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define REFERENCE WEFT_SOURCE_DIR "/../shared/reference/nccl-allreduce-measured.csv"
+#define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
+
+typedef struct {
+  const char *system_prefix;    /* as the CSV names it */
+  const char *scenario;
+  double within_10_from;        /* bytes: from here up, within 10% */
+  double wide;                  /* from 1 MiB up, within this */
+} System;
+
+/* The bounds weft meets today (docs/validation.md): within 10% for large
+ * sizes on every system; from 1 MiB, within 30% on H100 and H200 and 55% on
+ * A100, where weft is too fast at mid sizes.  The second A100 sweep comes
+ * from another machine whose small messages take twice as long as Azure's
+ * (18 against 36 GB/s at 1 MiB), so weft is 170% above it there. */
+static const System systems[] = {
+  { "Azure ND A100 v4", "dgx-a100.yaml", 256 << 20, 0.55 },
+  { "8x A100 node", "dgx-a100.yaml", 512 << 20, 1.75 },
+  { "Azure ND H100 v5", "dgx-h100.yaml", 64 << 20, 0.30 },
+  { "Azure ND H200 v5", "dgx-h200.yaml", 128 << 20, 0.30 },
+};
+
+/* Split a CSV line into fields, honouring double quotes. */
+static GPtrArray *
+csv_fields (const char *line)
+{
+  GPtrArray *fields = g_ptr_array_new_with_free_func (g_free);
+  GString *field = g_string_new (NULL);
+  gboolean quoted = FALSE;
+
+  for (const char *p = line; *p; p++)
+    {
+      if (*p == '"')
+        quoted = !quoted;
+      else if (*p == ',' && !quoted)
+        {
+          g_ptr_array_add (fields, g_strdup (field->str));
+          g_string_truncate (field, 0);
+        }
+      else
+        g_string_append_c (field, *p);
+    }
+  g_ptr_array_add (fields, g_string_free (field, FALSE));
+  return fields;
+}
+
+static double
+simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
+          WeftProtocolKind only_proto)
+{
+  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  WeftCollectiveParams params = { 1, 8, 0, NULL };
+  WeftTime best = WEFT_TIME_MAX;
+
+  for (uint32_t n = 0; n < s->topo->n_nodes; n++)
+    if (s->topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+  /* As weft run's auto: every NCCL algorithm and protocol that fits. */
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
+      {
+        if ((only != WEFT_ALG_COUNT && a != (int) only)
+            || (only == WEFT_ALG_COUNT && !weft_algorithm_in_auto (a))
+            || (only_proto != WEFT_PROTOCOL_COUNT && p != (int) only_proto)
+            || !weft_collective_fits (s->topo, (uint32_t *) gpus->data,
+                                      gpus->len, WEFT_OP_ALL_REDUCE, a, p,
+                                      NULL))
+          continue;
+        WeftCollectiveResult r;
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data,
+                                        gpus->len, WEFT_OP_ALL_REDUCE, a, p,
+                                        size, &params, WEFT_FIDELITY_FLOW, 1,
+                                        &r, NULL));
+        best = MIN (best, r.time);
+      }
+  return size / (best * 1e-12) / 1e9 * 2 * (gpus->len - 1) / gpus->len;
+}
+
+START_TEST (test_measured_sweeps)
+{
+  g_autofree char *text = NULL;
+  ck_assert_msg (g_file_get_contents (REFERENCE, &text, NULL, NULL),
+                 "cannot read %s", REFERENCE);
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  int checked = 0;
+
+  for (guint k = 0; k < G_N_ELEMENTS (systems); k++)
+    {
+      const System *sys = &systems[k];
+      g_autofree char *path = g_build_filename (SCENARIOS, sys->scenario, NULL);
+      g_autoptr (WeftScenario) s = weft_scenario_load (path, NULL);
+      ck_assert_ptr_nonnull (s);
+      printf ("%s (%s)\n%12s %10s %10s %8s\n", sys->system_prefix,
+              sys->scenario, "size", "measured", "weft", "error");
+      for (int i = 1; lines[i]; i++)
+        {
+          if (!g_str_has_prefix (lines[i], sys->system_prefix))
+            continue;
+          g_autoptr (GPtrArray) f = csv_fields (lines[i]);
+          if (f->len < 11 || strcmp (g_ptr_array_index (f, 7), "all_reduce"))
+            continue;
+          uint64_t size = g_ascii_strtoull (g_ptr_array_index (f, 8), NULL, 10);
+          double measured = g_ascii_strtod (g_ptr_array_index (f, 10), NULL);
+          if (size < (1 << 20) || measured <= 0)
+            continue;
+          double weft = simulate (s, size, WEFT_ALG_COUNT, WEFT_PROTOCOL_COUNT);
+          double error = (weft - measured) / measured;
+          printf ("%12" G_GUINT64_FORMAT " %10.1f %10.1f %+7.1f%%\n", size,
+                  measured, weft, 100 * error);
+          if (size >= sys->within_10_from)
+            ck_assert_msg (fabs (error) <= 0.10, "%s %" G_GUINT64_FORMAT
+                           ": %.1f vs %.1f", sys->scenario, size, weft,
+                           measured);
+          ck_assert_msg (fabs (error) <= sys->wide, "%s %" G_GUINT64_FORMAT
+                         ": %.1f vs %.1f", sys->scenario, size, weft,
+                         measured);
+          checked++;
+        }
+    }
+  ck_assert_int_ge (checked, 50);
+}
+END_TEST
+
+START_TEST (test_h100_ring_370)
+{
+  /* NCCL's ring all_reduce on 8 H100 reaches about 370 GB/s busbw
+   * (hardware.md section 3, nccl-tests#212): within 5% from 1 GiB up. */
+  g_autoptr (WeftScenario) s = weft_scenario_load (SCENARIOS "/dgx-h100.yaml",
+                                                   NULL);
+
+  for (uint64_t size = (uint64_t) 1 << 30; size <= (uint64_t) 8 << 30;
+       size *= 2)
+    {
+      double busbw = simulate (s, size, WEFT_ALG_RING, WEFT_PROTOCOL_SIMPLE);
+      ck_assert_msg (fabs (busbw - 370) <= 0.05 * 370, "%" G_GUINT64_FORMAT
+                     ": %.1f GB/s", size, busbw);
+    }
+}
+END_TEST
+
+static Suite *
+validation_suite (void)
+{
+  Suite *s = suite_create ("validation");
+  TCase *tc = tcase_create ("nccl-tests");
+
+  tcase_set_timeout (tc, 300);
+  tcase_add_test (tc, test_measured_sweeps);
+  tcase_add_test (tc, test_h100_ring_370);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (validation_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}
