@@ -82,6 +82,22 @@ weft_algorithm_in_auto (WeftAlgorithm alg)
   return alg != WEFT_ALG_RHD;
 }
 
+uint64_t
+weft_op_bytes (WeftOp op, uint32_t n, uint64_t size)
+{
+  if (n < 2)
+    return 0;
+  switch (op)
+    {
+    case WEFT_OP_ALL_REDUCE:
+      return 2 * (uint64_t) (n - 1) * size;
+    case WEFT_OP_SEND_RECV:
+      return (uint64_t) n * size;
+    default:
+      return (uint64_t) (n - 1) * size;
+    }
+}
+
 double
 weft_op_bus_factor (WeftOp op, uint32_t n)
 {

@@ -50,6 +50,12 @@ gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
  * and point-to-point all_to_all), so that auto picks what NCCL would. */
 gboolean weft_algorithm_in_auto (WeftAlgorithm alg);
 
+/* The bytes @op over @n ranks moves in all for a buffer of @size bytes, as
+ * the bandwidth-optimal algorithms (ring, tree, halving-doubling) do:
+ * 2(n-1) size for all_reduce, n size for send_recv, (n-1) size for the
+ * rest.  Written schedules must move exactly this. */
+uint64_t weft_op_bytes (WeftOp op, uint32_t n, uint64_t size);
+
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
 double weft_op_bus_factor (WeftOp op, uint32_t n_ranks);
 

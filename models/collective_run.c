@@ -78,20 +78,28 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                                                                 size, &p);
   if (!weft_schedule_check (schedule, error))
     return FALSE;
+  weft_schedule_run (topo, (uint32_t *) nodes->data, schedule, costs,
+                     fidelity, seed, result);
+  return TRUE;
+}
 
+void
+weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
+                   const WeftSchedule *schedule, const WeftProtocol *costs,
+                   WeftFidelity fidelity, uint64_t seed,
+                   WeftCollectiveResult *result)
+{
   g_autoptr (WeftSim) sim = weft_sim_new ();
   WeftNetworkConfig config = { fidelity, 100 * WEFT_US, seed };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;
 
-  weft_execute (net, schedule, (uint32_t *) nodes->data, costs, finished,
-                &end, NULL);
+  weft_execute (net, schedule, nodes, costs, finished, &end, NULL);
   weft_sim_run (sim);
   g_assert (end != WEFT_TIME_MAX);
   result->time = end;
   result->bytes_sent = weft_schedule_bytes_sent (schedule);
   result->events = weft_sim_events_run (sim);
-  return TRUE;
 }
 
 gboolean

@@ -24,6 +24,13 @@ gboolean weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                               WeftFidelity fidelity, uint64_t seed,
                               WeftCollectiveResult *result, GError **error);
 
+/* Run the checked @schedule with @costs, rank r on node @nodes[r], at
+ * @fidelity; @seed picks the ECMP choices. */
+void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
+                        const WeftSchedule *schedule, const WeftProtocol *costs,
+                        WeftFidelity fidelity, uint64_t seed,
+                        WeftCollectiveResult *result);
+
 /* Whether @alg with @protocol can run @op on these GPUs of @topo, without
  * simulating it; on FALSE, @error says why. */
 gboolean weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,

@@ -5,6 +5,7 @@
 #include "log.h"
 #include "names.h"
 #include "scenario.h"
+#include "schedule_file.h"
 #include "units.h"
 
 #include <stdio.h>
@@ -107,9 +108,9 @@ weft_cmd_run (int argc, char **argv)
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
       "all_to_all, send_recv (default: all_reduce)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &alg_name,
-      "auto, ring, tree, rhd, direct, pairwise or nvls; auto runs each of "
-      "NCCL's that fits (all but rhd) and keeps the fastest (default: auto)",
-      "ALG" },
+      "auto, ring, tree, rhd, direct, pairwise, nvls, or a schedule file; "
+      "auto runs each of NCCL's that fits (all but rhd) and keeps the "
+      "fastest (default: auto)", "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_name,
       "auto, LL, LL128 or Simple (default: auto)", "PROTO" },
     { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &begin,
@@ -154,10 +155,27 @@ weft_cmd_run (int argc, char **argv)
                         weft_op_names ());
   gboolean auto_alg = alg_name == NULL || strcmp (alg_name, "auto") == 0;
   WeftAlgorithm alg = WEFT_ALG_RING;
+  g_autoptr (WeftScheduleFile) file = NULL;
   if (!auto_alg && !weft_algorithm_parse (alg_name, &alg))
-    return usage_error (context, "unknown algorithm '%s'; valid: %s", alg_name,
-                        weft_algorithm_names ());
-  if (!auto_alg && !weft_algorithm_supports (alg, op))
+    {
+      /* Not a built-in: a schedule file, or a mistake. */
+      if (!g_file_test (alg_name, G_FILE_TEST_EXISTS))
+        return usage_error (context, "unknown algorithm '%s'; valid: %s",
+                            alg_name, weft_algorithm_names ());
+      file = weft_schedule_file_load (alg_name, &error);
+      if (file == NULL)
+        {
+          fprintf (stderr, "%s\n", error->message);
+          return WEFT_EXIT_USAGE;
+        }
+      if (op_name && weft_schedule_file_op (file) != op)
+        return usage_error (context, "%s is a schedule for %s, not %s",
+                            alg_name, weft_op_name (weft_schedule_file_op (file)),
+                            op_name);
+      op = weft_schedule_file_op (file);
+      alg = WEFT_ALG_RING;      /* for its protocol costs */
+    }
+  if (!auto_alg && file == NULL && !weft_algorithm_supports (alg, op))
     {
       GString *valid = g_string_new (NULL);
       for (int a = 0; a < WEFT_ALG_COUNT; a++)
@@ -221,7 +239,19 @@ weft_cmd_run (int argc, char **argv)
   gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT] = { { FALSE } };
   gboolean any = FALSE;
   g_autoptr (GError) why = NULL;
-  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+  if (file != NULL)
+    {
+      if (weft_schedule_file_ranks (file) != n)
+        return usage_error (context, "%s is written for %u ranks and the run "
+                            "has %u (choose GPUs with --ranks)",
+                            alg_name, weft_schedule_file_ranks (file), n);
+      g_autoptr (WeftSchedule) trial = weft_schedule_file_build (file,
+                                                                 min_bytes,
+                                                                 &error);
+      if (trial == NULL)
+        return usage_error (context, "%s", error->message);
+    }
+  for (int a = 0; a < WEFT_ALG_COUNT && file == NULL; a++)
     for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
       {
         if ((auto_alg ? !weft_algorithm_supports (a, op)
@@ -235,12 +265,17 @@ weft_cmd_run (int argc, char **argv)
                                             pr, &why);
         any = any || fits[a][pr];
       }
+  for (int pr = 0; pr < WEFT_PROTOCOL_COUNT && file != NULL; pr++)
+    any = fits[WEFT_ALG_RING][pr] = auto_proto || pr == (int) proto;
   if (!any)
     return usage_error (context, "%s", why ? why->message
                                            : "no algorithm can run this");
 
-  printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n#\n", WEFT_VERSION,
+  printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
           weft_op_name (op), path, n, weft_fidelity_name (fidelity));
+  if (file != NULL)
+    printf ("# algorithm: %s (%s)\n", weft_schedule_file_name (file), alg_name);
+  printf ("#\n");
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s  %-9s %s\n", "size", "count",
           "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
           "protocol");
@@ -271,7 +306,20 @@ weft_cmd_run (int argc, char **argv)
               if (!fits[a][pr])
                 continue;
               WeftCollectiveResult result;
-              if (!weft_collective_run (scenario->topo,
+              if (file != NULL)
+                {
+                  g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
+                      file, size, &error);
+                  if (sched == NULL)
+                    {
+                      fprintf (stderr, "weft run: %s\n", error->message);
+                      return WEFT_EXIT_USAGE;
+                    }
+                  weft_schedule_run (scenario->topo, (uint32_t *) gpus->data,
+                                     sched, weft_protocol_get (pr, a),
+                                     fidelity, (uint64_t) seed, &result);
+                }
+              else if (!weft_collective_run (scenario->topo,
                                         (uint32_t *) gpus->data, n, op, a, pr,
                                         size, &params, fidelity,
                                         (uint64_t) seed, &result, &error))
@@ -293,7 +341,8 @@ weft_cmd_run (int argc, char **argv)
       printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
               " %8s %6s %6d %10.2f %8.2f %8.2f  %-9s %s\n",
               size, size / 4, "float", reducing ? "sum" : "none", root,
-              best.time / 1e6, algbw, busbw, weft_algorithm_name (best_alg),
+              best.time / 1e6, algbw, busbw,
+              file ? "file" : weft_algorithm_name (best_alg),
               weft_protocol_name (best_proto));
       fflush (stdout);
       busbw_sum += busbw;

@@ -1,6 +1,9 @@
 /* Tests of schedules, the executor and the collective algorithms. */
 #include "collective_run.h"
 #include "scenario.h"
+#include "schedule_file.h"
+
+#include <glib/gstdio.h>
 
 #include <check.h>
 #include <math.h>
@@ -237,6 +240,106 @@ START_TEST (test_fidelities_agree_uncontended)
 }
 END_TEST
 
+START_TEST (test_schedule_file_ring_matches_builtin)
+{
+  /* The ring all_reduce written out as data gives the built-in ring's time,
+   * to the picosecond, at every fidelity and several sizes (some uneven). */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (
+      SCENARIOS "/algorithms/ring-allreduce-8.yaml", &error);
+  ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+  ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 1, 0, NULL };
+  const uint64_t sizes[] = { 8, 1000003, 64 << 20 };
+
+  for (int f = 0; f < 3; f++)
+    for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+      {
+        if (f == WEFT_FIDELITY_PACKET && sizes[i] > (1 << 20))
+          continue;
+        g_autoptr (WeftSchedule) sched = weft_schedule_file_build (file,
+                                                                   sizes[i],
+                                                                   &error);
+        ck_assert_msg (sched != NULL, "%s", error ? error->message : "");
+        WeftCollectiveResult a, b;
+        weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
+                           weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                              WEFT_ALG_RING),
+                           f, 1, &a);
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                        WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                        WEFT_PROTOCOL_SIMPLE, sizes[i], &params,
+                                        f, 1, &b, NULL));
+        ck_assert_uint_eq (a.time, b.time);
+        ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
+      }
+}
+END_TEST
+
+static char *
+schedule_error (const char *text)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-sched-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "s.yaml", NULL);
+  g_autoptr (GError) error = NULL;
+  char *message = NULL;
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path, &error);
+  if (file != NULL)
+    {
+      g_autoptr (WeftSchedule) s = weft_schedule_file_build (file, 1000,
+                                                             &error);
+      ck_assert_ptr_null (s);
+    }
+  ck_assert_ptr_nonnull (error);
+  message = g_strdup (error->message + strlen (dir) + 1);
+  g_remove (path);
+  g_rmdir (dir);
+  return message;
+}
+
+#define HEAD "weft_schedule: 1\nop: all_gather\nranks: 2\nchunks: 2\nprogram:\n"
+
+START_TEST (test_bad_schedule_files)
+{
+  struct {
+    const char *text, *message;
+  } cases[] = {
+    { HEAD "  0: [{op: send, peer: 1, chunk: 0}, {op: recv, peer: 1, chunk: 1}]\n"
+           "  1: [{op: recv, peer: 0, chunk: 0}]\n",
+      "s.yaml: rank 0 step 1 receives from rank 1, which sends it nothing "
+      "to match" },
+    { HEAD "  0: [{id: a, op: recv, peer: 1, chunk: 1}, "
+           "{op: send, peer: 1, chunk: 0, after: [a]}]\n"
+           "  1: [{id: b, op: recv, peer: 0, chunk: 0}, "
+           "{op: send, peer: 0, chunk: 1, after: [b]}]\n",
+      "s.yaml: the schedule deadlocks: rank 0 step 0 (receive from rank 1)" },
+    { HEAD "  0: [{op: send, peer: 1, chunks: [0, 1]}, "
+           "{op: recv, peer: 1, chunk: 1}]\n"
+           "  1: [{op: recv, peer: 0, chunks: [0, 1]}, "
+           "{op: send, peer: 0, chunk: 1}]\n",
+      "s.yaml: the schedule moves 1500 bytes for a all_gather of 1000 bytes "
+      "over 2 ranks, which moves 1000" },
+    { HEAD "  0: [{op: send, peer: 1, chunk: 0, after: [nope]}]\n",
+      "s.yaml:6:45: no earlier step of rank 0 has the id 'nope'" },
+    { HEAD "  0: [{op: send, peer: 2, chunk: 0}]\n",
+      "s.yaml:6:24: '2' should be a whole number from 0 to 1" },
+    { HEAD "  0: [{op: shout, peer: 1, chunk: 0}]\n",
+      "s.yaml:6:12: unknown step 'shout'; valid: send, recv, reduce" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *got = schedule_error (cases[i].text);
+      ck_assert_msg (strstr (got, cases[i].message) != NULL,
+                     "expected '%s'\n got '%s'", cases[i].message, got);
+    }
+}
+END_TEST
+
 static Suite *
 collective_suite (void)
 {
@@ -256,6 +359,8 @@ collective_suite (void)
   tcase_add_test (tc, test_ring_all_reduce_closed_form);
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
+  tcase_add_test (tc, test_schedule_file_ring_matches_builtin);
+  tcase_add_test (tc, test_bad_schedule_files);
   suite_add_tcase (s, tc);
   return s;
 }
