@@ -33,6 +33,8 @@ void weft_ring_send_recv (WeftSchedule *s, uint64_t size,
 void weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
 void weft_rhd_all_reduce (WeftSchedule *s, uint64_t size);
+void weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
 void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
 void weft_direct_all_to_all (WeftSchedule *s, uint64_t size);

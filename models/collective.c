@@ -9,7 +9,7 @@ static const char *const op_names[] = {
 };
 
 static const char *const alg_names[] = { "ring", "tree", "rhd", "direct",
-                                         "pairwise", "nvls" };
+                                         "pairwise", "nvls", "hierarchical" };
 
 /* Which algorithm implements which operation. */
 static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
@@ -19,6 +19,7 @@ static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
   [WEFT_ALG_DIRECT] = { FALSE, FALSE, FALSE, FALSE, FALSE, TRUE, FALSE },
   [WEFT_ALG_PAIRWISE] = { FALSE, FALSE, FALSE, FALSE, FALSE, TRUE, FALSE },
   [WEFT_ALG_NVLS] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
+  [WEFT_ALG_HIER] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
 };
 
 const char *
@@ -67,7 +68,8 @@ weft_op_names (void)
 const char *
 weft_algorithm_names (void)
 {
-  return "auto, ring, tree, rhd, direct, pairwise, nvls, or a schedule file";
+  return "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, or a "
+         "schedule file";
 }
 
 gboolean
@@ -137,6 +139,8 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
         weft_tree_all_reduce (s, size, &p);
       else if (nvls)
         weft_nvls_all_reduce (s, size, &p);
+      else if (alg == WEFT_ALG_HIER)
+        weft_hier_all_reduce (s, size, &p);
       else
         weft_rhd_all_reduce (s, size);
       break;

@@ -24,6 +24,7 @@ typedef enum {
   WEFT_ALG_DIRECT,
   WEFT_ALG_PAIRWISE,
   WEFT_ALG_NVLS,                /* in-switch reduction (NVLink SHARP) */
+  WEFT_ALG_HIER,                /* two levels: NVLink in, network across */
   WEFT_ALG_COUNT,
 } WeftAlgorithm;
 
@@ -32,6 +33,7 @@ typedef struct {
   uint32_t chunks;              /* pipeline depth within a channel */
   uint32_t n_switches;          /* NVLS: switches that reduce, ranks n.. */
   const double *switch_share;   /* NVLS: each one's share of the buffer */
+  uint32_t local;               /* hierarchical: ranks per server */
 } WeftCollectiveParams;
 
 const char *weft_op_name (WeftOp op);

@@ -9,6 +9,41 @@ finished (WeftSim *sim, void *target, void *data)
   weft_sim_stop (sim);
 }
 
+/* The hierarchical algorithm needs the ranks server by server, as many in
+ * each server (a server: a top-level template instance); it returns that
+ * count. */
+static gboolean
+ranks_per_server (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+                  uint32_t *local, GError **error)
+{
+  uint32_t count = 1;
+  gboolean ok = topo->nodes[gpus[0]].zone != WEFT_ZONE_ROOT;
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash,
+                                                  g_direct_equal);
+
+  while (count < n && topo->nodes[gpus[count]].zone == topo->nodes[gpus[0]].zone)
+    count++;
+  ok = ok && n % count == 0;
+  for (uint32_t b = 0; ok && b < n; b += count)
+    {
+      uint32_t zone = topo->nodes[gpus[b]].zone;
+      ok = zone != WEFT_ZONE_ROOT
+           && !g_hash_table_contains (seen, GUINT_TO_POINTER (zone + 1));
+      g_hash_table_add (seen, GUINT_TO_POINTER (zone + 1));
+      for (uint32_t r = b; ok && r < b + count; r++)
+        ok = topo->nodes[gpus[r]].zone == zone;
+    }
+  if (!ok)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+                   "hierarchical needs the ranks server by server (templates "
+                   "instantiated at the top level), as many in every server");
+      return FALSE;
+    }
+  *local = count;
+  return TRUE;
+}
+
 /* NVLS needs switches that reduce, each joined to every GPU of the run;
  * a switch's share of the buffer is the lanes the first GPU has to it. */
 static gboolean
@@ -74,6 +109,8 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
       p.n_switches = shares->len;
       p.switch_share = (const double *) shares->data;
     }
+  if (alg == WEFT_ALG_HIER && !ranks_per_server (topo, gpus, n, &p.local, error))
+    return FALSE;
   g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
                                                                 size, &p);
   if (!weft_schedule_check (schedule, error))
@@ -124,6 +161,9 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
       return FALSE;
     }
   g_array_append_vals (nodes, gpus, n);
+  uint32_t local;
+  if (alg == WEFT_ALG_HIER && !ranks_per_server (topo, gpus, n, &local, error))
+    return FALSE;
   return alg != WEFT_ALG_NVLS || n < 2
          || nvls_switches (topo, gpus, n, nodes, shares, error);
 }

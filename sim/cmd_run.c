@@ -108,7 +108,8 @@ weft_cmd_run (int argc, char **argv)
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
       "all_to_all, send_recv (default: all_reduce)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &alg_name,
-      "auto, ring, tree, rhd, direct, pairwise, nvls, or a schedule file; "
+      "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, or a "
+      "schedule file; "
       "auto runs each of NCCL's that fits (all but rhd) and keeps the "
       "fastest (default: auto)", "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_name,
@@ -229,7 +230,7 @@ weft_cmd_run (int argc, char **argv)
     return usage_error (context, "%s", error->message);
   uint32_t n = gpus->len;
   WeftCollectiveParams params = { (uint32_t) channels, (uint32_t) chunks, 0,
-                                  NULL };
+                                  NULL, 1 };
   gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE
                       || op == WEFT_OP_REDUCE_SCATTER;
   int root = op == WEFT_OP_BROADCAST || op == WEFT_OP_REDUCE ? 0 : -1;

@@ -50,7 +50,7 @@ START_TEST (test_bytes_moved_exactly)
   const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
   const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 3, 5, 4, shares };
+  WeftCollectiveParams params = { 3, 5, 4, shares, 1 };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -78,10 +78,26 @@ START_TEST (test_bytes_moved_exactly)
 }
 END_TEST
 
+START_TEST (test_hierarchical_bytes)
+{
+  /* Two levels, 4 GPUs a server: still exactly 2(n-1) size in all. */
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 4 };
+
+  for (uint32_t n = 4; n <= 16; n += 4)
+    {
+      g_autoptr (WeftSchedule) s = weft_collective_schedule (
+          WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER, n, 1000003, &params);
+      ck_assert (weft_schedule_check (s, NULL));
+      ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                         2 * (uint64_t) (n - 1) * 1000003);
+    }
+}
+END_TEST
+
 START_TEST (test_one_rank_moves_nothing)
 {
   const double shares[] = { 1 };
-  WeftCollectiveParams params = { 1, 1, 1, shares };
+  WeftCollectiveParams params = { 1, 1, 1, shares, 1 };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -167,7 +183,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * from every GPU and hides the reductions behind the transfers: busbw =
    * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
    * about 370 GB/s on a DGX H100, hardware.md section 3). */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1 };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
@@ -181,7 +197,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
    * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
    * Simple's base latency (8.4 us). */
-  WeftCollectiveParams serial = { 1, 1, 0, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
   double p = size / 8.0;
   double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
                   + 7 * p * 1e12 / reduce;
@@ -205,7 +221,7 @@ START_TEST (test_small_message_latency)
    * worked example), plus what the network adds for 8 bytes. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1 };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -223,7 +239,7 @@ START_TEST (test_fidelities_agree_uncontended)
    * puts one transfer on a link at a time: the three fidelities agree. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1 };
   WeftTime t[3];
 
   for (int f = 0; f < 3; f++)
@@ -251,7 +267,7 @@ START_TEST (test_schedule_file_ring_matches_builtin)
   ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1 };
   const uint64_t sizes[] = { 8, 1000003, 64 << 20 };
 
   for (int f = 0; f < 3; f++)
@@ -351,6 +367,7 @@ collective_suite (void)
   tcase_add_test (tc, test_bus_factors);
   tcase_add_test (tc, test_bytes_moved_exactly);
   tcase_add_test (tc, test_one_rank_moves_nothing);
+  tcase_add_test (tc, test_hierarchical_bytes);
   tcase_add_test (tc, test_bad_schedules);
   suite_add_tcase (s, tc);
 

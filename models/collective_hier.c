@@ -1,0 +1,101 @@
+/* weft: the hierarchical two-level all_reduce: a reduce-scatter over
+ * NVLink among the GPUs of each server, then an all_reduce of each slice
+ * across servers among the GPUs with the same local index (one rail each),
+ * then an all-gather inside each server.  Ranks come server by server,
+ * `local` of them in each.  The buffer is cut into channels x chunks pieces
+ * that follow each other through the three levels. */
+#include "collective-private.h"
+
+/* A ring over @members (m ranks) on a region of @region bytes, cut into m
+ * pieces.  At step t member j sends piece (j - shift - t) to member j + 1;
+ * with @reduce each received piece is added in.  @after[j] is what member
+ * j's first send waits for, and becomes its last step. */
+static void
+ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
+      int shift, gboolean reduce, uint32_t tag, uint32_t *after)
+{
+  for (uint32_t t = 0; t + 1 < m; t++)
+    {
+      g_autofree uint32_t *next = g_new (uint32_t, m);
+      for (uint32_t j = 0; j < m; j++)
+        weft_schedule_send (s, members[j], members[(j + 1) % m], tag,
+                            weft_part (region, m,
+                                       weft_mod ((int64_t) j - shift - t, m)),
+                            after[j]);
+      for (uint32_t j = 0; j < m; j++)
+        {
+          uint32_t from = (j + m - 1) % m;
+          uint64_t bytes = weft_part (region, m,
+                                      weft_mod ((int64_t) from - shift - t, m));
+          uint32_t got = weft_schedule_recv (s, members[j], members[from], tag,
+                                             bytes, WEFT_NO_STEP);
+          next[j] = reduce ? weft_schedule_reduce (s, members[j], bytes, got)
+                           : got;
+        }
+      for (uint32_t j = 0; j < m; j++)
+        after[j] = next[j];
+    }
+}
+
+void
+weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
+                      const WeftCollectiveParams *p)
+{
+  uint32_t n = s->n_gpus, local = p->local, servers = n / local;
+  uint32_t pieces = p->channels * p->chunks;
+  g_autofree uint32_t *after = g_new (uint32_t, n);
+  g_autofree uint32_t *staged = g_new (uint32_t, n);
+  g_autofree uint32_t *members = g_new (uint32_t, MAX (local, servers));
+  g_autofree uint32_t *dep = g_new (uint32_t, MAX (local, servers));
+
+  g_assert (local >= 1 && n % local == 0);
+  for (uint32_t r = 0; r < n; r++)
+    staged[r] = WEFT_NO_STEP;
+
+  /* The buffer goes through in pieces; piece k starts inside the server
+   * once piece k - 1 has left it, so that the levels overlap. */
+  for (uint32_t k = 0; k < pieces; k++)
+    {
+      uint64_t part = weft_part (size, pieces, k);
+      uint32_t tag = 3 * k;
+      for (uint32_t r = 0; r < n; r++)
+        after[r] = staged[r];
+
+      /* 1. Inside each server: local rank i ends owning slice i. */
+      for (uint32_t g = 0; g < servers && local > 1; g++)
+        {
+          for (uint32_t i = 0; i < local; i++)
+            {
+              members[i] = g * local + i;
+              dep[i] = after[members[i]];
+            }
+          ring (s, members, local, part, 1, TRUE, tag, dep);
+          for (uint32_t i = 0; i < local; i++)
+            after[members[i]] = staged[members[i]] = dep[i];
+        }
+      /* 2. Across servers, slice i among the GPUs of local index i. */
+      for (uint32_t i = 0; i < local && servers > 1; i++)
+        {
+          uint64_t slice = weft_part (part, local, i);
+          for (uint32_t g = 0; g < servers; g++)
+            {
+              members[g] = g * local + i;
+              dep[g] = after[members[g]];
+            }
+          ring (s, members, servers, slice, 0, TRUE, tag + 1, dep);
+          ring (s, members, servers, slice, -1, FALSE, tag + 1, dep);
+          for (uint32_t g = 0; g < servers; g++)
+            after[members[g]] = dep[g];
+        }
+      /* 3. Inside each server: every GPU gets every slice. */
+      for (uint32_t g = 0; g < servers && local > 1; g++)
+        {
+          for (uint32_t i = 0; i < local; i++)
+            {
+              members[i] = g * local + i;
+              dep[i] = after[members[i]];
+            }
+          ring (s, members, local, part, 0, FALSE, tag + 2, dep);
+        }
+    }
+}
