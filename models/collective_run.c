@@ -85,9 +85,9 @@ gboolean
 weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                      uint32_t n, WeftOp op, WeftAlgorithm alg,
                      WeftProtocolKind protocol, uint64_t size,
-                     const WeftCollectiveParams *params, WeftFidelity fidelity,
-                     uint64_t seed, WeftCollectiveResult *result,
-                     GError **error)
+                     const WeftCollectiveParams *params,
+                     const WeftRunOptions *options,
+                     WeftCollectiveResult *result, GError **error)
 {
   const WeftProtocol *costs = weft_protocol_get (protocol, alg);
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
@@ -116,27 +116,35 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   if (!weft_schedule_check (schedule, error))
     return FALSE;
   weft_schedule_run (topo, (uint32_t *) nodes->data, schedule, costs,
-                     fidelity, seed, result);
+                     options, result);
   return TRUE;
 }
 
 void
 weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    const WeftSchedule *schedule, const WeftProtocol *costs,
-                   WeftFidelity fidelity, uint64_t seed,
-                   WeftCollectiveResult *result)
+                   const WeftRunOptions *options, WeftCollectiveResult *result)
 {
   g_autoptr (WeftSim) sim = weft_sim_new ();
-  WeftNetworkConfig config = { fidelity, 100 * WEFT_US, seed };
+  WeftNetworkConfig config = {
+    options->fidelity,
+    options->bin_width ? options->bin_width : WEFT_TIME_MAX / 2,
+    options->seed,
+  };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;
 
+  weft_sim_set_interrupt (sim, options->interrupt);
   weft_execute (net, schedule, nodes, costs, finished, &end, NULL);
   weft_sim_run (sim);
-  g_assert (end != WEFT_TIME_MAX);
-  result->time = end;
+  result->interrupted = weft_sim_interrupted (sim);
+  g_assert (end != WEFT_TIME_MAX || result->interrupted);
+  result->time = result->interrupted ? weft_sim_now (sim) : end;
   result->bytes_sent = weft_schedule_bytes_sent (schedule);
   result->events = weft_sim_events_run (sim);
+  result->stats = NULL;
+  if (options->bin_width)
+    result->stats = g_steal_pointer (&net->stats);
 }
 
 gboolean

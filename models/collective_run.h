@@ -8,27 +8,35 @@
 G_BEGIN_DECLS
 
 typedef struct {
+  WeftFidelity fidelity;
+  uint64_t seed;                /* picks the ECMP choices */
+  WeftTime bin_width;           /* ps; 0: keep no link statistics */
+  const volatile int *interrupt;/* stop early once *interrupt != 0 */
+} WeftRunOptions;
+
+typedef struct {
   WeftTime time;                /* ps, from the call to the last step */
   uint64_t bytes_sent;          /* data bytes the schedule moves */
   uint64_t events;              /* events the simulation ran */
+  WeftLinkStats *stats;         /* with a bin width: the caller's to free */
+  gboolean interrupted;         /* stopped early: time is where it got */
 } WeftCollectiveResult;
 
 /* Simulate @op by @alg with @protocol over the GPUs @gpus[0..n-1] of
- * @topo, at @fidelity, for @size bytes (nccl-tests' size); @seed picks the
- * ECMP choices.  Fails (WEFT_SCHEDULE_ERROR) if the algorithm cannot run on
+ * @topo for @size bytes (nccl-tests' size), as @options say.  Fails (WEFT_SCHEDULE_ERROR) if the algorithm cannot run on
  * this fabric or with this protocol (code 1), or the schedule cannot run. */
 gboolean weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                               uint32_t n, WeftOp op, WeftAlgorithm alg,
                               WeftProtocolKind protocol, uint64_t size,
                               const WeftCollectiveParams *params,
-                              WeftFidelity fidelity, uint64_t seed,
+                              const WeftRunOptions *options,
                               WeftCollectiveResult *result, GError **error);
 
-/* Run the checked @schedule with @costs, rank r on node @nodes[r], at
- * @fidelity; @seed picks the ECMP choices. */
+/* Run the checked @schedule with @costs, rank r on node @nodes[r], as
+ * @options say. */
 void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                         const WeftSchedule *schedule, const WeftProtocol *costs,
-                        WeftFidelity fidelity, uint64_t seed,
+                        const WeftRunOptions *options,
                         WeftCollectiveResult *result);
 
 /* Whether @alg with @protocol can run @op on these GPUs of @topo, without

@@ -58,12 +58,9 @@ static void
 all_done (WeftSim *sim, void *target, void *data)
 {
   Exec *x = target;
-  WeftEventFn done = x->done;
-  void *t = x->target, *d = x->data;
   (void) data;
 
-  exec_free (x);
-  done (sim, t, d);
+  x->done (sim, x->target, x->data);
 }
 
 static void
@@ -213,6 +210,8 @@ weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
   Exec *x = g_new0 (Exec, 1);
 
   g_assert (s->matches != NULL);
+  /* The network frees it, so that a run stopped early leaks nothing. */
+  weft_network_adopt (net, x, (GDestroyNotify) exec_free);
   x->net = net;
   x->schedule = s;
   x->gpus = gpus;

@@ -20,7 +20,7 @@ typedef struct {
 
 /* Run @schedule on @net: rank r is GPU node @gpus[r].  The schedule must
  * have passed weft_schedule_check().  done(sim, target, data) runs when
- * every step of every rank has finished.  The executor frees itself. */
+ * every step of every rank has finished.  Its state goes with the network. */
 void weft_execute (WeftNetwork *net, const WeftSchedule *schedule,
                    const uint32_t *gpus, const WeftProtocol *protocol,
                    WeftEventFn done, void *target, void *data);

@@ -47,6 +47,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
+  net->adopted = g_ptr_array_new_with_free_func (g_free);
   /* Flow ids feed the ECMP hash; the seed decides where they start. */
   net->next_flow = config->seed ? weft_mix64 (config->seed) : 0;
   return net;
@@ -57,6 +58,11 @@ weft_network_free (WeftNetwork *net)
 {
   if (net == NULL)
     return;
+  for (guint i = 0; i < net->adopted->len; i += 2)
+    ((GDestroyNotify) g_ptr_array_index (net->adopted, i + 1)) (
+        g_ptr_array_index (net->adopted, i));
+  g_ptr_array_set_free_func (net->adopted, NULL);
+  g_ptr_array_unref (net->adopted);
   for (uint32_t i = 0; i < net->n_transfers; i++)
     g_free (net->transfers[i].path);
   g_free (net->transfers);
@@ -279,6 +285,14 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
   weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);
   g_clear_pointer (&t->path, g_free);
   net->free_transfers[net->n_free++] = id;
+}
+
+void
+weft_network_adopt (WeftNetwork *net, gpointer object, GDestroyNotify destroy)
+{
+  g_ptr_array_set_free_func (net->adopted, NULL);
+  g_ptr_array_add (net->adopted, object);
+  g_ptr_array_add (net->adopted, (gpointer) destroy);
 }
 
 void

@@ -76,6 +76,8 @@ struct _WeftNetwork {
 
   /* In-switch reduction engines: when each switch's engine is next free. */
   WeftTime *reduce_free_at;
+
+  GPtrArray *adopted;           /* objects freed with the network */
 };
 
 typedef struct {
@@ -106,6 +108,11 @@ void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
 void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
                                  uint64_t bytes, WeftEventFn done,
                                  void *target, void *data);
+
+/* Free @object with @destroy when the network is freed (the executor's
+ * state, which must outlive any event still pending). */
+void weft_network_adopt (WeftNetwork *net, gpointer object,
+                         GDestroyNotify destroy);
 
 /* The time an idle path from @src to @dst would take for @bytes: its
  * latency plus bytes over its bottleneck.  The closed form every fidelity

@@ -283,6 +283,7 @@ weft_cmd_run (int argc, char **argv)
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
           "", "", "(us)", "(GB/s)", "(GB/s)");
 
+  WeftRunOptions options = { fidelity, (uint64_t) seed, 0, NULL };
   gboolean progress = isatty (STDERR_FILENO);
   double busbw_sum = 0;
   int rows = 0, total_rows = 0;
@@ -318,12 +319,12 @@ weft_cmd_run (int argc, char **argv)
                     }
                   weft_schedule_run (scenario->topo, (uint32_t *) gpus->data,
                                      sched, weft_protocol_get (pr, a),
-                                     fidelity, (uint64_t) seed, &result);
+                                     &options, &result);
                 }
               else if (!weft_collective_run (scenario->topo,
                                         (uint32_t *) gpus->data, n, op, a, pr,
-                                        size, &params, fidelity,
-                                        (uint64_t) seed, &result, &error))
+                                        size, &params, &options, &result,
+                                        &error))
                 {
                   fprintf (stderr, "weft run: %s\n", error->message);
                   return WEFT_EXIT_FAILURE;

@@ -49,6 +49,8 @@ struct _WeftSim {
   uint64_t next_seq;
   uint64_t cancelled;           /* dead entries still in the heap */
   uint64_t events_run;
+  const volatile int *interrupt;
+  gboolean interrupted;
 };
 
 WeftSim *
@@ -382,8 +384,15 @@ run_until (WeftSim *sim, WeftTime until)
   uint64_t start = sim->events_run;
 
   sim->stopping = FALSE;
+  sim->interrupted = FALSE;
   while (!sim->stopping && sim->heap_len > 0)
     {
+      if (G_UNLIKELY (sim->interrupt != NULL && (sim->events_run & 4095) == 0
+                      && *sim->interrupt))
+        {
+          sim->interrupted = sim->stopping = TRUE;
+          break;
+        }
       Entry top = sim->heap[0];
 
       if (top.time > until)
@@ -424,6 +433,18 @@ weft_sim_run_until (WeftSim *sim, WeftTime until)
   if (!sim->stopping)
     sim->now = until;
   return ran;
+}
+
+void
+weft_sim_set_interrupt (WeftSim *sim, const volatile int *flag)
+{
+  sim->interrupt = flag;
+}
+
+gboolean
+weft_sim_interrupted (const WeftSim *sim)
+{
+  return sim->interrupted;
 }
 
 void

@@ -83,6 +83,14 @@ uint64_t weft_sim_run_until (WeftSim *sim, WeftTime until);
  * current event is done.  The remaining events stay queued. */
 void weft_sim_stop (WeftSim *sim);
 
+/* Make weft_sim_run() and weft_sim_run_until() return soon after *@flag
+ * becomes non-zero (checked every few thousand events), as on Ctrl-C.
+ * NULL: never.  The flag must outlive the runs. */
+void weft_sim_set_interrupt (WeftSim *sim, const volatile int *flag);
+
+/* Whether the last run returned because of the interrupt flag. */
+gboolean weft_sim_interrupted (const WeftSim *sim);
+
 /* Events pending (scheduled, neither run nor cancelled). */
 uint64_t weft_sim_pending (const WeftSim *sim);
 

@@ -80,7 +80,9 @@ simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
         WeftCollectiveResult r;
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data,
                                         gpus->len, WEFT_OP_ALL_REDUCE, a, p,
-                                        size, &params, WEFT_FIDELITY_FLOW, 1,
+                                        size, &params,
+                                        &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
+                                                            1, 0, NULL },
                                         &r, NULL));
         best = MIN (best, r.time);
       }
