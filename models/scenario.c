@@ -30,6 +30,7 @@ typedef struct {
   GPtrArray *decl;                      /* node id -> declaring entry */
   GHashTable *zone_templates;           /* template name -> index + 1 */
   GHashTable *instances;                /* instance name -> declaring entry */
+  GChecksum *checksum;                  /* over every file read */
   int template_depth;
 } Builder;
 
@@ -216,6 +217,12 @@ read_file (Builder *b, const char *path, const WeftCfg *from, GError **error)
       return FALSE;
     }
   g_ptr_array_add (b->roots, root);
+  {
+    g_autofree char *bytes = NULL;
+    gsize len;
+    if (g_file_get_contents (path, &bytes, &len, NULL))
+      g_checksum_update (b->checksum, (const guchar *) bytes, (gssize) len);
+  }
   if (!weft_cfg_expect_map (root, "a scenario file", error)
       || !weft_cfg_check_keys (root, file_keys, error))
     return FALSE;
@@ -601,6 +608,7 @@ weft_scenario_load (const char *path, GError **error)
   b.decl = g_ptr_array_new ();
   b.zone_templates = g_hash_table_new (g_str_hash, g_str_equal);
   b.instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  b.checksum = g_checksum_new (G_CHECKSUM_SHA256);
 
   if (read_file (&b, path, NULL, error) && build (&b, error))
     {
@@ -609,6 +617,7 @@ weft_scenario_load (const char *path, GError **error)
       scenario->path = g_strdup (path);
       scenario->topo = g_steal_pointer (&b.topo);
       scenario->root = weft_cfg_ref (g_ptr_array_index (b.roots, 0));
+      scenario->sha256 = g_strdup (g_checksum_get_string (b.checksum));
     }
 
   weft_topology_free (b.topo);
@@ -622,6 +631,7 @@ weft_scenario_load (const char *path, GError **error)
   g_ptr_array_unref (b.decl);
   g_hash_table_unref (b.zone_templates);
   g_hash_table_unref (b.instances);
+  g_checksum_free (b.checksum);
   g_ptr_array_unref (b.roots);
   return scenario;
 }
@@ -632,6 +642,7 @@ weft_scenario_free (WeftScenario *scenario)
   if (scenario == NULL)
     return;
   g_free (scenario->path);
+  g_free (scenario->sha256);
   weft_topology_free (scenario->topo);
   weft_cfg_unref (scenario->root);
   g_free (scenario);

@@ -14,6 +14,7 @@ typedef struct {
   char *path;
   WeftTopology *topo;
   WeftCfg *root;                /* the scenario file's own tree */
+  char *sha256;                 /* of every file read, in the order read */
 } WeftScenario;
 
 /* Load the scenario at @path with its includes and build its topology.

@@ -26,5 +26,7 @@ void weft_cli_usage_error (GOptionContext *context, const char *command,
 int weft_cmd_run (int argc, char **argv);
 int weft_cmd_topo (int argc, char **argv);
 int weft_cmd_params (int argc, char **argv);
+int weft_cmd_report (int argc, char **argv);
+int weft_cmd_plot (int argc, char **argv);
 
 G_END_DECLS

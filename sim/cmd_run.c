@@ -2,12 +2,14 @@
  * nccl-tests prints it. */
 #include "cli.h"
 #include "collective_run.h"
+#include "db.h"
 #include "log.h"
 #include "names.h"
 #include "scenario.h"
 #include "schedule_file.h"
 #include "units.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +86,35 @@ select_ranks (const WeftTopology *topo, const char *selector, GError **error)
   return gpus;
 }
 
+/* Set by SIGINT or SIGTERM: the run ends cleanly at the next check. */
+static volatile int interrupted;
+
+static void
+on_signal (int sig)
+{
+  (void) sig;
+  interrupted = 1;
+}
+
+static void
+catch_signals (void)
+{
+  struct sigaction sa;
+
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGINT, &sa, NULL);
+  sigaction (SIGTERM, &sa, NULL);
+}
+
+typedef struct {
+  uint64_t size;
+  int alg;                      /* WeftAlgorithm, or -1: the schedule file */
+  int proto;
+  WeftTime time;
+} Row;
+
 static int
 usage_error (GOptionContext *context, const char *format, ...)
 {
@@ -102,6 +133,7 @@ weft_cmd_run (int argc, char **argv)
   g_autofree char *op_name = NULL, *alg_name = NULL, *proto_name = NULL;
   g_autofree char *begin = NULL, *end = NULL, *fidelity_name = NULL;
   g_autofree char *ranks = NULL, *log_level = NULL;
+  g_autofree char *db_path = NULL, *bin_text = NULL;
   gint64 factor = 2, seed = 1, channels = 1, chunks = 8;
   GOptionEntry entries[] = {
     { "op", 'o', 0, G_OPTION_ARG_STRING, &op_name,
@@ -132,12 +164,26 @@ weft_cmd_run (int argc, char **argv)
       "Pieces that follow each other through a channel (default: 8)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
       "Seed of every random stream (default: 1)", "N" },
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path,
+      "SQLite database the run is added to (default: weft.db)", "FILE" },
+    { "bin", 0, 0, G_OPTION_ARG_STRING, &bin_text,
+      "Time bin of the link statistics, such as 10us (default: a thousandth "
+      "of the run)", "WIDTH" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
   g_autoptr (GError) error = NULL;
+  g_autofree char *command = NULL;
+  {
+    g_autoptr (GPtrArray) words = g_ptr_array_new ();
+    g_ptr_array_add (words, "weft");
+    for (int i = 0; i < argc; i++)
+      g_ptr_array_add (words, argv[i]);
+    g_ptr_array_add (words, NULL);
+    command = g_strjoinv (" ", (char **) words->pdata);
+  }
 
   g_option_context_set_summary (
       context,
@@ -212,6 +258,11 @@ weft_cmd_run (int argc, char **argv)
   if (channels < 1 || channels > 64 || chunks < 1 || chunks > 1024)
     return usage_error (context, "--channels takes 1 to 64 and --chunks 1 "
                         "to 1024");
+  WeftTime bin_width = 0;
+  if (bin_text && (!weft_parse_time (bin_text, &bin_width, &error)
+                   || bin_width == 0))
+    return usage_error (context, "--bin: %s", error ? error->message
+                                                     : "must be above 0");
   WeftLogLevel level = WEFT_LOG_WARNING;
   if (log_level && !weft_log_level_parse (log_level, &level))
     return usage_error (context, "unknown log level '%s'; valid: error, "
@@ -272,6 +323,27 @@ weft_cmd_run (int argc, char **argv)
     return usage_error (context, "%s", why ? why->message
                                            : "no algorithm can run this");
 
+  /* The database: an unwritable path is reported before simulating. */
+  g_autoptr (WeftDb) db = weft_db_open (db_path ? db_path : "weft.db", &error);
+  if (db == NULL)
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  WeftRunInfo info = { path, scenario->sha256, weft_fidelity_name (fidelity),
+                       (uint64_t) seed, command };
+  int64_t run_id = weft_db_begin_run (db, &info, &error);
+  if (run_id == 0 || !weft_db_write_topology (db, run_id, scenario->topo,
+                                              &error))
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
+  catch_signals ();
+  gint64 wall_start = g_get_monotonic_time ();
+  uint64_t events = 0;
+  g_autoptr (GArray) rows_done = g_array_new (FALSE, FALSE, sizeof (Row));
+
   printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
           weft_op_name (op), path, n, weft_fidelity_name (fidelity));
   if (file != NULL)
@@ -283,7 +355,7 @@ weft_cmd_run (int argc, char **argv)
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
           "", "", "(us)", "(GB/s)", "(GB/s)");
 
-  WeftRunOptions options = { fidelity, (uint64_t) seed, 0, NULL };
+  WeftRunOptions options = { fidelity, (uint64_t) seed, 0, &interrupted };
   gboolean progress = isatty (STDERR_FILENO);
   double busbw_sum = 0;
   int rows = 0, total_rows = 0;
@@ -329,6 +401,9 @@ weft_cmd_run (int argc, char **argv)
                   fprintf (stderr, "weft run: %s\n", error->message);
                   return WEFT_EXIT_FAILURE;
                 }
+              events += result.events;
+              if (result.interrupted)
+                goto stopped;
               if (result.time < best.time)
                 {
                   best = result;
@@ -349,6 +424,8 @@ weft_cmd_run (int argc, char **argv)
       fflush (stdout);
       busbw_sum += busbw;
       rows++;
+      Row row = { size, file ? -1 : (int) best_alg, best_proto, best.time };
+      g_array_append_val (rows_done, row);
       if (size > G_MAXUINT64 / (uint64_t) factor)
         break;
       size *= (uint64_t) factor;
@@ -356,5 +433,72 @@ weft_cmd_run (int argc, char **argv)
   if (progress)
     fprintf (stderr, "\r%40s\r", "");
   printf ("# Avg bus bandwidth    : %g\n", rows ? busbw_sum / rows : 0.0);
+
+  /* Record the operations one after another on the run's clock, with the
+   * link bytes of each, binned (by default a thousandth of the run). */
+  WeftTime total = 0;
+  for (guint i = 0; i < rows_done->len; i++)
+    total += g_array_index (rows_done, Row, i).time;
+  options.bin_width = bin_width ? bin_width : MAX (total / 1000, 1);
+  WeftTime clock = 0;
+  for (guint i = 0; i < rows_done->len; i++)
+    {
+      const Row *row = &g_array_index (rows_done, Row, i);
+      WeftCollectiveResult result;
+      gboolean ran;
+      if (row->alg < 0)
+        {
+          g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
+              file, row->size, &error);
+          weft_schedule_run (scenario->topo, (uint32_t *) gpus->data, sched,
+                             weft_protocol_get (row->proto, WEFT_ALG_RING),
+                             &options, &result);
+          ran = TRUE;
+        }
+      else
+        ran = weft_collective_run (scenario->topo, (uint32_t *) gpus->data, n,
+                                   op, row->alg, row->proto, row->size,
+                                   &params, &options, &result, &error);
+      g_assert (ran);
+      events += result.events;
+      double algbw = row->size / (result.time * 1e-12) / 1e9;
+      WeftOpRow op_row = {
+        weft_op_name (op),
+        row->alg < 0 ? "file" : weft_algorithm_name (row->alg),
+        weft_protocol_name (row->proto), row->size, n, clock,
+        clock + result.time, algbw, algbw * weft_op_bus_factor (op, n),
+      };
+      gboolean written = !result.interrupted
+                         && weft_db_write_op (db, run_id, i, &op_row,
+                                              result.stats, &error);
+      weft_link_stats_free (result.stats);
+      if (result.interrupted)
+        goto stopped;
+      if (!written)
+        {
+          fprintf (stderr, "weft run: %s\n", error->message);
+          weft_db_end_run (db, run_id, "failed",
+                           (g_get_monotonic_time () - wall_start) / 1e6,
+                           events, NULL);
+          return WEFT_EXIT_FAILURE;
+        }
+      clock += result.time;
+    }
+  if (!weft_db_end_run (db, run_id, "complete",
+                        (g_get_monotonic_time () - wall_start) / 1e6, events,
+                        &error))
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
   return WEFT_EXIT_OK;
+
+stopped:
+  fflush (stdout);
+  fprintf (stderr, "\nweft run: interrupted; run %" G_GINT64_FORMAT
+           " is marked interrupted in %s\n", run_id,
+           db_path ? db_path : "weft.db");
+  weft_db_end_run (db, run_id, "interrupted",
+                   (g_get_monotonic_time () - wall_start) / 1e6, events, NULL);
+  return 130;
 }

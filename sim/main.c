@@ -17,6 +17,8 @@ static const Command commands[] = {
   { "run", "simulate a scenario's workload and print nccl-tests style timings",
     weft_cmd_run },
   { "topo", "check a scenario and summarise its topology", weft_cmd_topo },
+  { "report", "summarise a run of a results database", weft_cmd_report },
+  { "plot", "draw a run's pictures with gnuplot", weft_cmd_plot },
   { "params", "list the parameters of link types and devices",
     weft_cmd_params },
   { "help", "show this overview, or a command's options (weft help CMD)",

@@ -1,0 +1,379 @@
+/* weft: the results database. */
+#include "db.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+G_DEFINE_QUARK (weft-db-error-quark, weft_db_error)
+
+struct _WeftDb {
+  sqlite3 *handle;
+  char *path;
+  sqlite3_stmt *insert_util;
+  sqlite3_stmt *insert_op;
+};
+
+static const char schema[] =
+  "CREATE TABLE IF NOT EXISTS runs ("
+  "  id INTEGER PRIMARY KEY,"
+  "  scenario TEXT NOT NULL,"
+  "  scenario_sha256 TEXT NOT NULL,"
+  "  fidelity TEXT NOT NULL,"
+  "  seed INTEGER NOT NULL,"
+  "  weft_version TEXT NOT NULL,"
+  "  started_at TEXT NOT NULL,"
+  "  wall_seconds REAL,"
+  "  events INTEGER,"
+  "  status TEXT NOT NULL CHECK (status IN"
+  "    ('running', 'complete', 'interrupted', 'failed')),"
+  "  command TEXT);"
+  "CREATE TABLE IF NOT EXISTS nodes ("
+  "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+  "  id INTEGER NOT NULL,"
+  "  name TEXT NOT NULL,"
+  "  kind TEXT NOT NULL,"
+  "  PRIMARY KEY (run_id, id));"
+  "CREATE TABLE IF NOT EXISTS links ("
+  "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+  "  id INTEGER NOT NULL,"
+  "  name TEXT NOT NULL,"
+  "  src_node INTEGER NOT NULL,"
+  "  dst_node INTEGER NOT NULL,"
+  "  type TEXT NOT NULL,"
+  "  family TEXT NOT NULL,"
+  "  lanes INTEGER NOT NULL,"
+  "  bandwidth_Bps REAL NOT NULL,"
+  "  latency_ps INTEGER NOT NULL,"
+  "  PRIMARY KEY (run_id, id));"
+  "CREATE TABLE IF NOT EXISTS link_util ("
+  "  run_id INTEGER NOT NULL,"
+  "  link_id INTEGER NOT NULL,"
+  "  t0_ps INTEGER NOT NULL,"
+  "  t1_ps INTEGER NOT NULL,"
+  "  bytes INTEGER NOT NULL);"
+  "CREATE INDEX IF NOT EXISTS link_util_by_link ON link_util (run_id, link_id);"
+  "CREATE TABLE IF NOT EXISTS ops ("
+  "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+  "  id INTEGER NOT NULL,"
+  "  op TEXT NOT NULL,"
+  "  algorithm TEXT NOT NULL,"
+  "  protocol TEXT NOT NULL,"
+  "  bytes INTEGER NOT NULL,"
+  "  nranks INTEGER NOT NULL,"
+  "  start_ps INTEGER NOT NULL,"
+  "  end_ps INTEGER NOT NULL,"
+  "  time_us REAL NOT NULL,"
+  "  algbw_GBps REAL NOT NULL,"
+  "  busbw_GBps REAL NOT NULL,"
+  "  PRIMARY KEY (run_id, id));"
+  /* Per link over a run: bytes, mean utilization over the run's span, peak
+   * utilization of a bin. */
+  "CREATE VIEW IF NOT EXISTS link_summary AS"
+  "  SELECT l.run_id, l.id AS link_id, l.name, l.type, l.family,"
+  "         l.bandwidth_Bps,"
+  "         COALESCE(SUM(u.bytes), 0) AS bytes,"
+  "         COALESCE(SUM(u.bytes), 0)"
+  "           / (l.bandwidth_Bps * (s.span_ps * 1e-12)) AS mean_util,"
+  "         MIN(1.0, COALESCE(MAX(u.bytes / (l.bandwidth_Bps"
+  "                     * ((u.t1_ps - u.t0_ps) * 1e-12))), 0)) AS peak_util"
+  "  FROM links l"
+  "  JOIN (SELECT run_id, MAX(end_ps) - MIN(start_ps) AS span_ps FROM ops"
+  "        GROUP BY run_id) s ON s.run_id = l.run_id"
+  "  LEFT JOIN link_util u ON u.run_id = l.run_id AND u.link_id = l.id"
+  "  GROUP BY l.run_id, l.id;"
+  /* Utilization of each bin.  Bins hold whole bytes, so a full bin may
+   * come to a byte more than bandwidth x width: that is shown as 1. */
+  "CREATE VIEW IF NOT EXISTS link_util_ratio AS"
+  "  SELECT u.run_id, u.link_id, u.t0_ps, u.t1_ps, u.bytes,"
+  "         MIN(1.0, u.bytes / (l.bandwidth_Bps * ((u.t1_ps - u.t0_ps) * 1e-12)))"
+  "           AS utilization"
+  "  FROM link_util u JOIN links l ON l.run_id = u.run_id AND l.id = u.link_id;"
+  "CREATE VIEW IF NOT EXISTS hottest_links AS"
+  "  SELECT * FROM link_summary WHERE bytes > 0"
+  "  ORDER BY run_id, mean_util DESC, link_id;";
+
+static gboolean
+fail (WeftDb *db, GError **error, const char *what)
+{
+  g_set_error (error, WEFT_DB_ERROR, 0, "%s: %s: %s", db->path, what,
+               sqlite3_errmsg (db->handle));
+  return FALSE;
+}
+
+static gboolean
+exec (WeftDb *db, const char *sql, GError **error)
+{
+  char *message = NULL;
+
+  if (sqlite3_exec (db->handle, sql, NULL, NULL, &message) != SQLITE_OK)
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s: %s", db->path,
+                   message ? message : "error");
+      sqlite3_free (message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+weft_db_close (WeftDb *db)
+{
+  if (db == NULL)
+    return;
+  sqlite3_finalize (db->insert_util);
+  sqlite3_finalize (db->insert_op);
+  sqlite3_close (db->handle);
+  g_free (db->path);
+  g_free (db);
+}
+
+sqlite3 *
+weft_db_handle (WeftDb *db)
+{
+  return db->handle;
+}
+
+WeftDb *
+weft_db_open (const char *path, GError **error)
+{
+  g_autoptr (WeftDb) db = g_new0 (WeftDb, 1);
+  sqlite3_stmt *st;
+  int version = 0;
+
+  db->path = g_strdup (path);
+  if (sqlite3_open_v2 (path, &db->handle,
+                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
+      != SQLITE_OK)
+    {
+      fail (db, error, "cannot open the database");
+      return NULL;
+    }
+  sqlite3_busy_timeout (db->handle, 5000);
+  /* Reading the version touches the file: an unwritable or foreign file is
+   * found out here, before any simulation. */
+  if (sqlite3_prepare_v2 (db->handle, "PRAGMA user_version", -1, &st, NULL)
+      != SQLITE_OK)
+    {
+      fail (db, error, "not an SQLite database");
+      return NULL;
+    }
+  if (sqlite3_step (st) == SQLITE_ROW)
+    version = sqlite3_column_int (st, 0);
+  sqlite3_finalize (st);
+  if (version > WEFT_DB_SCHEMA_VERSION)
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s: a database of schema "
+                   "version %d, newer than this weft's %d", path, version,
+                   WEFT_DB_SCHEMA_VERSION);
+      return NULL;
+    }
+  if (!exec (db, "PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL;",
+             error)
+      || !exec (db, "BEGIN IMMEDIATE", error))
+    return NULL;
+  if (!exec (db, schema, error)
+      || !exec (db, "PRAGMA user_version = " G_STRINGIFY (WEFT_DB_SCHEMA_VERSION),
+                error)
+      || !exec (db, "COMMIT", error))
+    {
+      exec (db, "ROLLBACK", NULL);
+      return NULL;
+    }
+  if (sqlite3_prepare_v2 (db->handle,
+                          "INSERT INTO link_util (run_id, link_id, t0_ps, "
+                          "t1_ps, bytes) VALUES (?, ?, ?, ?, ?)",
+                          -1, &db->insert_util, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db->handle,
+                             "INSERT INTO ops (run_id, id, op, algorithm, "
+                             "protocol, bytes, nranks, start_ps, end_ps, "
+                             "time_us, algbw_GBps, busbw_GBps) VALUES "
+                             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             -1, &db->insert_op, NULL) != SQLITE_OK)
+    {
+      fail (db, error, "cannot prepare statements");
+      return NULL;
+    }
+  return g_steal_pointer (&db);
+}
+
+int64_t
+weft_db_begin_run (WeftDb *db, const WeftRunInfo *info, GError **error)
+{
+  sqlite3_stmt *st;
+  g_autoptr (GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *started = g_date_time_format_iso8601 (now);
+  int64_t id = 0;
+
+  if (sqlite3_prepare_v2 (db->handle,
+                          "INSERT INTO runs (scenario, scenario_sha256, "
+                          "fidelity, seed, weft_version, started_at, status, "
+                          "command) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
+                          -1, &st, NULL) != SQLITE_OK)
+    {
+      fail (db, error, "cannot record the run");
+      return 0;
+    }
+  sqlite3_bind_text (st, 1, info->scenario, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (st, 2, info->scenario_sha256, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (st, 3, info->fidelity, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64 (st, 4, (sqlite3_int64) info->seed);
+  sqlite3_bind_text (st, 5, WEFT_VERSION, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 6, started, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text (st, 7, info->command, -1, SQLITE_TRANSIENT);
+  if (sqlite3_step (st) == SQLITE_DONE)
+    id = sqlite3_last_insert_rowid (db->handle);
+  else
+    fail (db, error, "cannot record the run");
+  sqlite3_finalize (st);
+  return id;
+}
+
+gboolean
+weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
+                        GError **error)
+{
+  sqlite3_stmt *node = NULL, *link = NULL;
+  gboolean ok = FALSE;
+
+  if (!exec (db, "BEGIN", error))
+    return FALSE;
+  if (sqlite3_prepare_v2 (db->handle, "INSERT INTO nodes VALUES (?, ?, ?, ?)",
+                          -1, &node, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db->handle, "INSERT INTO links VALUES "
+                             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             -1, &link, NULL) != SQLITE_OK)
+    goto out;
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    {
+      sqlite3_bind_int64 (node, 1, run);
+      sqlite3_bind_int64 (node, 2, n);
+      sqlite3_bind_text (node, 3, topo->nodes[n].name, -1, SQLITE_STATIC);
+      sqlite3_bind_text (node, 4, weft_node_kind_name (topo->nodes[n].kind), -1,
+                         SQLITE_STATIC);
+      if (sqlite3_step (node) != SQLITE_DONE)
+        goto out;
+      sqlite3_reset (node);
+    }
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *k = &topo->links[l];
+      const WeftLinkType *t = g_ptr_array_index (topo->link_types, k->type);
+      g_autofree char *name = g_strdup_printf ("%s->%s",
+                                               topo->nodes[k->src].name,
+                                               topo->nodes[k->dst].name);
+      sqlite3_bind_int64 (link, 1, run);
+      sqlite3_bind_int64 (link, 2, l);
+      sqlite3_bind_text (link, 3, name, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64 (link, 4, k->src);
+      sqlite3_bind_int64 (link, 5, k->dst);
+      sqlite3_bind_text (link, 6, t->name, -1, SQLITE_STATIC);
+      sqlite3_bind_text (link, 7, weft_link_family_name (t->family), -1,
+                         SQLITE_STATIC);
+      sqlite3_bind_int64 (link, 8, k->lanes);
+      sqlite3_bind_double (link, 9, k->bandwidth);
+      sqlite3_bind_int64 (link, 10, (sqlite3_int64) k->latency);
+      if (sqlite3_step (link) != SQLITE_DONE)
+        goto out;
+      sqlite3_reset (link);
+    }
+  ok = exec (db, "COMMIT", error);
+
+out:
+  if (!ok)
+    {
+      if (error && !*error)
+        fail (db, error, "cannot record the topology");
+      exec (db, "ROLLBACK", NULL);
+    }
+  sqlite3_finalize (node);
+  sqlite3_finalize (link);
+  return ok;
+}
+
+typedef struct {
+  WeftDb *db;
+  int64_t run;
+  uint32_t link;
+  WeftTime start, end, width;
+  gboolean ok;
+} BinWriter;
+
+static void
+write_bin (uint32_t bin, uint64_t bytes, void *user_data)
+{
+  BinWriter *w = user_data;
+  sqlite3_stmt *st = w->db->insert_util;
+  WeftTime t0 = w->start + (WeftTime) bin * w->width;
+  WeftTime t1 = MIN (t0 + w->width, w->end);
+
+  if (!w->ok)
+    return;
+  if (t1 <= t0)
+    t1 = t0 + 1;
+  sqlite3_bind_int64 (st, 1, w->run);
+  sqlite3_bind_int64 (st, 2, w->link);
+  sqlite3_bind_int64 (st, 3, (sqlite3_int64) t0);
+  sqlite3_bind_int64 (st, 4, (sqlite3_int64) t1);
+  sqlite3_bind_int64 (st, 5, (sqlite3_int64) bytes);
+  w->ok = sqlite3_step (st) == SQLITE_DONE;
+  sqlite3_reset (st);
+}
+
+gboolean
+weft_db_write_op (WeftDb *db, int64_t run, int64_t op_id, const WeftOpRow *op,
+                  const WeftLinkStats *stats, GError **error)
+{
+  sqlite3_stmt *st = db->insert_op;
+
+  if (!exec (db, "BEGIN", error))
+    return FALSE;
+  sqlite3_bind_int64 (st, 1, run);
+  sqlite3_bind_int64 (st, 2, op_id);
+  sqlite3_bind_text (st, 3, op->op, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 4, op->algorithm, -1, SQLITE_STATIC);
+  sqlite3_bind_text (st, 5, op->protocol, -1, SQLITE_STATIC);
+  sqlite3_bind_int64 (st, 6, (sqlite3_int64) op->bytes);
+  sqlite3_bind_int64 (st, 7, op->nranks);
+  sqlite3_bind_int64 (st, 8, (sqlite3_int64) op->start);
+  sqlite3_bind_int64 (st, 9, (sqlite3_int64) op->end);
+  sqlite3_bind_double (st, 10, (op->end - op->start) / 1e6);
+  sqlite3_bind_double (st, 11, op->algbw);
+  sqlite3_bind_double (st, 12, op->busbw);
+  gboolean ok = sqlite3_step (st) == SQLITE_DONE;
+  sqlite3_reset (st);
+
+  BinWriter w = { db, run, 0, op->start, op->end,
+                  stats ? stats->bin_width : 0, ok };
+  for (uint32_t l = 0; stats && w.ok && l < stats->n_links; l++)
+    {
+      w.link = l;
+      weft_link_stats_bins (stats, l, write_bin, &w);
+    }
+  ok = w.ok;
+  if (ok)
+    return exec (db, "COMMIT", error);
+  fail (db, error, "cannot record an operation");
+  exec (db, "ROLLBACK", NULL);
+  return FALSE;
+}
+
+gboolean
+weft_db_end_run (WeftDb *db, int64_t run, const char *status,
+                 double wall_seconds, uint64_t events, GError **error)
+{
+  sqlite3_stmt *st;
+  gboolean ok;
+
+  if (sqlite3_prepare_v2 (db->handle,
+                          "UPDATE runs SET status = ?, wall_seconds = ?, "
+                          "events = ? WHERE id = ?",
+                          -1, &st, NULL) != SQLITE_OK)
+    return fail (db, error, "cannot end the run");
+  sqlite3_bind_text (st, 1, status, -1, SQLITE_STATIC);
+  sqlite3_bind_double (st, 2, wall_seconds);
+  sqlite3_bind_int64 (st, 3, (sqlite3_int64) events);
+  sqlite3_bind_int64 (st, 4, run);
+  ok = sqlite3_step (st) == SQLITE_DONE;
+  sqlite3_finalize (st);
+  return ok || fail (db, error, "cannot end the run");
+}

@@ -1,0 +1,67 @@
+/* weft: the results database (SQLite).  docs/database.md documents the
+ * schema.  Everything is written with prepared statements inside
+ * transactions; a run is marked `running` when it starts and `complete`,
+ * `interrupted` or `failed` when it ends, so an interrupted run leaves a
+ * database that says so. */
+#pragma once
+
+#include "link_stats.h"
+#include "topology.h"
+
+G_BEGIN_DECLS
+
+#define WEFT_DB_SCHEMA_VERSION 1
+
+#define WEFT_DB_ERROR (weft_db_error_quark ())
+GQuark weft_db_error_quark (void);
+
+typedef struct _WeftDb WeftDb;
+
+/* Open (creating if needed) the database at @path and bring its schema up
+ * to date.  Fails, before anything is simulated, if the file cannot be
+ * written or is not a weft database of a version this weft reads. */
+WeftDb *weft_db_open (const char *path, GError **error);
+void weft_db_close (WeftDb *db);
+
+typedef struct {
+  const char *scenario;
+  const char *scenario_sha256;
+  const char *fidelity;
+  uint64_t seed;
+  const char *command;          /* the command line, for the record */
+} WeftRunInfo;
+
+/* Start a run: a row in `runs` with status `running`.  Returns its id, or
+ * 0 with @error. */
+int64_t weft_db_begin_run (WeftDb *db, const WeftRunInfo *info,
+                           GError **error);
+
+/* Record @topo's nodes and directed links for @run. */
+gboolean weft_db_write_topology (WeftDb *db, int64_t run,
+                                 const WeftTopology *topo, GError **error);
+
+typedef struct {
+  const char *op, *algorithm, *protocol;
+  uint64_t bytes;
+  uint32_t nranks;
+  WeftTime start, end;          /* ps, on the run's clock */
+  double algbw, busbw;          /* GB/s */
+} WeftOpRow;
+
+/* Record one operation and the link bytes it caused: @stats (whose bins
+ * start at the operation's own time 0) is shifted to op->start. */
+gboolean weft_db_write_op (WeftDb *db, int64_t run, int64_t op_id,
+                           const WeftOpRow *op, const WeftLinkStats *stats,
+                           GError **error);
+
+/* End @run with @status ("complete", "interrupted" or "failed"). */
+gboolean weft_db_end_run (WeftDb *db, int64_t run, const char *status,
+                          double wall_seconds, uint64_t events,
+                          GError **error);
+
+/* The raw connection, for reports and plots (analysis/ only). */
+struct sqlite3 *weft_db_handle (WeftDb *db);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftDb, weft_db_close)
+
+G_END_DECLS

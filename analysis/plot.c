@@ -1,0 +1,418 @@
+/* weft: `weft plot`: a run's pictures, drawn by gnuplot run as a child
+ * process with an argument list (never through a shell).  The data go to
+ * files in a temporary directory; the scripts are in analysis/. */
+#include "results.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <string.h>
+
+#define GRID_COLUMNS 400
+#define MAX_ROWS 1000
+
+static gboolean
+query_fail (sqlite3 *h, GError **error)
+{
+  g_set_error (error, WEFT_DB_ERROR, 0, "query failed: %s", sqlite3_errmsg (h));
+  return FALSE;
+}
+
+static gboolean
+run_gnuplot (const char *script, const char *vars, GError **error)
+{
+  g_autofree char *path = g_build_filename (WEFT_SOURCE_DIR, "analysis",
+                                            script, NULL);
+  char *argv[] = { "gnuplot", "-e", (char *) vars, path, NULL };
+  g_autofree char *err = NULL;
+  int status;
+
+  if (!g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH
+                     | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                     &status, error))
+    return FALSE;
+  if (!g_spawn_check_wait_status (status, NULL))
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "gnuplot failed on %s: %s", script,
+                   err ? err : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* A gnuplot string literal of @s (single quotes, doubled inside). */
+static char *
+quote (const char *s)
+{
+  GString *q = g_string_new ("'");
+
+  for (const char *p = s; *p; p++)
+    {
+      if (*p == '\'')
+        g_string_append_c (q, '\'');
+      g_string_append_c (q, *p);
+    }
+  g_string_append_c (q, '\'');
+  return g_string_free (q, FALSE);
+}
+
+static char *
+vars (const WeftPlotOptions *o, const char *data, const char *out,
+      const char *title, const char *extra)
+{
+  g_autofree char *qd = quote (data), *qo = quote (out), *qt = quote (title);
+
+  return g_strdup_printf ("data=%s; out=%s; title_text=%s; term='%s'; %s", qd,
+                          qo, qt, strcmp (o->format, "svg") == 0 ? "svg"
+                                                                  : "pngcairo",
+                          extra ? extra : "");
+}
+
+/* Split a CSV line into fields, honouring double quotes. */
+static GPtrArray *
+csv_fields (const char *line)
+{
+  GPtrArray *fields = g_ptr_array_new_with_free_func (g_free);
+  GString *field = g_string_new (NULL);
+  gboolean quoted = FALSE;
+
+  for (const char *p = line; *p && *p != '\r'; p++)
+    {
+      if (*p == '"')
+        quoted = !quoted;
+      else if (*p == ',' && !quoted)
+        {
+          g_ptr_array_add (fields, g_strdup (field->str));
+          g_string_truncate (field, 0);
+        }
+      else
+        g_string_append_c (field, *p);
+    }
+  g_ptr_array_add (fields, g_string_free (field, FALSE));
+  return fields;
+}
+
+/* The measured all_reduce sweep of @system from nccl-tests' CSV, as "size
+ * busbw" lines; columns as in ../shared/reference: system, ..., collective
+ * (8th), size_bytes (9th), busbw_GBps (11th). */
+static gboolean
+write_reference (const char *csv, const char *system, const char *path,
+                 GError **error)
+{
+  g_autofree char *text = NULL;
+  int rows = 0;
+
+  if (!g_file_get_contents (csv, &text, NULL, error))
+    return FALSE;
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  GString *outp = g_string_new (NULL);
+  for (int i = 1; lines[i]; i++)
+    {
+      g_autoptr (GPtrArray) f = csv_fields (lines[i]);
+      if (f->len < 11
+          || (system && !g_str_has_prefix (g_ptr_array_index (f, 0), system))
+          || strcmp (g_ptr_array_index (f, 7), "all_reduce") != 0)
+        continue;
+      g_string_append_printf (outp, "%s %s\n", (char *) g_ptr_array_index (f, 8),
+                              (char *) g_ptr_array_index (f, 10));
+      rows++;
+    }
+  if (rows == 0)
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s has no all_reduce rows%s%s",
+                   csv, system ? " for system " : "", system ? system : "");
+      g_string_free (outp, TRUE);
+      return FALSE;
+    }
+  gboolean ok = g_file_set_contents (path, outp->str, -1, error);
+  g_string_free (outp, TRUE);
+  return ok;
+}
+
+static gboolean
+plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
+            const char *title, GPtrArray *written, GError **error)
+{
+  sqlite3_stmt *st;
+  GString *data = g_string_new (NULL);
+  g_autofree char *last = NULL;
+
+  if (sqlite3_prepare_v2 (h, "SELECT op, bytes, busbw_GBps FROM ops WHERE "
+                          "run_id = ? ORDER BY op, bytes", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      const char *op = (const char *) sqlite3_column_text (st, 0);
+      if (g_strcmp0 (op, last) != 0)
+        {
+          g_string_append_printf (data, "%s\"weft %s\"\n", last ? "\n\n" : "",
+                                  op);
+          g_free (last);
+          last = g_strdup (op);
+        }
+      g_string_append_printf (data, "%lld %.6f\n", sqlite3_column_int64 (st, 1),
+                              sqlite3_column_double (st, 2));
+    }
+  sqlite3_finalize (st);
+  g_autofree char *path = g_build_filename (tmp, "busbw.dat", NULL);
+  g_autofree char *ref = g_build_filename (tmp, "reference.dat", NULL);
+  gboolean ok = g_file_set_contents (path, data->str, -1, error);
+  g_string_free (data, TRUE);
+  if (!ok)
+    return FALSE;
+  if (o->reference && !write_reference (o->reference, o->system, ref, error))
+    return FALSE;
+  g_autofree char *out = g_strdup_printf ("%s/busbw.%s", o->out_dir, o->format);
+  g_autofree char *qref = quote (o->reference ? ref : "");
+  g_autofree char *extra = g_strdup_printf ("ref=%s", qref);
+  g_autofree char *v = vars (o, path, out, title, extra);
+  if (!run_gnuplot ("busbw.gp", v, error))
+    return FALSE;
+  g_ptr_array_add (written, g_steal_pointer (&out));
+  return TRUE;
+}
+
+typedef struct {
+  int64_t id;
+  char *name, *type;
+  double bandwidth;
+} LinkRow;
+
+static void
+link_row_clear (gpointer p)
+{
+  LinkRow *l = p;
+  g_free (l->name);
+  g_free (l->type);
+}
+
+static gboolean
+plot_heatmap (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
+              const char *tmp, const char *title, GPtrArray *written,
+              GError **error)
+{
+  sqlite3_stmt *st;
+  g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (LinkRow));
+  g_array_set_clear_func (rows, link_row_clear);
+
+  /* The links that carried traffic (the busiest thousand at most), grouped
+   * by family and type. */
+  if (sqlite3_prepare_v2 (h, "SELECT link_id, name, type, bandwidth_Bps FROM "
+                          "(SELECT * FROM link_summary WHERE run_id = ? AND "
+                          "bytes > 0 ORDER BY bytes DESC LIMIT ?) "
+                          "ORDER BY family, type, link_id", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  sqlite3_bind_int (st, 2, MAX_ROWS);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      LinkRow l = { sqlite3_column_int64 (st, 0),
+                    g_strdup ((const char *) sqlite3_column_text (st, 1)),
+                    g_strdup ((const char *) sqlite3_column_text (st, 2)),
+                    sqlite3_column_double (st, 3) };
+      g_array_append_val (rows, l);
+    }
+  sqlite3_finalize (st);
+  if (rows->len == 0)
+    return TRUE;
+
+  sqlite3_int64 t_start = 0, t_end = 1;
+  if (sqlite3_prepare_v2 (h, "SELECT MIN(start_ps), MAX(end_ps) FROM ops "
+                          "WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    {
+      t_start = sqlite3_column_int64 (st, 0);
+      t_end = MAX (sqlite3_column_int64 (st, 1), t_start + 1);
+    }
+  sqlite3_finalize (st);
+  double column = (double) (t_end - t_start) / GRID_COLUMNS;
+
+  g_autoptr (GHashTable) row_of = g_hash_table_new (g_int64_hash,
+                                                    g_int64_equal);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      LinkRow *l = &g_array_index (rows, LinkRow, i);
+      g_hash_table_insert (row_of, &l->id, GUINT_TO_POINTER (i + 1));
+    }
+  g_autofree double *grid = g_new0 (double, (size_t) rows->len * GRID_COLUMNS);
+  if (sqlite3_prepare_v2 (h, "SELECT link_id, t0_ps, t1_ps, bytes FROM "
+                          "link_util WHERE run_id = ?", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      gint64 id = sqlite3_column_int64 (st, 0);
+      guint r = GPOINTER_TO_UINT (g_hash_table_lookup (row_of, &id));
+      if (r == 0)
+        continue;
+      /* Spread the bin's bytes over the columns it covers. */
+      double t0 = sqlite3_column_int64 (st, 1) - t_start;
+      double t1 = sqlite3_column_int64 (st, 2) - t_start;
+      double bytes = sqlite3_column_double (st, 3);
+      for (int c = (int) (t0 / column); c < GRID_COLUMNS && c * column < t1;
+           c++)
+        {
+          double lo = MAX (t0, c * column), hi = MIN (t1, (c + 1) * column);
+          if (hi > lo)
+            grid[(size_t) (r - 1) * GRID_COLUMNS + c]
+                += bytes * (hi - lo) / (t1 - t0);
+        }
+    }
+  sqlite3_finalize (st);
+
+  GString *data = g_string_new (NULL);
+  GString *tics = g_string_new (NULL);
+  for (guint r = 0; r < rows->len; r++)
+    {
+      LinkRow *l = &g_array_index (rows, LinkRow, r);
+      if (r == 0 || strcmp (l->type, g_array_index (rows, LinkRow, r - 1).type))
+        g_string_append_printf (tics, "%s\"%s\" %u", tics->len ? ", " : "",
+                                l->type, r);
+      for (int c = 0; c < GRID_COLUMNS; c++)
+        {
+          double util = grid[(size_t) r * GRID_COLUMNS + c]
+                        / (l->bandwidth * column * 1e-12);
+          g_string_append_printf (data, "%.4f %u %.4f\n",
+                                  (c + 0.5) * column / 1e6, r, MIN (util, 1.0));
+        }
+    }
+  g_autofree char *path = g_build_filename (tmp, "heatmap.dat", NULL);
+  gboolean ok = g_file_set_contents (path, data->str, -1, error);
+  g_string_free (data, TRUE);
+  g_autofree char *qtics = quote (tics->str);
+  g_string_free (tics, TRUE);
+  if (!ok)
+    return FALSE;
+  g_autofree char *out = g_strdup_printf ("%s/heatmap.%s", o->out_dir,
+                                          o->format);
+  g_autofree char *extra = g_strdup_printf ("tics=%s; rows=%u", qtics,
+                                            rows->len);
+  g_autofree char *v = vars (o, path, out, title, extra);
+  if (!run_gnuplot ("heatmap.gp", v, error))
+    return FALSE;
+  g_ptr_array_add (written, g_steal_pointer (&out));
+  return TRUE;
+}
+
+static gboolean
+plot_busiest (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
+              const char *tmp, const char *title, GPtrArray *written,
+              GError **error)
+{
+  sqlite3_stmt *top, *st;
+  GString *data = g_string_new (NULL);
+  int n = 0;
+
+  if (sqlite3_prepare_v2 (h, "SELECT link_id, name FROM hottest_links WHERE "
+                          "run_id = ? LIMIT ?", -1, &top, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (h, "SELECT t0_ps / 1e6, t1_ps / 1e6, utilization "
+                             "FROM link_util_ratio WHERE run_id = ? AND "
+                             "link_id = ? ORDER BY t0_ps", -1, &st, NULL)
+             != SQLITE_OK)
+    {
+      g_string_free (data, TRUE);
+      return query_fail (h, error);
+    }
+  sqlite3_bind_int64 (top, 1, run);
+  sqlite3_bind_int (top, 2, o->top);
+  while (sqlite3_step (top) == SQLITE_ROW)
+    {
+      g_string_append_printf (data, "%s\"%s\"\n", n ? "\n\n" : "",
+                              sqlite3_column_text (top, 1));
+      sqlite3_bind_int64 (st, 1, run);
+      sqlite3_bind_int64 (st, 2, sqlite3_column_int64 (top, 0));
+      /* Each bin as a flat step; where no bin was written, the link was
+       * idle. */
+      double last = 0;
+      while (sqlite3_step (st) == SQLITE_ROW)
+        {
+          double t0 = sqlite3_column_double (st, 0);
+          double t1 = sqlite3_column_double (st, 1);
+          double u = sqlite3_column_double (st, 2);
+          if (t0 > last)
+            g_string_append_printf (data, "%.4f 0\n%.4f 0\n", last, t0);
+          g_string_append_printf (data, "%.4f %.4f\n%.4f %.4f\n", t0, u, t1,
+                                  u);
+          last = t1;
+        }
+      sqlite3_reset (st);
+      n++;
+    }
+  sqlite3_finalize (top);
+  sqlite3_finalize (st);
+  if (n == 0)
+    {
+      g_string_free (data, TRUE);
+      return TRUE;
+    }
+  g_autofree char *path = g_build_filename (tmp, "busiest.dat", NULL);
+  gboolean ok = g_file_set_contents (path, data->str, -1, error);
+  g_string_free (data, TRUE);
+  if (!ok)
+    return FALSE;
+  g_autofree char *out = g_strdup_printf ("%s/busiest.%s", o->out_dir,
+                                          o->format);
+  g_autofree char *v = vars (o, path, out, title, NULL);
+  if (!run_gnuplot ("busiest.gp", v, error))
+    return FALSE;
+  g_ptr_array_add (written, g_steal_pointer (&out));
+  return TRUE;
+}
+
+static void
+remove_dir (const char *dir)
+{
+  const char *names[] = { "busbw.dat", "reference.dat", "heatmap.dat",
+                          "busiest.dat" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *p = g_build_filename (dir, names[i], NULL);
+      g_remove (p);
+    }
+  g_rmdir (dir);
+}
+
+gboolean
+weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
+                   GPtrArray *written, GError **error)
+{
+  sqlite3 *h = weft_db_handle (db);
+  sqlite3_stmt *st;
+  g_autofree char *title = NULL;
+
+  if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s: cannot create: %s", o->out_dir,
+                   g_strerror (errno));
+      return FALSE;
+    }
+  if (sqlite3_prepare_v2 (h, "SELECT scenario, fidelity FROM runs WHERE id = ?",
+                          -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    {
+      g_autofree char *base = g_path_get_basename (
+          (const char *) sqlite3_column_text (st, 0));
+      title = g_strdup_printf ("%s, run %" G_GINT64_FORMAT " (%s)", base, run,
+                               sqlite3_column_text (st, 1));
+    }
+  sqlite3_finalize (st);
+
+  g_autofree char *tmp = g_dir_make_tmp ("weft-plot-XXXXXX", error);
+  if (tmp == NULL)
+    return FALSE;
+  gboolean ok = plot_busbw (h, run, o, tmp, title, written, error)
+                && plot_heatmap (h, run, o, tmp, title, written, error)
+                && plot_busiest (h, run, o, tmp, title, written, error);
+  remove_dir (tmp);
+  return ok;
+}

@@ -1,0 +1,141 @@
+/* weft: `weft report`: a run's summary as text. */
+#include "results.h"
+
+#include <sqlite3.h>
+
+static gboolean
+query_fail (sqlite3 *h, GError **error)
+{
+  g_set_error (error, WEFT_DB_ERROR, 0, "query failed: %s", sqlite3_errmsg (h));
+  return FALSE;
+}
+
+int64_t
+weft_results_pick_run (WeftDb *db, int64_t run, GError **error)
+{
+  sqlite3 *h = weft_db_handle (db);
+  sqlite3_stmt *st;
+  int64_t found = 0;
+
+  if (sqlite3_prepare_v2 (h, run > 0 ? "SELECT id FROM runs WHERE id = ?"
+                                     : "SELECT MAX(id) FROM runs",
+                          -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  if (run > 0)
+    sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    found = sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  if (found == 0)
+    {
+      if (run > 0)
+        g_set_error (error, WEFT_DB_ERROR, 0, "there is no run %" G_GINT64_FORMAT
+                     " in the database", run);
+      else
+        g_set_error (error, WEFT_DB_ERROR, 0, "the database holds no run");
+    }
+  return found;
+}
+
+gboolean
+weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
+                     GError **error)
+{
+  sqlite3 *h = weft_db_handle (db);
+  sqlite3_stmt *st;
+
+  /* The run. */
+  if (sqlite3_prepare_v2 (h, "SELECT scenario, fidelity, seed, status, "
+                          "wall_seconds, events, started_at, command "
+                          "FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    fprintf (out, "# run %" G_GINT64_FORMAT ": %s\n# %s fidelity, seed %lld, "
+             "%s, started %s, %.2f s, %lld events\n# %s\n#\n", run,
+             sqlite3_column_text (st, 0), sqlite3_column_text (st, 1),
+             sqlite3_column_int64 (st, 2), sqlite3_column_text (st, 3),
+             sqlite3_column_text (st, 6), sqlite3_column_double (st, 4),
+             sqlite3_column_int64 (st, 5),
+             sqlite3_column_text (st, 7) ? (const char *) sqlite3_column_text (st, 7)
+                                         : "");
+  sqlite3_finalize (st);
+
+  /* The operations, as nccl-tests prints them. */
+  if (sqlite3_prepare_v2 (h, "SELECT op, bytes, time_us, algbw_GBps, "
+                          "busbw_GBps, algorithm, protocol, nranks FROM ops "
+                          "WHERE run_id = ? ORDER BY id", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  fprintf (out, "# %14s %12s %12s %10s %8s %8s  %-12s %s\n", "op", "size",
+           "count", "time", "algbw", "busbw", "algorithm", "protocol");
+  fprintf (out, "# %14s %12s %12s %10s %8s %8s\n", "", "(B)", "(elements)",
+           "(us)", "(GB/s)", "(GB/s)");
+  double sum = 0;
+  int rows = 0;
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      sqlite3_int64 bytes = sqlite3_column_int64 (st, 1);
+      fprintf (out, "  %14s %12lld %12lld %10.2f %8.2f %8.2f  %-12s %s\n",
+               sqlite3_column_text (st, 0), bytes, bytes / 4,
+               sqlite3_column_double (st, 2), sqlite3_column_double (st, 3),
+               sqlite3_column_double (st, 4), sqlite3_column_text (st, 5),
+               sqlite3_column_text (st, 6));
+      sum += sqlite3_column_double (st, 4);
+      rows++;
+    }
+  sqlite3_finalize (st);
+  fprintf (out, "# Avg bus bandwidth    : %g\n\n", rows ? sum / rows : 0.0);
+
+  /* The busiest links. */
+  if (sqlite3_prepare_v2 (h, "SELECT name, type, mean_util, peak_util, bytes "
+                          "FROM hottest_links WHERE run_id = ? LIMIT ?",
+                          -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  sqlite3_bind_int (st, 2, top);
+  fprintf (out, "The %d busiest links (utilization over the whole run):\n", top);
+  fprintf (out, "  %-40s %-12s %8s %8s %14s\n", "link", "type", "mean", "peak",
+           "bytes");
+  while (sqlite3_step (st) == SQLITE_ROW)
+    fprintf (out, "  %-40s %-12s %7.1f%% %7.1f%% %14lld\n",
+             sqlite3_column_text (st, 0), sqlite3_column_text (st, 1),
+             100 * sqlite3_column_double (st, 2),
+             100 * sqlite3_column_double (st, 3), sqlite3_column_int64 (st, 4));
+  sqlite3_finalize (st);
+
+  /* Where the time went: the operations' shares of the run, and how busy
+   * each family of links was while it ran. */
+  if (sqlite3_prepare_v2 (h, "SELECT op, bytes, algorithm, time_us, "
+                          "100.0 * time_us / (SELECT SUM(time_us) FROM ops "
+                          "WHERE run_id = ?1) FROM ops WHERE run_id = ?1 "
+                          "ORDER BY time_us DESC LIMIT 5", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  fprintf (out, "\nWhere the time went (the longest operations):\n");
+  while (sqlite3_step (st) == SQLITE_ROW)
+    fprintf (out, "  %5.1f%%  %s of %lld B by %s, %.2f us\n",
+             sqlite3_column_double (st, 4), sqlite3_column_text (st, 0),
+             sqlite3_column_int64 (st, 1), sqlite3_column_text (st, 2),
+             sqlite3_column_double (st, 3));
+  sqlite3_finalize (st);
+  if (sqlite3_prepare_v2 (h, "SELECT family, COUNT(*), AVG(mean_util), "
+                          "MAX(mean_util), SUM(bytes) FROM link_summary "
+                          "WHERE run_id = ? AND bytes > 0 GROUP BY family "
+                          "ORDER BY SUM(bytes) DESC", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  fprintf (out, "\nLinks that carried traffic, by family (mean utilization "
+                "over the run):\n");
+  while (sqlite3_step (st) == SQLITE_ROW)
+    fprintf (out, "  %-8s %6d links, %5.1f%% on average, %5.1f%% the busiest, "
+             "%lld bytes\n",
+             sqlite3_column_text (st, 0), sqlite3_column_int (st, 1),
+             100 * sqlite3_column_double (st, 2),
+             100 * sqlite3_column_double (st, 3), sqlite3_column_int64 (st, 4));
+  sqlite3_finalize (st);
+  return TRUE;
+}

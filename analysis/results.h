@@ -1,0 +1,36 @@
+/* weft: reading runs back from the results database: `weft report` and
+ * `weft plot`. */
+#pragma once
+
+#include <stdio.h>
+
+#include "db.h"
+
+G_BEGIN_DECLS
+
+/* The run to show: @run if above 0, else the latest.  Fails if there is
+ * none. */
+int64_t weft_results_pick_run (WeftDb *db, int64_t run, GError **error);
+
+/* Print the text summary of @run: the operations in nccl-tests' form, the
+ * @top busiest links with mean and peak utilization, and where the time
+ * went. */
+gboolean weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
+                              GError **error);
+
+typedef struct {
+  const char *out_dir;          /* where the pictures go */
+  const char *format;           /* "png" or "svg" */
+  const char *reference;        /* a measured CSV to overlay, or NULL */
+  const char *system;           /* its rows to take (a prefix), or NULL */
+  int top;                      /* links in the busiest-links plot */
+} WeftPlotOptions;
+
+/* Draw @run's pictures with gnuplot (run as a child process): busbw
+ * against size, the link utilization heatmap and the busiest links over
+ * time.  The names of the files written are added to @written. */
+gboolean weft_results_plot (WeftDb *db, int64_t run,
+                            const WeftPlotOptions *options, GPtrArray *written,
+                            GError **error);
+
+G_END_DECLS

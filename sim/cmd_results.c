@@ -1,0 +1,144 @@
+/* weft: the `weft report` and `weft plot` commands. */
+#include "cli.h"
+#include "results.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static WeftDb *
+open_existing (const char *command, const char *path)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      fprintf (stderr, "weft %s: %s: no such database\n", command, path);
+      return NULL;
+    }
+  WeftDb *db = weft_db_open (path, &error);
+  if (db == NULL)
+    fprintf (stderr, "weft %s: %s\n", command, error->message);
+  return db;
+}
+
+int
+weft_cmd_report (int argc, char **argv)
+{
+  gint64 run = 0, top = 10;
+  GOptionEntry entries[] = {
+    { "run", 0, 0, G_OPTION_ARG_INT64, &run,
+      "The run to report (default: the latest)", "ID" },
+    { "top", 0, 0, G_OPTION_ARG_INT64, &top,
+      "How many of the busiest links to list (default: 10)", "N" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("DB");
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_set_summary (context, "Summarise a run of a results "
+                                "database: its operations as nccl-tests\n"
+                                "prints them, the busiest links, and where "
+                                "the time went.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!weft_cli_parse (context, "report", &argc, &argv))
+    return WEFT_EXIT_USAGE;
+  if (argc != 2)
+    {
+      weft_cli_usage_error (context, "report", "expected one database");
+      return WEFT_EXIT_USAGE;
+    }
+  if (top < 1 || top > 10000)
+    {
+      weft_cli_usage_error (context, "report", "--top takes 1 to 10000");
+      return WEFT_EXIT_USAGE;
+    }
+  g_autoptr (WeftDb) db = open_existing ("report", argv[1]);
+  if (db == NULL)
+    return WEFT_EXIT_USAGE;
+  int64_t id = weft_results_pick_run (db, run, &error);
+  if (id == 0)
+    {
+      fprintf (stderr, "weft report: %s: %s\n", argv[1], error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  if (!weft_results_report (db, id, (int) top, stdout, &error))
+    {
+      fprintf (stderr, "weft report: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
+  return WEFT_EXIT_OK;
+}
+
+int
+weft_cmd_plot (int argc, char **argv)
+{
+  gint64 run = 0, top = 8;
+  g_autofree char *out = NULL, *format = NULL, *reference = NULL;
+  g_autofree char *system = NULL;
+  GOptionEntry entries[] = {
+    { "run", 0, 0, G_OPTION_ARG_INT64, &run,
+      "The run to plot (default: the latest)", "ID" },
+    { "out", 0, 0, G_OPTION_ARG_FILENAME, &out,
+      "Directory the pictures go to (default: plots)", "DIR" },
+    { "format", 0, 0, G_OPTION_ARG_STRING, &format,
+      "png or svg (default: png)", "FMT" },
+    { "reference", 0, 0, G_OPTION_ARG_FILENAME, &reference,
+      "A measured nccl-tests CSV to overlay on busbw (default: none)", "CSV" },
+    { "system", 0, 0, G_OPTION_ARG_STRING, &system,
+      "Which system of the CSV, by the start of its name (default: all rows)",
+      "NAME" },
+    { "top", 0, 0, G_OPTION_ARG_INT64, &top,
+      "Links in the busiest-links plot (default: 8)", "N" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("DB");
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_set_summary (
+      context, "Draw a run's pictures with gnuplot: busbw against size, the "
+               "link\nutilization heatmap, and the busiest links over time.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!weft_cli_parse (context, "plot", &argc, &argv))
+    return WEFT_EXIT_USAGE;
+  if (argc != 2)
+    {
+      weft_cli_usage_error (context, "plot", "expected one database");
+      return WEFT_EXIT_USAGE;
+    }
+  if (format && strcmp (format, "png") != 0 && strcmp (format, "svg") != 0)
+    {
+      weft_cli_usage_error (context, "plot", "--format takes png or svg");
+      return WEFT_EXIT_USAGE;
+    }
+  if (top < 1 || top > 64)
+    {
+      weft_cli_usage_error (context, "plot", "--top takes 1 to 64");
+      return WEFT_EXIT_USAGE;
+    }
+  if (g_find_program_in_path ("gnuplot") == NULL)
+    {
+      fprintf (stderr, "weft plot: gnuplot is not installed; install the "
+                       "Debian package gnuplot-nox\n");
+      return WEFT_EXIT_USAGE;
+    }
+  g_autoptr (WeftDb) db = open_existing ("plot", argv[1]);
+  if (db == NULL)
+    return WEFT_EXIT_USAGE;
+  int64_t id = weft_results_pick_run (db, run, &error);
+  if (id == 0)
+    {
+      fprintf (stderr, "weft plot: %s: %s\n", argv[1], error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  WeftPlotOptions options = { out ? out : "plots", format ? format : "png",
+                              reference, system, (int) top };
+  g_autoptr (GPtrArray) written = g_ptr_array_new_with_free_func (g_free);
+  if (!weft_results_plot (db, id, &options, written, &error))
+    {
+      fprintf (stderr, "weft plot: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
+  for (guint i = 0; i < written->len; i++)
+    printf ("%s\n", (char *) g_ptr_array_index (written, i));
+  return WEFT_EXIT_OK;
+}
