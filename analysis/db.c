@@ -51,7 +51,7 @@ static const char schema[] =
   "  t0_ps INTEGER NOT NULL,"
   "  t1_ps INTEGER NOT NULL,"
   "  bytes INTEGER NOT NULL);"
-  "CREATE INDEX IF NOT EXISTS link_util_by_link ON link_util (run_id, link_id);"
+
   "CREATE TABLE IF NOT EXISTS ops ("
   "  run_id INTEGER NOT NULL REFERENCES runs(id),"
   "  id INTEGER NOT NULL,"
@@ -131,6 +131,15 @@ sqlite3 *
 weft_db_handle (WeftDb *db)
 {
   return db->handle;
+}
+
+gboolean
+weft_db_index (WeftDb *db, GError **error)
+{
+  /* link_util is written as a plain append, with no index to keep up;
+   * readers build the index they need the first time. */
+  return exec (db, "CREATE INDEX IF NOT EXISTS link_util_by_link "
+                   "ON link_util (run_id, link_id, t0_ps)", error);
 }
 
 WeftDb *

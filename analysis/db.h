@@ -59,6 +59,10 @@ gboolean weft_db_end_run (WeftDb *db, int64_t run, const char *status,
                           double wall_seconds, uint64_t events,
                           GError **error);
 
+/* Build the index that reports and plots read link_util by (kept out of
+ * the way of writing). */
+gboolean weft_db_index (WeftDb *db, GError **error);
+
 /* The raw connection, for reports and plots (analysis/ only). */
 struct sqlite3 *weft_db_handle (WeftDb *db);
 

@@ -388,6 +388,8 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
   sqlite3_stmt *st;
   g_autofree char *title = NULL;
 
+  if (!weft_db_index (db, error))
+    return FALSE;
   if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
     {
       g_set_error (error, WEFT_DB_ERROR, 0, "%s: cannot create: %s", o->out_dir,

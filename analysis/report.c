@@ -44,6 +44,8 @@ weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
   sqlite3 *h = weft_db_handle (db);
   sqlite3_stmt *st;
 
+  if (!weft_db_index (db, error))
+    return FALSE;
   /* The run. */
   if (sqlite3_prepare_v2 (h, "SELECT scenario, fidelity, seed, status, "
                           "wall_seconds, events, started_at, command "

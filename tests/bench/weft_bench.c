@@ -23,19 +23,27 @@
  * fidelity; each departure starts a new flow.  Arrivals and departures per
  * second.
  *
+ *   weft-bench db [--rows N]
+ *
+ * Writes N link_util rows (links x 1000 bins) to a fresh database, as weft
+ * run writes them: rows per second.
+ *
  *   weft-bench versus [--servers S] [--bytes B]
  *
  * All-to-all among GPU 0 of S servers of the 1024-GPU fat-tree, large
  * messages, at packet and at flow fidelity: wall time of each and the ratio.
  */
+#include "db.h"
 #include "network.h"
 #include "rng.h"
 #include "routing.h"
 #include "scenario.h"
 #include "sim.h"
 
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "units.h"
 
@@ -451,9 +459,68 @@ bench_versus (int argc, char **argv)
   return 0;
 }
 
+static int
+bench_db (int argc, char **argv)
+{
+  gint64 rows = 10000000;
+  GOptionEntry entries[] = {
+    { "rows", 0, 0, G_OPTION_ARG_INT64, &rows,
+      "link_util rows to write (default: 10000000)", "N" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new (NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || rows < 1000)
+    {
+      fprintf (stderr, "weft-bench db: %s\n",
+               error ? error->message : "--rows must be at least 1000");
+      return 2;
+    }
+  g_autofree char *dir = g_dir_make_tmp ("weft-bench-db-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "bench.db", NULL);
+  uint32_t bins = 1000, links = (uint32_t) (rows / bins);
+  WeftTime width = WEFT_US;
+  g_autoptr (WeftLinkStats) stats = weft_link_stats_new (links, width);
+  for (uint32_t l = 0; l < links; l++)
+    {
+      weft_link_stats_spread (stats, l, 0, bins * width, 1e9);
+      weft_link_stats_count (stats, l, 1000000000);
+    }
+  WeftDb *db = weft_db_open (path, &error);
+  if (db == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 1;
+    }
+  WeftRunInfo info = { "bench", "0", "flow", 1, "weft-bench db" };
+  int64_t run = weft_db_begin_run (db, &info, &error);
+  WeftOpRow op = { "all_reduce", "ring", "Simple", 1, 2, 0, bins * width, 1,
+                   1 };
+  gint64 t0 = g_get_monotonic_time ();
+  if (!weft_db_write_op (db, run, 0, &op, stats, &error))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 1;
+    }
+  double seconds = seconds_since (t0);
+  weft_db_close (db);
+  struct stat st;
+  g_stat (path, &st);
+  printf ("db rows=%u seconds=%.2f rows_per_sec=%.0f file_MiB=%.0f\n",
+          links * bins, seconds, links * bins / seconds,
+          st.st_size / 1048576.0);
+  g_remove (path);
+  g_rmdir (dir);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc >= 2 && g_strcmp0 (argv[1], "db") == 0)
+    return bench_db (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "packet") == 0)
     return bench_packet (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "flow") == 0)
@@ -471,6 +538,7 @@ main (int argc, char **argv)
                    "  packet  packet-hops per second, all-to-all on NVLink\n"
                    "  flow    flow arrivals and departures per second\n"
                    "  versus  packet against flow on one all-to-all\n"
+                   "  db      writing link_util rows to the database\n"
                    "\n'weft-bench BENCHMARK --help' lists its options.\n");
   return 2;
 }

@@ -1,0 +1,375 @@
+/* Tests of the results database, weft report and weft plot. */
+#include "collective_run.h"
+#include "db.h"
+#include "scenario.h"
+
+#include <check.h>
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
+
+static char *tmp_dir;
+
+static void
+setup (void)
+{
+  tmp_dir = g_dir_make_tmp ("weft-db-XXXXXX", NULL);
+}
+
+static void
+teardown (void)
+{
+  GDir *dir = g_dir_open (tmp_dir, 0, NULL);
+  const char *name;
+
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      g_autofree char *p = g_build_filename (tmp_dir, name, NULL);
+      if (g_file_test (p, G_FILE_TEST_IS_DIR))
+        {
+          GDir *sub = g_dir_open (p, 0, NULL);
+          const char *n2;
+          while (sub && (n2 = g_dir_read_name (sub)))
+            {
+              g_autofree char *q = g_build_filename (p, n2, NULL);
+              g_remove (q);
+            }
+          if (sub)
+            g_dir_close (sub);
+          g_rmdir (p);
+        }
+      else
+        g_remove (p);
+    }
+  if (dir)
+    g_dir_close (dir);
+  g_rmdir (tmp_dir);
+  g_clear_pointer (&tmp_dir, g_free);
+}
+
+typedef struct {
+  int status;
+  char *out, *err;
+} Result;
+
+static Result
+weft_cmd (const char *const *args)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  Result r = { 0 };
+  int wait_status;
+
+  g_ptr_array_add (argv, (char *) WEFT_BINARY);
+  for (int i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  ck_assert (g_spawn_sync (tmp_dir, (char **) argv->pdata, NULL,
+                           G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
+                           &wait_status, NULL));
+  r.status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : -1;
+  return r;
+}
+
+static void
+result_clear (Result *r)
+{
+  g_free (r->out);
+  g_free (r->err);
+}
+
+static sqlite3 *
+open_db (const char *name)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
+  sqlite3 *h;
+
+  ck_assert_int_eq (sqlite3_open_v2 (path, &h, SQLITE_OPEN_READONLY, NULL),
+                    SQLITE_OK);
+  return h;
+}
+
+static sqlite3_int64
+scalar (sqlite3 *h, const char *sql)
+{
+  sqlite3_stmt *st;
+  sqlite3_int64 v = -1;
+
+  ck_assert_msg (sqlite3_prepare_v2 (h, sql, -1, &st, NULL) == SQLITE_OK, "%s",
+                 sqlite3_errmsg (h));
+  if (sqlite3_step (st) == SQLITE_ROW)
+    v = sqlite3_column_int64 (st, 0);
+  sqlite3_finalize (st);
+  return v;
+}
+
+static char *
+text (sqlite3 *h, const char *sql)
+{
+  sqlite3_stmt *st;
+  char *v = NULL;
+
+  ck_assert (sqlite3_prepare_v2 (h, sql, -1, &st, NULL) == SQLITE_OK);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    v = g_strdup ((const char *) sqlite3_column_text (st, 0));
+  sqlite3_finalize (st);
+  return v;
+}
+
+START_TEST (test_bins_add_up_to_link_bytes)
+{
+  /* Record one all_reduce with its link statistics; every link's bins add
+   * up to exactly the bytes the network model carried over it, and no bin
+   * is fuller than its link can carry. */
+  g_autofree char *path = g_build_filename (tmp_dir, "a.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftDb) db = weft_db_open (path, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  g_autoptr (WeftScenario) s = weft_scenario_load (SCENARIOS "/dgx-h100.yaml",
+                                                   NULL);
+  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t n = 0; n < s->topo->n_nodes; n++)
+    if (s->topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+
+  WeftRunInfo info = { "dgx-h100.yaml", s->sha256, "flow", 1, "test" };
+  int64_t run = weft_db_begin_run (db, &info, &error);
+  ck_assert (run > 0);
+  ck_assert (weft_db_write_topology (db, run, s->topo, &error));
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 7 * WEFT_US, NULL };
+  WeftCollectiveResult r;
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_SIMPLE, 64 << 20, &params,
+                                  &options, &r, &error));
+  WeftOpRow op = { "all_reduce", "ring", "Simple", 64 << 20, 8, 1000,
+                   1000 + r.time, 1, 2 };
+  ck_assert (weft_db_write_op (db, run, 0, &op, r.stats, &error));
+  ck_assert (weft_db_end_run (db, run, "complete", 0.1, r.events, &error));
+
+  sqlite3 *h = weft_db_handle (db);
+  uint64_t carried = 0;
+  for (uint32_t l = 0; l < s->topo->n_links; l++)
+    {
+      g_autofree char *sql = g_strdup_printf (
+          "SELECT COALESCE(SUM(bytes), 0) FROM link_util WHERE run_id = %"
+          G_GINT64_FORMAT " AND link_id = %u", run, l);
+      ck_assert_uint_eq ((uint64_t) scalar (h, sql), r.stats->links[l].bytes);
+      carried += r.stats->links[l].bytes;
+    }
+  ck_assert_uint_gt (carried, 0);
+  /* Utilization of any bin: at most one byte over the link's capacity. */
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM link_util u JOIN links l "
+                               "ON l.run_id = u.run_id AND l.id = u.link_id "
+                               "WHERE u.bytes > l.bandwidth_Bps * (u.t1_ps - "
+                               "u.t0_ps) * 1e-12 + 1"), 0);
+  /* Bins start at the operation's start, a bin width apart (the first
+   * bytes move after NCCL's base and per-send latencies, in bin 1). */
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM link_util WHERE t0_ps < "
+                               "1000 OR (t0_ps - 1000) % 7000000 != 0"), 0);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links"),
+                    s->topo->n_links);
+  g_autofree char *status = text (h, "SELECT status FROM runs");
+  ck_assert_str_eq (status, "complete");
+  ck_assert_int_eq (scalar (h, "PRAGMA user_version"), WEFT_DB_SCHEMA_VERSION);
+  weft_link_stats_free (r.stats);
+}
+END_TEST
+
+START_TEST (test_same_seed_same_rows)
+{
+  const char *a[] = { "run", "--db", "x.db", "-b", "1M", "-e", "64M", "-f",
+                      "4", NULL };
+  for (int i = 0; i < 2; i++)
+    {
+      Result r = weft_cmd (a);
+      ck_assert_int_eq (r.status, 0);
+      result_clear (&r);
+    }
+  sqlite3 *h = open_db ("x.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'complete'"), 2);
+  ck_assert_int_gt (scalar (h, "SELECT COUNT(*) FROM link_util"), 0);
+  /* The rows of run 1 and run 2 are the same, but for the run id. */
+  const char *tables[] = {
+    "SELECT link_id, t0_ps, t1_ps, bytes FROM link_util WHERE run_id = %d",
+    "SELECT id, op, algorithm, protocol, bytes, start_ps, end_ps, busbw_GBps "
+    "FROM ops WHERE run_id = %d",
+    "SELECT id, name, bandwidth_Bps FROM links WHERE run_id = %d",
+  };
+  for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
+    {
+      g_autofree char *one = g_strdup_printf (tables[t], 1);
+      g_autofree char *two = g_strdup_printf (tables[t], 2);
+      g_autofree char *sql = g_strdup_printf (
+          "SELECT (SELECT COUNT(*) FROM (%s EXCEPT %s)) + "
+          "(SELECT COUNT(*) FROM (%s EXCEPT %s))", one, two, two, one);
+      ck_assert_int_eq (scalar (h, sql), 0);
+    }
+  sqlite3_close (h);
+}
+END_TEST
+
+START_TEST (test_unwritable_database)
+{
+  const char *a[] = { "run", "--db", "/nonexistent-dir/x.db", NULL };
+  Result r = weft_cmd (a);
+
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "/nonexistent-dir/x.db"));
+  ck_assert_str_eq (r.out, "");
+  result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_interrupted_run)
+{
+  /* A long packet-level run, interrupted by SIGINT: it ends at once with
+   * status 130, and the database says the run was interrupted and is
+   * whole. */
+  g_autofree char *db = g_build_filename (tmp_dir, "i.db", NULL);
+  char *argv[] = { (char *) WEFT_BINARY, "run", "--db", db, "--fidelity",
+                   "packet", "--algorithm", "ring", "-b", "4G", "-e", "4G",
+                   NULL };
+  GPid pid;
+  int wait_status;
+
+  ck_assert (g_spawn_async (tmp_dir, argv, NULL,
+                            G_SPAWN_DO_NOT_REAP_CHILD
+                                | G_SPAWN_STDOUT_TO_DEV_NULL
+                                | G_SPAWN_STDERR_TO_DEV_NULL,
+                            NULL, NULL, &pid, NULL));
+  /* Wait until the run is under way (slow under valgrind), then stop it. */
+  for (int tries = 0; tries < 600; tries++)
+    {
+      g_usleep (100 * 1000);
+      sqlite3 *h;
+      if (sqlite3_open_v2 (db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        {
+          sqlite3_close (h);
+          continue;
+        }
+      sqlite3_busy_timeout (h, 1000);
+      gboolean started = FALSE;
+      sqlite3_stmt *st;
+      if (sqlite3_prepare_v2 (h, "SELECT COUNT(*) FROM links", -1, &st, NULL)
+          == SQLITE_OK)
+        {
+          started = sqlite3_step (st) == SQLITE_ROW
+                    && sqlite3_column_int64 (st, 0) > 0;
+          sqlite3_finalize (st);
+        }
+      sqlite3_close (h);
+      if (started)
+        break;
+    }
+  g_usleep (500 * 1000);
+  kill (pid, SIGINT);
+  ck_assert_int_eq (waitpid (pid, &wait_status, 0), pid);
+  ck_assert (WIFEXITED (wait_status));
+  ck_assert_int_eq (WEXITSTATUS (wait_status), 130);
+  sqlite3 *h = open_db ("i.db");
+  g_autofree char *status = text (h, "SELECT status FROM runs");
+  g_autofree char *check = text (h, "PRAGMA integrity_check");
+  ck_assert_str_eq (status, "interrupted");
+  ck_assert_str_eq (check, "ok");
+  sqlite3_close (h);
+}
+END_TEST
+
+START_TEST (test_report_and_plot)
+{
+  const char *run[] = { "run", "--db", "r.db", "-b", "1M", "-e", "256M", NULL };
+  Result r = weft_cmd (run);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+
+  const char *report[] = { "report", "r.db", NULL };
+  r = weft_cmd (report);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "all_reduce"));
+  ck_assert_ptr_nonnull (strstr (r.out, "The 10 busiest links"));
+  ck_assert_ptr_nonnull (strstr (r.out, "Where the time went"));
+  result_clear (&r);
+
+  const char *plot[] = { "plot", "r.db", "--out", "pics", "--reference",
+                         WEFT_SOURCE_DIR "/../shared/reference/"
+                         "nccl-allreduce-measured.csv",
+                         "--system", "Azure ND H100", NULL };
+  r = weft_cmd (plot);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  const char *pictures[] = { "busbw.png", "heatmap.png", "busiest.png" };
+  for (guint i = 0; i < G_N_ELEMENTS (pictures); i++)
+    {
+      g_autofree char *p = g_build_filename (tmp_dir, "pics", pictures[i],
+                                             NULL);
+      g_autofree char *bytes = NULL;
+      gsize len = 0;
+      ck_assert_msg (g_file_get_contents (p, &bytes, &len, NULL), "%s", p);
+      ck_assert (len > 1000 && memcmp (bytes, "\x89PNG", 4) == 0);
+    }
+  result_clear (&r);
+
+  const char *missing[] = { "report", "nothing.db", NULL };
+  r = weft_cmd (missing);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "nothing.db: no such database"));
+  result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_plot_without_gnuplot)
+{
+  /* With no gnuplot on the PATH, one line naming the Debian package. */
+  g_autofree char *db = g_build_filename (tmp_dir, "p.db", NULL);
+  char *argv[] = { (char *) WEFT_BINARY, "plot", db, NULL };
+  char *envp[] = { "PATH=/nonexistent", NULL };
+  g_autofree char *err = NULL;
+  int status;
+
+  ck_assert (g_spawn_sync (tmp_dir, argv, envp, G_SPAWN_STDOUT_TO_DEV_NULL,
+                           NULL, NULL, NULL, &err, &status, NULL));
+  ck_assert (WIFEXITED (status));
+  ck_assert_int_eq (WEXITSTATUS (status), 2);
+  ck_assert_str_eq (err, "weft plot: gnuplot is not installed; install the "
+                         "Debian package gnuplot-nox\n");
+}
+END_TEST
+
+static Suite *
+results_suite (void)
+{
+  Suite *s = suite_create ("results");
+  TCase *tc = tcase_create ("database");
+
+  tcase_set_timeout (tc, 180);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_bins_add_up_to_link_bytes);
+  tcase_add_test (tc, test_same_seed_same_rows);
+  tcase_add_test (tc, test_unwritable_database);
+  tcase_add_test (tc, test_interrupted_run);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("report and plot");
+  tcase_set_timeout (tc, 120);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_report_and_plot);
+  tcase_add_test (tc, test_plot_without_gnuplot);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (results_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}
