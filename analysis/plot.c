@@ -137,24 +137,41 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
   sqlite3_stmt *st;
   GString *data = g_string_new (NULL);
   g_autofree char *last = NULL;
+  g_autoptr (GArray) runs = g_array_new (FALSE, FALSE, sizeof (int64_t));
 
-  if (sqlite3_prepare_v2 (h, "SELECT op, bytes, busbw_GBps FROM ops WHERE "
-                          "run_id = ? ORDER BY op, bytes", -1, &st, NULL)
-      != SQLITE_OK)
+  /* One line per operation of the run, or per run when comparing. */
+  g_array_append_val (runs, run);
+  g_array_append_vals (runs, o->compare, o->n_compare);
+  if (sqlite3_prepare_v2 (h, "SELECT o.op, o.bytes, o.busbw_GBps, o.nranks, "
+                          "r.scenario FROM ops o JOIN runs r ON r.id = "
+                          "o.run_id WHERE o.run_id = ? ORDER BY o.op, o.bytes",
+                          -1, &st, NULL) != SQLITE_OK)
     return query_fail (h, error);
-  sqlite3_bind_int64 (st, 1, run);
-  while (sqlite3_step (st) == SQLITE_ROW)
+  for (guint i = 0; i < runs->len; i++)
     {
-      const char *op = (const char *) sqlite3_column_text (st, 0);
-      if (g_strcmp0 (op, last) != 0)
+      sqlite3_bind_int64 (st, 1, g_array_index (runs, int64_t, i));
+      while (sqlite3_step (st) == SQLITE_ROW)
         {
-          g_string_append_printf (data, "%s\"weft %s\"\n", last ? "\n\n" : "",
-                                  op);
-          g_free (last);
-          last = g_strdup (op);
+          g_autofree char *base = g_path_get_basename (
+              (const char *) sqlite3_column_text (st, 4));
+          g_autofree char *label
+              = runs->len > 1
+                    ? g_strdup_printf ("run %" G_GINT64_FORMAT ": %s, %d GPUs",
+                                       g_array_index (runs, int64_t, i), base,
+                                       sqlite3_column_int (st, 3))
+                    : g_strdup_printf ("weft %s", sqlite3_column_text (st, 0));
+          if (g_strcmp0 (label, last) != 0)
+            {
+              g_string_append_printf (data, "%s\"%s\"\n",
+                                      last ? "\n\n" : "", label);
+              g_free (last);
+              last = g_strdup (label);
+            }
+          g_string_append_printf (data, "%lld %.6f\n",
+                                  sqlite3_column_int64 (st, 1),
+                                  sqlite3_column_double (st, 2));
         }
-      g_string_append_printf (data, "%lld %.6f\n", sqlite3_column_int64 (st, 1),
-                              sqlite3_column_double (st, 2));
+      sqlite3_reset (st);
     }
   sqlite3_finalize (st);
   g_autofree char *path = g_build_filename (tmp, "busbw.dat", NULL);
@@ -198,16 +215,26 @@ plot_heatmap (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
   g_autoptr (GArray) rows = g_array_new (FALSE, FALSE, sizeof (LinkRow));
   g_array_set_clear_func (rows, link_row_clear);
 
-  /* The links that carried traffic (the busiest thousand at most), grouped
-   * by family and type. */
-  if (sqlite3_prepare_v2 (h, "SELECT link_id, name, type, bandwidth_Bps FROM "
-                          "(SELECT * FROM link_summary WHERE run_id = ? AND "
-                          "bytes > 0 ORDER BY bytes DESC LIMIT ?) "
-                          "ORDER BY family, type, link_id", -1, &st, NULL)
+  /* The links that carried traffic, grouped by family and type; on a large
+   * fabric the busiest of each type, a thousand rows in all at most. */
+  int types = 1;
+  if (sqlite3_prepare_v2 (h, "SELECT COUNT(DISTINCT type) FROM link_summary "
+                          "WHERE run_id = ? AND bytes > 0", -1, &st, NULL)
       != SQLITE_OK)
     return query_fail (h, error);
   sqlite3_bind_int64 (st, 1, run);
-  sqlite3_bind_int (st, 2, MAX_ROWS);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    types = MAX (sqlite3_column_int (st, 0), 1);
+  sqlite3_finalize (st);
+  if (sqlite3_prepare_v2 (h, "SELECT link_id, name, type, bandwidth_Bps FROM "
+                          "(SELECT *, ROW_NUMBER () OVER (PARTITION BY type "
+                          "ORDER BY mean_util DESC, link_id) AS rank "
+                          "FROM link_summary WHERE run_id = ? AND bytes > 0) "
+                          "WHERE rank <= ? ORDER BY family, type, link_id",
+                          -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  sqlite3_bind_int (st, 2, MAX_ROWS / types);
   while (sqlite3_step (st) == SQLITE_ROW)
     {
       LinkRow l = { sqlite3_column_int64 (st, 0),

@@ -24,6 +24,8 @@ typedef struct {
   const char *reference;        /* a measured CSV to overlay, or NULL */
   const char *system;           /* its rows to take (a prefix), or NULL */
   int top;                      /* links in the busiest-links plot */
+  const int64_t *compare;       /* more runs to draw on the busbw plot */
+  guint n_compare;
 } WeftPlotOptions;
 
 /* Draw @run's pictures with gnuplot (run as a child process): busbw

@@ -48,6 +48,8 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
   net->adopted = g_ptr_array_new_with_free_func (g_free);
+  net->splits = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free,
+                                       NULL);
   /* Flow ids feed the ECMP hash; the seed decides where they start. */
   net->next_flow = config->seed ? weft_mix64 (config->seed) : 0;
   return net;
@@ -63,6 +65,7 @@ weft_network_free (WeftNetwork *net)
         g_ptr_array_index (net->adopted, i));
   g_ptr_array_set_free_func (net->adopted, NULL);
   g_ptr_array_unref (net->adopted);
+  g_hash_table_unref (net->splits);
   for (uint32_t i = 0; i < net->n_transfers; i++)
     g_free (net->transfers[i].path);
   g_free (net->transfers);
@@ -102,8 +105,11 @@ path_figures (const WeftNetwork *net, const uint32_t *links, uint32_t n,
     }
 }
 
-/* A transfer split over several first hops finishes with its last part. */
+/* A transfer split over several first hops finishes with its last part.
+ * The network keeps the splits in progress, so that a run stopped early
+ * frees them too. */
 typedef struct {
+  WeftNetwork *net;
   uint32_t parts;               /* not yet finished */
   WeftEventFn done;
   void *target, *data;
@@ -119,7 +125,7 @@ part_done (WeftSim *sim, void *target, void *data)
     return;
   WeftEventFn done = split->done;
   void *t = split->target, *d = split->data;
-  g_free (split);
+  g_hash_table_remove (split->net->splits, split);
   done (sim, t, d);
 }
 
@@ -261,7 +267,8 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
       return;
     }
   Split *split = g_new (Split, 1);
-  *split = (Split) { (uint32_t) n, done, target, data };
+  *split = (Split) { net, (uint32_t) n, done, target, data };
+  g_hash_table_add (net->splits, split);
   g_autoptr (GArray) hops = g_array_copy (net->hops);
   for (guint i = 0; i < n; i++)
     start_part (net, src, dst, share (net, hops, i, bytes),

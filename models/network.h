@@ -78,6 +78,7 @@ struct _WeftNetwork {
   WeftTime *reduce_free_at;
 
   GPtrArray *adopted;           /* objects freed with the network */
+  GHashTable *splits;           /* striped transfers still in progress */
 };
 
 typedef struct {

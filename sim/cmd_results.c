@@ -74,10 +74,13 @@ weft_cmd_plot (int argc, char **argv)
 {
   gint64 run = 0, top = 8;
   g_autofree char *out = NULL, *format = NULL, *reference = NULL;
-  g_autofree char *system = NULL;
+  g_autofree char *system = NULL, *compare = NULL;
   GOptionEntry entries[] = {
     { "run", 0, 0, G_OPTION_ARG_INT64, &run,
       "The run to plot (default: the latest)", "ID" },
+    { "compare", 0, 0, G_OPTION_ARG_STRING, &compare,
+      "More runs to draw on the busbw plot, such as 2,3,4 (default: none)",
+      "IDS" },
     { "out", 0, 0, G_OPTION_ARG_FILENAME, &out,
       "Directory the pictures go to (default: plots)", "DIR" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
@@ -115,7 +118,8 @@ weft_cmd_plot (int argc, char **argv)
       weft_cli_usage_error (context, "plot", "--top takes 1 to 64");
       return WEFT_EXIT_USAGE;
     }
-  if (g_find_program_in_path ("gnuplot") == NULL)
+  g_autofree char *gnuplot = g_find_program_in_path ("gnuplot");
+  if (gnuplot == NULL)
     {
       fprintf (stderr, "weft plot: gnuplot is not installed; install the "
                        "Debian package gnuplot-nox\n");
@@ -130,8 +134,24 @@ weft_cmd_plot (int argc, char **argv)
       fprintf (stderr, "weft plot: %s: %s\n", argv[1], error->message);
       return WEFT_EXIT_USAGE;
     }
+  g_autoptr (GArray) others = g_array_new (FALSE, FALSE, sizeof (int64_t));
+  g_auto (GStrv) ids = compare ? g_strsplit (compare, ",", -1) : NULL;
+  for (int i = 0; ids && ids[i]; i++)
+    {
+      guint64 v;
+      int64_t found;
+      if (!g_ascii_string_to_unsigned (ids[i], 10, 1, G_MAXINT64, &v, NULL)
+          || (found = weft_results_pick_run (db, (int64_t) v, &error)) == 0)
+        {
+          fprintf (stderr, "weft plot: --compare: '%s' is not a run of %s\n",
+                   ids[i], argv[1]);
+          return WEFT_EXIT_USAGE;
+        }
+      g_array_append_val (others, found);
+    }
   WeftPlotOptions options = { out ? out : "plots", format ? format : "png",
-                              reference, system, (int) top };
+                              reference, system, (int) top,
+                              (const int64_t *) others->data, others->len };
   g_autoptr (GPtrArray) written = g_ptr_array_new_with_free_func (g_free);
   if (!weft_results_plot (db, id, &options, written, &error))
     {
