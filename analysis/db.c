@@ -11,6 +11,7 @@ struct _WeftDb {
   char *path;
   sqlite3_stmt *insert_util;
   sqlite3_stmt *insert_op;
+  sqlite3_stmt *insert_rank;
 };
 
 static const char schema[] =
@@ -52,6 +53,14 @@ static const char schema[] =
   "  t1_ps INTEGER NOT NULL,"
   "  bytes INTEGER NOT NULL);"
 
+  "CREATE TABLE IF NOT EXISTS rank_ops ("
+  "  run_id INTEGER NOT NULL,"
+  "  op_id INTEGER NOT NULL,"
+  "  rank INTEGER NOT NULL,"
+  "  node INTEGER NOT NULL,"
+  "  start_ps INTEGER NOT NULL,"
+  "  end_ps INTEGER NOT NULL,"
+  "  PRIMARY KEY (run_id, op_id, rank));"
   "CREATE TABLE IF NOT EXISTS ops ("
   "  run_id INTEGER NOT NULL REFERENCES runs(id),"
   "  id INTEGER NOT NULL,"
@@ -122,6 +131,7 @@ weft_db_close (WeftDb *db)
     return;
   sqlite3_finalize (db->insert_util);
   sqlite3_finalize (db->insert_op);
+  sqlite3_finalize (db->insert_rank);
   sqlite3_close (db->handle);
   g_free (db->path);
   g_free (db);
@@ -197,7 +207,10 @@ weft_db_open (const char *path, GError **error)
                              "protocol, bytes, nranks, start_ps, end_ps, "
                              "time_us, algbw_GBps, busbw_GBps) VALUES "
                              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             -1, &db->insert_op, NULL) != SQLITE_OK)
+                             -1, &db->insert_op, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db->handle,
+                             "INSERT INTO rank_ops VALUES (?, ?, ?, ?, ?, ?)",
+                             -1, &db->insert_rank, NULL) != SQLITE_OK)
     {
       fail (db, error, "cannot prepare statements");
       return NULL;
@@ -330,7 +343,8 @@ write_bin (uint32_t bin, uint64_t bytes, void *user_data)
 
 gboolean
 weft_db_write_op (WeftDb *db, int64_t run, int64_t op_id, const WeftOpRow *op,
-                  const WeftLinkStats *stats, GError **error)
+                  const WeftLinkStats *stats, const WeftTime *spans,
+                  const uint32_t *nodes, uint32_t n_ranks, GError **error)
 {
   sqlite3_stmt *st = db->insert_op;
 
@@ -359,6 +373,20 @@ weft_db_write_op (WeftDb *db, int64_t run, int64_t op_id, const WeftOpRow *op,
       weft_link_stats_bins (stats, l, write_bin, &w);
     }
   ok = w.ok;
+  for (uint32_t r = 0; ok && spans && r < n_ranks; r++)
+    {
+      if (spans[2 * r] == WEFT_TIME_MAX)
+        continue;               /* a rank with nothing to do */
+      sqlite3_stmt *rk = db->insert_rank;
+      sqlite3_bind_int64 (rk, 1, run);
+      sqlite3_bind_int64 (rk, 2, op_id);
+      sqlite3_bind_int64 (rk, 3, r);
+      sqlite3_bind_int64 (rk, 4, nodes[r]);
+      sqlite3_bind_int64 (rk, 5, (sqlite3_int64) (op->start + spans[2 * r]));
+      sqlite3_bind_int64 (rk, 6, (sqlite3_int64) (op->start + spans[2 * r + 1]));
+      ok = sqlite3_step (rk) == SQLITE_DONE;
+      sqlite3_reset (rk);
+    }
   if (ok)
     return exec (db, "COMMIT", error);
   fail (db, error, "cannot record an operation");

@@ -49,10 +49,13 @@ typedef struct {
 } WeftOpRow;
 
 /* Record one operation and the link bytes it caused: @stats (whose bins
- * start at the operation's own time 0) is shifted to op->start. */
+ * start at the operation's own time 0) is shifted to op->start.  @spans
+ * (2 per rank, from the operation's start; @n_ranks of them, rank r on node
+ * @nodes[r]) go to rank_ops when not NULL. */
 gboolean weft_db_write_op (WeftDb *db, int64_t run, int64_t op_id,
                            const WeftOpRow *op, const WeftLinkStats *stats,
-                           GError **error);
+                           const WeftTime *spans, const uint32_t *nodes,
+                           uint32_t n_ranks, GError **error);
 
 /* End @run with @status ("complete", "interrupted" or "failed"). */
 gboolean weft_db_end_run (WeftDb *db, int64_t run, const char *status,

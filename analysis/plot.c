@@ -393,11 +393,59 @@ plot_busiest (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
   return TRUE;
 }
 
+static gboolean
+plot_timeline (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
+               const char *tmp, const char *title, GPtrArray *written,
+               GError **error)
+{
+  sqlite3_stmt *st;
+  GString *data = g_string_new (NULL);
+  int ranks = 0, rows = 0;
+
+  if (sqlite3_prepare_v2 (h, "SELECT rank, start_ps / 1e6, end_ps / 1e6, "
+                          "op_id FROM rank_ops WHERE run_id = ? ORDER BY "
+                          "op_id, rank", -1, &st, NULL) != SQLITE_OK)
+    {
+      g_string_free (data, TRUE);
+      return query_fail (h, error);
+    }
+  sqlite3_bind_int64 (st, 1, run);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      int rank = sqlite3_column_int (st, 0);
+      g_string_append_printf (data, "%d %.4f %.4f %lld\n", rank,
+                              sqlite3_column_double (st, 1),
+                              sqlite3_column_double (st, 2),
+                              sqlite3_column_int64 (st, 3));
+      ranks = MAX (ranks, rank + 1);
+      rows++;
+    }
+  sqlite3_finalize (st);
+  if (rows == 0)
+    {
+      g_string_free (data, TRUE);
+      return TRUE;
+    }
+  g_autofree char *path = g_build_filename (tmp, "timeline.dat", NULL);
+  gboolean ok = g_file_set_contents (path, data->str, -1, error);
+  g_string_free (data, TRUE);
+  if (!ok)
+    return FALSE;
+  g_autofree char *out = g_strdup_printf ("%s/timeline.%s", o->out_dir,
+                                          o->format);
+  g_autofree char *extra = g_strdup_printf ("ranks=%d", ranks);
+  g_autofree char *v = vars (o, path, out, title, extra);
+  if (!run_gnuplot ("timeline.gp", v, error))
+    return FALSE;
+  g_ptr_array_add (written, g_steal_pointer (&out));
+  return TRUE;
+}
+
 static void
 remove_dir (const char *dir)
 {
   const char *names[] = { "busbw.dat", "reference.dat", "heatmap.dat",
-                          "busiest.dat" };
+                          "busiest.dat", "timeline.dat" };
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
@@ -441,7 +489,8 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
     return FALSE;
   gboolean ok = plot_busbw (h, run, o, tmp, title, written, error)
                 && plot_heatmap (h, run, o, tmp, title, written, error)
-                && plot_busiest (h, run, o, tmp, title, written, error);
+                && plot_busiest (h, run, o, tmp, title, written, error)
+                && plot_timeline (h, run, o, tmp, title, written, error);
   remove_dir (tmp);
   return ok;
 }

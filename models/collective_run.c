@@ -135,7 +135,12 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   WeftTime end = WEFT_TIME_MAX;
 
   weft_sim_set_interrupt (sim, options->interrupt);
-  weft_execute (net, schedule, nodes, costs, finished, &end, NULL);
+  result->spans = options->bin_width
+                      ? g_new (WeftTime, 2 * (size_t) schedule->n_ranks)
+                      : NULL;
+  result->n_spans = options->bin_width ? schedule->n_gpus : 0;
+  weft_execute (net, schedule, nodes, costs, result->spans, finished, &end,
+                NULL);
   weft_sim_run (sim);
   result->interrupted = weft_sim_interrupted (sim);
   g_assert (end != WEFT_TIME_MAX || result->interrupted);

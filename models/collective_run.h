@@ -19,6 +19,10 @@ typedef struct {
   uint64_t bytes_sent;          /* data bytes the schedule moves */
   uint64_t events;              /* events the simulation ran */
   WeftLinkStats *stats;         /* with a bin width: the caller's to free */
+  WeftTime *spans;              /* with a bin width: per rank, the first step's
+                                   start and the last's end (2 per rank, GPU
+                                   ranks first); the caller's to free */
+  uint32_t n_spans;             /* ranks in spans */
   gboolean interrupted;         /* stopped early: time is where it got */
 } WeftCollectiveResult;
 

@@ -27,6 +27,7 @@ typedef struct {
   uint64_t *out_start, *out;    /* dependents */
   uint64_t total, finished;
   WeftTime *engine_free;        /* per rank: when its reduction engine is free */
+  WeftTime *spans;              /* the caller's: per rank, first and last */
 } Exec;
 
 static void finish (Exec *x, uint64_t k);
@@ -141,6 +142,9 @@ ready (Exec *x, uint64_t k)
   const WeftStep *step = step_of (x, k, &r, &i);
   WeftSim *sim = x->net->sim;
 
+  if (x->spans)
+    x->spans[2 * r] = MIN (x->spans[2 * r], weft_sim_now (sim));
+
   switch (step->kind)
     {
     case WEFT_STEP_SEND:
@@ -179,6 +183,12 @@ ready (Exec *x, uint64_t k)
 static void
 finish (Exec *x, uint64_t k)
 {
+  if (x->spans)
+    {
+      uint32_t r = x->rank_of[k];
+      x->spans[2 * r + 1] = MAX (x->spans[2 * r + 1],
+                                 weft_sim_now (x->net->sim));
+    }
   for (uint64_t e = x->out_start[k]; e < x->out_start[k + 1]; e++)
     if (--x->remaining[x->out[e]] == 0)
       ready (x, x->out[e]);
@@ -204,10 +214,17 @@ begin (WeftSim *sim, void *target, void *data)
 
 void
 weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
-              const WeftProtocol *protocol, WeftEventFn done, void *target,
-              void *data)
+              const WeftProtocol *protocol, WeftTime *spans, WeftEventFn done,
+              void *target, void *data)
 {
   Exec *x = g_new0 (Exec, 1);
+
+  x->spans = spans;
+  for (uint32_t r = 0; spans && r < s->n_ranks; r++)
+    {
+      spans[2 * r] = WEFT_TIME_MAX;
+      spans[2 * r + 1] = 0;
+    }
 
   g_assert (s->matches != NULL);
   /* The network frees it, so that a run stopped early leaks nothing. */

@@ -20,9 +20,12 @@ typedef struct {
 
 /* Run @schedule on @net: rank r is GPU node @gpus[r].  The schedule must
  * have passed weft_schedule_check().  done(sim, target, data) runs when
- * every step of every rank has finished.  Its state goes with the network. */
+ * every step of every rank has finished.  Its state goes with the network.
+ * If @spans is not NULL, spans[2r] and spans[2r + 1] receive when rank r
+ * started its first step and finished its last (ps; the caller's array). */
 void weft_execute (WeftNetwork *net, const WeftSchedule *schedule,
                    const uint32_t *gpus, const WeftProtocol *protocol,
-                   WeftEventFn done, void *target, void *data);
+                   WeftTime *spans, WeftEventFn done, void *target,
+                   void *data);
 
 G_END_DECLS

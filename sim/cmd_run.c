@@ -470,8 +470,11 @@ weft_cmd_run (int argc, char **argv)
       };
       gboolean written = !result.interrupted
                          && weft_db_write_op (db, run_id, i, &op_row,
-                                              result.stats, &error);
+                                              result.stats, result.spans,
+                                              (uint32_t *) gpus->data,
+                                              result.n_spans, &error);
       weft_link_stats_free (result.stats);
+      g_free (result.spans);
       if (result.interrupted)
         goto stopped;
       if (!written)

@@ -148,7 +148,8 @@ START_TEST (test_bins_add_up_to_link_bytes)
                                   &options, &r, &error));
   WeftOpRow op = { "all_reduce", "ring", "Simple", 64 << 20, 8, 1000,
                    1000 + r.time, 1, 2 };
-  ck_assert (weft_db_write_op (db, run, 0, &op, r.stats, &error));
+  ck_assert (weft_db_write_op (db, run, 0, &op, r.stats, r.spans,
+                               (uint32_t *) gpus->data, r.n_spans, &error));
   ck_assert (weft_db_end_run (db, run, "complete", 0.1, r.events, &error));
 
   sqlite3 *h = weft_db_handle (db);
@@ -176,7 +177,12 @@ START_TEST (test_bins_add_up_to_link_bytes)
   g_autofree char *status = text (h, "SELECT status FROM runs");
   ck_assert_str_eq (status, "complete");
   ck_assert_int_eq (scalar (h, "PRAGMA user_version"), WEFT_DB_SCHEMA_VERSION);
+  /* Every rank took part, within the operation. */
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM rank_ops WHERE start_ps "
+                               ">= 1000 AND end_ps <= (SELECT end_ps FROM ops) "
+                               "AND end_ps > start_ps"), 8);
   weft_link_stats_free (r.stats);
+  g_free (r.spans);
 }
 END_TEST
 
@@ -302,7 +308,8 @@ START_TEST (test_report_and_plot)
                          "--system", "Azure ND H100", NULL };
   r = weft_cmd (plot);
   ck_assert_msg (r.status == 0, "%s", r.err);
-  const char *pictures[] = { "busbw.png", "heatmap.png", "busiest.png" };
+  const char *pictures[] = { "busbw.png", "heatmap.png", "busiest.png",
+                             "timeline.png" };
   for (guint i = 0; i < G_N_ELEMENTS (pictures); i++)
     {
       g_autofree char *p = g_build_filename (tmp_dir, "pics", pictures[i],
@@ -312,6 +319,17 @@ START_TEST (test_report_and_plot)
       ck_assert_msg (g_file_get_contents (p, &bytes, &len, NULL), "%s", p);
       ck_assert (len > 1000 && memcmp (bytes, "\x89PNG", 4) == 0);
     }
+  result_clear (&r);
+
+  /* And as SVG. */
+  const char *svg[] = { "plot", "r.db", "--out", "vec", "--format", "svg", NULL };
+  r = weft_cmd (svg);
+  ck_assert_int_eq (r.status, 0);
+  g_autofree char *svg_path = g_build_filename (tmp_dir, "vec", "busbw.svg",
+                                                NULL);
+  g_autofree char *svg_text = NULL;
+  ck_assert (g_file_get_contents (svg_path, &svg_text, NULL, NULL));
+  ck_assert_ptr_nonnull (strstr (svg_text, "<svg"));
   result_clear (&r);
 
   const char *missing[] = { "report", "nothing.db", NULL };

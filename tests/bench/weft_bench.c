@@ -499,7 +499,7 @@ bench_db (int argc, char **argv)
   WeftOpRow op = { "all_reduce", "ring", "Simple", 1, 2, 0, bins * width, 1,
                    1 };
   gint64 t0 = g_get_monotonic_time ();
-  if (!weft_db_write_op (db, run, 0, &op, stats, &error))
+  if (!weft_db_write_op (db, run, 0, &op, stats, NULL, NULL, 0, &error))
     {
       fprintf (stderr, "%s\n", error->message);
       return 1;
