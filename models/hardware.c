@@ -33,6 +33,8 @@ static const WeftParam gpu_params[] = {
   { "reduce_bandwidth", WEFT_PARAM_RATE,
     G_STRUCT_OFFSET (WeftDevice, reduce_bandwidth), NULL, 1, MAX_RATE,
     "throughput of a local reduction (bytes of output per second)" },
+  { "memory", WEFT_PARAM_SIZE, G_STRUCT_OFFSET (WeftDevice, memory), "0B", 0,
+    MAX_SIZE, "device memory; collectives must fit (0: not checked)" },
 };
 
 static const WeftParam switch_params[] = {

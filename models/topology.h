@@ -64,6 +64,7 @@ typedef struct {
   uint32_t n_port_classes;
   double reduce_bandwidth;      /* B/s: a GPU's local reduction; a switch's
                                    in-network reduction (0: none) */
+  uint64_t memory;              /* bytes: a GPU's memory (0: not said) */
   WeftTime latency;             /* ps: a switch's port-to-port latency */
   uint64_t buffer;              /* bytes per port (switches) */
   gboolean cut_through;         /* switches: forward before the whole packet */

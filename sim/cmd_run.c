@@ -2,6 +2,7 @@
  * nccl-tests prints it. */
 #include "cli.h"
 #include "collective_run.h"
+#include "config.h"
 #include "db.h"
 #include "log.h"
 #include "names.h"
@@ -115,6 +116,87 @@ typedef struct {
   WeftTime time;
 } Row;
 
+/* Take the workload section's values for the options not given on the
+ * command line, checking each where it is written. */
+static gboolean
+apply_workload (const WeftScenario *scenario, char **op, char **alg,
+                char **proto, char **begin, char **end, char **ranks,
+                char **fidelity, gint64 *factor, gint64 *channels,
+                gint64 *chunks, gint64 *seed, GError **error)
+{
+  static const char *const keys[] = {
+    "op", "algorithm", "protocol", "minbytes", "maxbytes", "stepfactor",
+    "ranks", "fidelity", "channels", "chunks", "seed", "description", NULL
+  };
+  WeftCfg *w = weft_cfg_get (scenario->root, "workload");
+  WeftCfg *v;
+  uint64_t bytes;
+  WeftOp o;
+  WeftAlgorithm a;
+  WeftProtocolKind p;
+  WeftFidelity f;
+
+  if (w == NULL)
+    return TRUE;
+  if (!weft_cfg_expect_map (w, "workload", error)
+      || !weft_cfg_check_keys (w, keys, error))
+    return FALSE;
+  struct { const char *key; char **var; } strings[] = {
+    { "op", op }, { "algorithm", alg }, { "protocol", proto },
+    { "minbytes", begin }, { "maxbytes", end }, { "ranks", ranks },
+    { "fidelity", fidelity },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (strings); i++)
+    {
+      if (*strings[i].var || !(v = weft_cfg_get (w, strings[i].key)))
+        continue;
+      if (!weft_cfg_expect_scalar (v, strings[i].key, error))
+        return FALSE;
+      const char *t = v->text;
+      gboolean ok = TRUE;
+      if (strcmp (strings[i].key, "op") == 0)
+        ok = weft_op_parse (t, &o);
+      else if (strcmp (strings[i].key, "protocol") == 0)
+        ok = strcmp (t, "auto") == 0 || weft_protocol_parse (t, &p);
+      else if (strcmp (strings[i].key, "fidelity") == 0)
+        ok = weft_fidelity_parse (t, &f);
+      else if (strcmp (strings[i].key, "minbytes") == 0
+               || strcmp (strings[i].key, "maxbytes") == 0)
+        ok = parse_size (t, &bytes, NULL);
+      if (!ok)
+        return weft_cfg_error (error, v, "'%s' is not a valid %s", t,
+                               strings[i].key);
+      if (strcmp (strings[i].key, "algorithm") == 0
+          && strcmp (t, "auto") != 0 && !weft_algorithm_parse (t, &a))
+        {
+          /* A schedule file, relative to the scenario. */
+          g_autofree char *dir = g_path_get_dirname (scenario->path);
+          *strings[i].var = g_path_is_absolute (t)
+                                ? g_strdup (t)
+                                : g_build_filename (dir, t, NULL);
+          if (!g_file_test (*strings[i].var, G_FILE_TEST_EXISTS))
+            return weft_cfg_error (error, v, "unknown algorithm '%s'; valid: "
+                                   "%s", t, weft_algorithm_names ());
+          continue;
+        }
+      *strings[i].var = g_strdup (t);
+    }
+  struct { const char *key; gint64 *var; uint64_t min, max; } ints[] = {
+    { "stepfactor", factor, 2, 1 << 20 }, { "channels", channels, 1, 64 },
+    { "chunks", chunks, 1, 1024 }, { "seed", seed, 0, G_MAXINT64 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (ints); i++)
+    {
+      uint64_t n;
+      if (*ints[i].var != G_MININT64 || !(v = weft_cfg_get (w, ints[i].key)))
+        continue;
+      if (!weft_cfg_uint (v, ints[i].min, ints[i].max, &n, error))
+        return FALSE;
+      *ints[i].var = (gint64) n;
+    }
+  return TRUE;
+}
+
 static int
 usage_error (GOptionContext *context, const char *format, ...)
 {
@@ -134,7 +216,9 @@ weft_cmd_run (int argc, char **argv)
   g_autofree char *begin = NULL, *end = NULL, *fidelity_name = NULL;
   g_autofree char *ranks = NULL, *log_level = NULL;
   g_autofree char *db_path = NULL, *bin_text = NULL;
-  gint64 factor = 2, seed = 1, channels = 1, chunks = 8;
+  /* G_MININT64: not given, so the workload section or the default. */
+  gint64 factor = G_MININT64, seed = G_MININT64, channels = G_MININT64;
+  gint64 chunks = G_MININT64;
   GOptionEntry entries[] = {
     { "op", 'o', 0, G_OPTION_ARG_STRING, &op_name,
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
@@ -195,6 +279,28 @@ weft_cmd_run (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc > 2)
     return usage_error (context, "expected at most one scenario");
+
+  const char *path = argc == 2 ? argv[1] : DEFAULT_SCENARIO;
+  g_autoptr (WeftScenario) scenario = weft_scenario_load (path, &error);
+  if (scenario == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  /* The scenario's workload section fills in what the flags leave out. */
+  if (!apply_workload (scenario, &op_name, &alg_name, &proto_name, &begin,
+                       &end, &ranks, &fidelity_name, &factor, &channels,
+                       &chunks, &seed, &error))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  factor = factor == G_MININT64 ? 2 : factor;
+  seed = seed == G_MININT64 ? 1 : seed;
+  channels = channels == G_MININT64 ? 1 : channels;
+  chunks = chunks == G_MININT64 ? 8 : chunks;
+  if (seed < 0)
+    return usage_error (context, "--seed must not be negative");
 
   WeftOp op = WEFT_OP_ALL_REDUCE;
   if (op_name && !weft_op_parse (op_name, &op))
@@ -269,17 +375,28 @@ weft_cmd_run (int argc, char **argv)
                         "warning, info, debug", log_level);
   weft_log_setup (level);
 
-  const char *path = argc == 2 ? argv[1] : DEFAULT_SCENARIO;
-  g_autoptr (WeftScenario) scenario = weft_scenario_load (path, &error);
-  if (scenario == NULL)
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
   g_autoptr (GArray) gpus = select_ranks (scenario->topo, ranks, &error);
   if (gpus == NULL)
     return usage_error (context, "%s", error->message);
   uint32_t n = gpus->len;
+
+  /* nccl-tests allocates a send and a receive buffer on every GPU. */
+  for (uint32_t r = 0; r < n; r++)
+    {
+      const WeftDevice *d = scenario->topo->nodes[g_array_index (gpus, uint32_t,
+                                                                 r)].device;
+      if (d->memory > 0 && max_bytes > d->memory / 2)
+        {
+          g_autofree char *have = weft_format_size (d->memory);
+          g_autofree char *want = weft_format_size (max_bytes);
+          return usage_error (context, "a size of %s does not fit the GPUs' "
+                              "memory: %s (%s) has %s for a send and a "
+                              "receive buffer of that size",
+                              want, d->name, scenario->topo->nodes[g_array_index (
+                                                 gpus, uint32_t, r)].name,
+                              have);
+        }
+    }
   WeftCollectiveParams params = { (uint32_t) channels, (uint32_t) chunks, 0,
                                   NULL, 1 };
   gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE

@@ -239,17 +239,27 @@ weft_format_size (uint64_t bytes)
 {
   static const char *const bin[] = { "B", "KiB", "MiB", "GiB", "TiB" };
   static const char *const dec[] = { "B", "KB", "MB", "GB", "TB" };
-  int i;
+  int kb = 0, kd = 0;
+  uint64_t p = 1;
 
-  /* Prefer a binary unit when the size is a whole multiple of one. */
-  for (i = 4; i > 0; i--)
+  /* The largest unit, binary or decimal, of which it is a whole number
+   * (binary on a tie): 8 GiB, 80 GB. */
+  for (int i = 1; i <= 4; i++)
     {
-      uint64_t unit = UINT64_C (1) << (10 * i);
-      if (bytes >= unit && bytes % unit == 0)
-        return g_strdup_printf ("%" G_GUINT64_FORMAT " %s", bytes / unit,
-                                bin[i]);
+      if (bytes >= (UINT64_C (1) << (10 * i))
+          && bytes % (UINT64_C (1) << (10 * i)) == 0)
+        kb = i;
+      p *= 1000;
+      if (bytes >= p && bytes % p == 0)
+        kd = i;
     }
-  for (i = 4; i > 0; i--)
+  if (kb > 0 && kb >= kd)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " %s", bytes >> (10 * kb),
+                            bin[kb]);
+  if (kd > 0)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " %s",
+                            bytes / (uint64_t) pow (1000.0, kd), dec[kd]);
+  for (int i = 4; i > 0; i--)
     {
       double unit = pow (1000.0, i);
       if ((double) bytes >= unit)

@@ -220,6 +220,10 @@ START_TEST (test_run_bad_requests)
     { { "-e", "8X" }, "'8X' is not a size" },
     { { "-b", "1G", "-e", "1M" }, "the smallest size (-b) is larger" },
     { { "--protocol", "LL64" }, "unknown protocol 'LL64'" },
+    { { "-e", "64G" }, "a size of 64 GiB does not fit the GPUs' memory: h100 "
+                       "(dgx/gpu0) has 80 GB" },
+    { { "--algorithm", "nvls", "--op", "all_gather" },
+      "algorithm 'nvls' cannot run all_gather" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -283,6 +287,49 @@ START_TEST (test_params)
 }
 END_TEST
 
+START_TEST (test_run_workload_section)
+{
+  /* The scenario's workload section sets what the flags do not. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-wl-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "w.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n"
+      "workload: {op: all_gather, minbytes: 1MiB, maxbytes: 4MiB}\n",
+      WEFT_SOURCE_DIR);
+  g_autofree char *db = g_build_filename (dir, "w.db", NULL);
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  Result r = weft ("run", path, "--db", db, NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "all_gather on "));
+  ck_assert_int_eq (count_rows (r.out), 3);
+  result_clear (&r);
+
+  /* A flag wins over the section. */
+  r = weft ("run", path, "-e", "1M", "--op", "broadcast", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "broadcast on "));
+  ck_assert_int_eq (count_rows (r.out), 1);
+  result_clear (&r);
+
+  /* A bad value is reported where it is written. */
+  g_autofree char *bad = g_strdup_printf (
+      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n"
+      "workload: {op: allreduce}\n", WEFT_SOURCE_DIR);
+  ck_assert (g_file_set_contents (path, bad, -1, NULL));
+  r = weft ("run", path, NULL);
+  ck_assert_int_eq (r.status, 2);
+  g_autofree char *expected = g_strdup_printf (
+      "%s:4:16: 'allreduce' is not a valid op\n", path);
+  ck_assert_str_eq (r.err, expected);
+  result_clear (&r);
+  g_remove (path);
+  g_remove (db);
+  g_rmdir (dir);
+}
+END_TEST
+
 static Suite *
 cli_suite (void)
 {
@@ -308,6 +355,7 @@ cli_suite (void)
   tcase_add_test (tc, test_run_default_job);
   tcase_add_test (tc, test_run_options);
   tcase_add_test (tc, test_run_bad_requests);
+  tcase_add_test (tc, test_run_workload_section);
   tcase_add_test (tc, test_topo);
   tcase_add_test (tc, test_params);
   suite_add_tcase (s, tc);

@@ -118,11 +118,13 @@ START_TEST (test_format)
   g_autofree char *b = weft_format_size (1500);
   g_autofree char *c = weft_format_time (1250000);
   g_autofree char *d = weft_format_rate (450e9);
+  g_autofree char *e = weft_format_size (UINT64_C (80000000000));
 
   ck_assert_str_eq (a, "8 GiB");
   ck_assert_str_eq (b, "1.5 KB");
   ck_assert_str_eq (c, "1.250 us");
   ck_assert_str_eq (d, "450.0 GB/s");
+  ck_assert_str_eq (e, "80 GB");
 }
 END_TEST
 
