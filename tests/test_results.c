@@ -307,7 +307,7 @@ START_TEST (test_report_and_plot)
                          "nccl-allreduce-measured.csv",
                          "--system", "Azure ND H100", NULL };
   r = weft_cmd (plot);
-  ck_assert_msg (r.status == 0, "%s", r.err);
+  ck_assert_msg (r.status == 0, "%.400s", r.err);
   const char *pictures[] = { "busbw.png", "heatmap.png", "busiest.png",
                              "timeline.png" };
   for (guint i = 0; i < G_N_ELEMENTS (pictures); i++)
