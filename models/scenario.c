@@ -590,8 +590,83 @@ build (Builder *b, GError **error)
   return check_gpus_connected (b, error);
 }
 
+/* Find the value at the dotted @key in @root, or NULL. */
+static WeftCfg *
+find_path (WeftCfg *root, const char *key)
+{
+  g_auto (GStrv) parts = g_strsplit (key, ".", -1);
+  WeftCfg *at = root;
+
+  for (int i = 0; parts[i] && at; i++)
+    {
+      if (at->kind == WEFT_CFG_MAP)
+        at = weft_cfg_get (at, parts[i]);
+      else if (at->kind == WEFT_CFG_SEQ)
+        {
+          guint64 index;
+          if (!g_ascii_string_to_unsigned (parts[i], 10, 0, at->n ? at->n - 1 : 0,
+                                           &index, NULL) || at->n == 0)
+            return NULL;
+          at = at->items[index];
+        }
+      else
+        return NULL;
+    }
+  return at;
+}
+
+static gboolean
+apply_sets (Builder *b, const char *const *sets, GError **error)
+{
+  for (int i = 0; sets && sets[i]; i++)
+    {
+      const char *eq = strchr (sets[i], '=');
+      if (eq == NULL || eq == sets[i])
+        {
+          g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_INVALID,
+                       "--set %s: write KEY=VALUE, such as fabrics.0.levels=3",
+                       sets[i]);
+          return FALSE;
+        }
+      g_autofree char *key = g_strndup (sets[i], eq - sets[i]);
+      WeftCfg *target = NULL;
+      /* The scenario file first, then its includes, latest read first. */
+      target = find_path (g_ptr_array_index (b->roots, 0), key);
+      for (guint r = b->roots->len; !target && r-- > 1;)
+        target = find_path (g_ptr_array_index (b->roots, r), key);
+      if (target == NULL)
+        {
+          g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_INVALID,
+                       "--set %s: the scenario has no key '%s'", sets[i], key);
+          return FALSE;
+        }
+      if (target->kind != WEFT_CFG_SCALAR)
+        {
+          g_autofree char *where = weft_cfg_where (target);
+          g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_INVALID,
+                       "--set %s: '%s' (%s) is not a single value", sets[i],
+                       key, where);
+          return FALSE;
+        }
+      g_free (target->text);
+      target->text = g_strdup (eq + 1);
+      target->plain = TRUE;
+      g_autofree char *origin = g_strdup_printf ("--set %s", sets[i]);
+      target->file = g_intern_string (origin);
+      target->line = target->col = 1;
+    }
+  return TRUE;
+}
+
 WeftScenario *
 weft_scenario_load (const char *path, GError **error)
+{
+  return weft_scenario_load_with (path, NULL, error);
+}
+
+WeftScenario *
+weft_scenario_load_with (const char *path, const char *const *sets,
+                         GError **error)
 {
   Builder b = { 0 };
   WeftScenario *scenario = NULL;
@@ -610,7 +685,8 @@ weft_scenario_load (const char *path, GError **error)
   b.instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   b.checksum = g_checksum_new (G_CHECKSUM_SHA256);
 
-  if (read_file (&b, path, NULL, error) && build (&b, error))
+  if (read_file (&b, path, NULL, error) && apply_sets (&b, sets, error)
+      && build (&b, error))
     {
       weft_topology_finish (b.topo);
       scenario = g_new0 (WeftScenario, 1);

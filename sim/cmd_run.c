@@ -216,6 +216,7 @@ weft_cmd_run (int argc, char **argv)
   g_autofree char *begin = NULL, *end = NULL, *fidelity_name = NULL;
   g_autofree char *ranks = NULL, *log_level = NULL;
   g_autofree char *db_path = NULL, *bin_text = NULL;
+  g_auto (GStrv) sets = NULL;
   /* G_MININT64: not given, so the workload section or the default. */
   gint64 factor = G_MININT64, seed = G_MININT64, channels = G_MININT64;
   gint64 chunks = G_MININT64;
@@ -248,6 +249,9 @@ weft_cmd_run (int argc, char **argv)
       "Pieces that follow each other through a channel (default: 8)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
       "Seed of every random stream (default: 1)", "N" },
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+      "Override a value of the scenario, such as fabrics.0.levels=3; may be "
+      "repeated (default: none)", "KEY=VALUE" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path,
       "SQLite database the run is added to (default: weft.db)", "FILE" },
     { "bin", 0, 0, G_OPTION_ARG_STRING, &bin_text,
@@ -281,7 +285,8 @@ weft_cmd_run (int argc, char **argv)
     return usage_error (context, "expected at most one scenario");
 
   const char *path = argc == 2 ? argv[1] : DEFAULT_SCENARIO;
-  g_autoptr (WeftScenario) scenario = weft_scenario_load (path, &error);
+  g_autoptr (WeftScenario) scenario = weft_scenario_load_with (
+      path, (const char *const *) sets, &error);
   if (scenario == NULL)
     {
       fprintf (stderr, "%s\n", error->message);

@@ -10,11 +10,15 @@ int
 weft_cmd_topo (int argc, char **argv)
 {
   g_autofree char *dot = NULL;
+  g_auto (GStrv) sets = NULL;
   gint64 exact = 4096;
   GOptionEntry entries[] = {
     { "dot", 0, 0, G_OPTION_ARG_FILENAME, &dot,
       "Also write the topology as a Graphviz graph to FILE (default: none)",
       "FILE" },
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+      "Override a value of the scenario, such as fabrics.0.levels=3; may be "
+      "repeated (default: none)", "KEY=VALUE" },
     { "exact-diameter", 0, 0, G_OPTION_ARG_INT64, &exact,
       "Compute the diameter exactly up to N GPUs (default: 4096)", "N" },
     G_OPTION_ENTRY_NULL
@@ -41,7 +45,8 @@ weft_cmd_topo (int argc, char **argv)
       return WEFT_EXIT_USAGE;
     }
 
-  g_autoptr (WeftScenario) scenario = weft_scenario_load (argv[1], &error);
+  g_autoptr (WeftScenario) scenario = weft_scenario_load_with (
+      argv[1], (const char *const *) sets, &error);
   if (scenario == NULL)
     {
       fprintf (stderr, "%s\n", error->message);

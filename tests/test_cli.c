@@ -276,6 +276,38 @@ START_TEST (test_topo)
 }
 END_TEST
 
+START_TEST (test_set_overrides)
+{
+  /* --set changes any single value of the scenario, here the servers of
+   * a generated fat-tree; bad keys and values are bad input. */
+  Result r = weft ("topo", WEFT_SOURCE_DIR "/scenarios/h100-1024-fat-tree.yaml",
+                   "--set", "nodes.0.name=node[0-63]", "--set",
+                   "fabrics.0.endpoints=node[0-63]/nic[0-7]", NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "(gpu 512, "));
+  result_clear (&r);
+
+  struct {
+    const char *set, *message;
+  } bad[] = {
+    { "fabrics.0.levels=x", "--set fabrics.0.levels=x:1:1: 'x' should be a "
+                            "whole number from 2 to 3" },
+    { "fabrics.0.level=3", "--set fabrics.0.level=3: the scenario has no key "
+                           "'fabrics.0.level'" },
+    { "fabrics.0=3", "is not a single value" },
+    { "levels", "write KEY=VALUE" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      r = weft ("topo", WEFT_SOURCE_DIR "/scenarios/h100-1024-fat-tree.yaml",
+                "--set", bad[i].set, NULL);
+      ck_assert_int_eq (r.status, 2);
+      ck_assert_msg (strstr (r.err, bad[i].message) != NULL, "%s", r.err);
+      result_clear (&r);
+    }
+}
+END_TEST
+
 START_TEST (test_params)
 {
   Result r = weft ("params", NULL);
@@ -358,6 +390,7 @@ cli_suite (void)
   tcase_add_test (tc, test_run_workload_section);
   tcase_add_test (tc, test_topo);
   tcase_add_test (tc, test_params);
+  tcase_add_test (tc, test_set_overrides);
   suite_add_tcase (s, tc);
   return s;
 }
