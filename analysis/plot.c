@@ -1,6 +1,7 @@
 /* weft: `weft plot`: a run's pictures, drawn by gnuplot run as a child
  * process with an argument list (never through a shell).  The data go to
  * files in a temporary directory; the scripts are in analysis/. */
+#include "reference.h"
 #include "results.h"
 
 #include <errno.h>
@@ -69,64 +70,49 @@ vars (const WeftPlotOptions *o, const char *data, const char *out,
                           extra ? extra : "");
 }
 
-/* Split a CSV line into fields, honouring double quotes. */
-static GPtrArray *
-csv_fields (const char *line)
+/* Write @data (taken over) to TMP/NAME.dat and draw it with NAME.gp into
+ * OUT/NAME.FORMAT, which is added to @written. */
+static gboolean
+draw (const char *name, GString *data, const WeftPlotOptions *o,
+      const char *tmp, const char *title, const char *extra,
+      GPtrArray *written, GError **error)
 {
-  GPtrArray *fields = g_ptr_array_new_with_free_func (g_free);
-  GString *field = g_string_new (NULL);
-  gboolean quoted = FALSE;
+  g_autofree char *file = g_strdup_printf ("%s.dat", name);
+  g_autofree char *path = g_build_filename (tmp, file, NULL);
+  gboolean ok = g_file_set_contents (path, data->str, -1, error);
 
-  for (const char *p = line; *p && *p != '\r'; p++)
-    {
-      if (*p == '"')
-        quoted = !quoted;
-      else if (*p == ',' && !quoted)
-        {
-          g_ptr_array_add (fields, g_strdup (field->str));
-          g_string_truncate (field, 0);
-        }
-      else
-        g_string_append_c (field, *p);
-    }
-  g_ptr_array_add (fields, g_string_free (field, FALSE));
-  return fields;
+  g_string_free (data, TRUE);
+  if (!ok)
+    return FALSE;
+  g_autofree char *out = g_strdup_printf ("%s/%s.%s", o->out_dir, name,
+                                          o->format);
+  g_autofree char *script = g_strdup_printf ("%s.gp", name);
+  g_autofree char *v = vars (o, path, out, title, extra);
+  if (!run_gnuplot (script, v, error))
+    return FALSE;
+  g_ptr_array_add (written, g_steal_pointer (&out));
+  return TRUE;
 }
 
-/* The measured all_reduce sweep of @system from nccl-tests' CSV, as "size
- * busbw" lines; columns as in ../shared/reference: system, ..., collective
- * (8th), size_bytes (9th), busbw_GBps (11th). */
+/* The measured sweep of o->system from nccl-tests' CSV, as "size busbw"
+ * lines. */
 static gboolean
 write_reference (const char *csv, const char *system, const char *path,
                  GError **error)
 {
-  g_autofree char *text = NULL;
-  int rows = 0;
-
-  if (!g_file_get_contents (csv, &text, NULL, error))
+  g_autoptr (GArray) rows = weft_reference_read (csv, system, "all_reduce",
+                                                 error);
+  if (rows == NULL)
     return FALSE;
-  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  GString *outp = g_string_new (NULL);
-  for (int i = 1; lines[i]; i++)
+  GString *out = g_string_new (NULL);
+  for (guint i = 0; i < rows->len; i++)
     {
-      g_autoptr (GPtrArray) f = csv_fields (lines[i]);
-      if (f->len < 11
-          || (system && !g_str_has_prefix (g_ptr_array_index (f, 0), system))
-          || strcmp (g_ptr_array_index (f, 7), "all_reduce") != 0)
-        continue;
-      g_string_append_printf (outp, "%s %s\n", (char *) g_ptr_array_index (f, 8),
-                              (char *) g_ptr_array_index (f, 10));
-      rows++;
+      const WeftMeasured *m = &g_array_index (rows, WeftMeasured, i);
+      g_string_append_printf (out, "%" G_GUINT64_FORMAT " %.4f\n", m->size,
+                              m->busbw);
     }
-  if (rows == 0)
-    {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s has no all_reduce rows%s%s",
-                   csv, system ? " for system " : "", system ? system : "");
-      g_string_free (outp, TRUE);
-      return FALSE;
-    }
-  gboolean ok = g_file_set_contents (path, outp->str, -1, error);
-  g_string_free (outp, TRUE);
+  gboolean ok = g_file_set_contents (path, out->str, -1, error);
+  g_string_free (out, TRUE);
   return ok;
 }
 
@@ -174,22 +160,15 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
       sqlite3_reset (st);
     }
   sqlite3_finalize (st);
-  g_autofree char *path = g_build_filename (tmp, "busbw.dat", NULL);
   g_autofree char *ref = g_build_filename (tmp, "reference.dat", NULL);
-  gboolean ok = g_file_set_contents (path, data->str, -1, error);
-  g_string_free (data, TRUE);
-  if (!ok)
-    return FALSE;
   if (o->reference && !write_reference (o->reference, o->system, ref, error))
-    return FALSE;
-  g_autofree char *out = g_strdup_printf ("%s/busbw.%s", o->out_dir, o->format);
+    {
+      g_string_free (data, TRUE);
+      return FALSE;
+    }
   g_autofree char *qref = quote (o->reference ? ref : "");
   g_autofree char *extra = g_strdup_printf ("ref=%s", qref);
-  g_autofree char *v = vars (o, path, out, title, extra);
-  if (!run_gnuplot ("busbw.gp", v, error))
-    return FALSE;
-  g_ptr_array_add (written, g_steal_pointer (&out));
-  return TRUE;
+  return draw ("busbw", data, o, tmp, title, extra, written, error);
 }
 
 typedef struct {
@@ -310,22 +289,11 @@ plot_heatmap (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
                                   (c + 0.5) * column / 1e6, r, MIN (util, 1.0));
         }
     }
-  g_autofree char *path = g_build_filename (tmp, "heatmap.dat", NULL);
-  gboolean ok = g_file_set_contents (path, data->str, -1, error);
-  g_string_free (data, TRUE);
   g_autofree char *qtics = quote (tics->str);
   g_string_free (tics, TRUE);
-  if (!ok)
-    return FALSE;
-  g_autofree char *out = g_strdup_printf ("%s/heatmap.%s", o->out_dir,
-                                          o->format);
   g_autofree char *extra = g_strdup_printf ("tics=%s; rows=%u", qtics,
                                             rows->len);
-  g_autofree char *v = vars (o, path, out, title, extra);
-  if (!run_gnuplot ("heatmap.gp", v, error))
-    return FALSE;
-  g_ptr_array_add (written, g_steal_pointer (&out));
-  return TRUE;
+  return draw ("heatmap", data, o, tmp, title, extra, written, error);
 }
 
 static gboolean
@@ -379,18 +347,7 @@ plot_busiest (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
       g_string_free (data, TRUE);
       return TRUE;
     }
-  g_autofree char *path = g_build_filename (tmp, "busiest.dat", NULL);
-  gboolean ok = g_file_set_contents (path, data->str, -1, error);
-  g_string_free (data, TRUE);
-  if (!ok)
-    return FALSE;
-  g_autofree char *out = g_strdup_printf ("%s/busiest.%s", o->out_dir,
-                                          o->format);
-  g_autofree char *v = vars (o, path, out, title, NULL);
-  if (!run_gnuplot ("busiest.gp", v, error))
-    return FALSE;
-  g_ptr_array_add (written, g_steal_pointer (&out));
-  return TRUE;
+  return draw ("busiest", data, o, tmp, title, NULL, written, error);
 }
 
 static gboolean
@@ -426,19 +383,8 @@ plot_timeline (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
       g_string_free (data, TRUE);
       return TRUE;
     }
-  g_autofree char *path = g_build_filename (tmp, "timeline.dat", NULL);
-  gboolean ok = g_file_set_contents (path, data->str, -1, error);
-  g_string_free (data, TRUE);
-  if (!ok)
-    return FALSE;
-  g_autofree char *out = g_strdup_printf ("%s/timeline.%s", o->out_dir,
-                                          o->format);
   g_autofree char *extra = g_strdup_printf ("ranks=%d", ranks);
-  g_autofree char *v = vars (o, path, out, title, extra);
-  if (!run_gnuplot ("timeline.gp", v, error))
-    return FALSE;
-  g_ptr_array_add (written, g_steal_pointer (&out));
-  return TRUE;
+  return draw ("timeline", data, o, tmp, title, extra, written, error);
 }
 
 static void
