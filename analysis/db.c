@@ -27,7 +27,13 @@ static const char schema[] =
   "  events INTEGER,"
   "  status TEXT NOT NULL CHECK (status IN"
   "    ('running', 'complete', 'interrupted', 'failed')),"
-  "  command TEXT);"
+  "  command TEXT,"
+  "  message TEXT);"
+  "CREATE TABLE IF NOT EXISTS run_params ("
+  "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+  "  key TEXT NOT NULL,"
+  "  value TEXT NOT NULL,"
+  "  PRIMARY KEY (run_id, key));"
   "CREATE TABLE IF NOT EXISTS nodes ("
   "  run_id INTEGER NOT NULL REFERENCES runs(id),"
   "  id INTEGER NOT NULL,"
@@ -413,4 +419,164 @@ weft_db_end_run (WeftDb *db, int64_t run, const char *status,
   ok = sqlite3_step (st) == SQLITE_DONE;
   sqlite3_finalize (st);
   return ok || fail (db, error, "cannot end the run");
+}
+
+gboolean
+weft_db_set_params (WeftDb *db, int64_t run, const char *const *keys,
+                    const char *const *values, guint n, GError **error)
+{
+  sqlite3_stmt *st;
+  gboolean ok = TRUE;
+
+  if (sqlite3_prepare_v2 (db->handle, "INSERT OR REPLACE INTO run_params "
+                          "VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+    return fail (db, error, "cannot record parameters");
+  for (guint i = 0; i < n && ok; i++)
+    {
+      sqlite3_bind_int64 (st, 1, run);
+      sqlite3_bind_text (st, 2, keys[i], -1, SQLITE_TRANSIENT);
+      sqlite3_bind_text (st, 3, values[i], -1, SQLITE_TRANSIENT);
+      ok = sqlite3_step (st) == SQLITE_DONE;
+      sqlite3_reset (st);
+    }
+  sqlite3_finalize (st);
+  return ok || fail (db, error, "cannot record parameters");
+}
+
+int64_t
+weft_db_find_point (WeftDb *db, const char *const *keys,
+                    const char *const *values, guint n)
+{
+  GString *sql = g_string_new ("SELECT r.id FROM runs r WHERE r.status = "
+                               "'complete'");
+  sqlite3_stmt *st;
+  int64_t found = 0;
+
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (sql, " AND EXISTS (SELECT 1 FROM run_params p "
+                            "WHERE p.run_id = r.id AND p.key = ?%u AND "
+                            "p.value = ?%u)", 2 * i + 1, 2 * i + 2);
+  g_string_append_printf (sql, " AND (SELECT COUNT(*) FROM run_params p WHERE "
+                          "p.run_id = r.id) = %u ORDER BY r.id LIMIT 1", n);
+  if (sqlite3_prepare_v2 (db->handle, sql->str, -1, &st, NULL) == SQLITE_OK)
+    {
+      for (guint i = 0; i < n; i++)
+        {
+          sqlite3_bind_text (st, 2 * i + 1, keys[i], -1, SQLITE_TRANSIENT);
+          sqlite3_bind_text (st, 2 * i + 2, values[i], -1, SQLITE_TRANSIENT);
+        }
+      if (sqlite3_step (st) == SQLITE_ROW)
+        found = sqlite3_column_int64 (st, 0);
+      sqlite3_finalize (st);
+    }
+  g_string_free (sql, TRUE);
+  return found;
+}
+
+int64_t
+weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
+                       const char *message, GError **error)
+{
+  int64_t run = weft_db_begin_run (db, info, error);
+  sqlite3_stmt *st;
+
+  if (run == 0)
+    return 0;
+  if (sqlite3_prepare_v2 (db->handle, "UPDATE runs SET status = 'failed', "
+                          "message = ? WHERE id = ?", -1, &st, NULL)
+      != SQLITE_OK)
+    {
+      fail (db, error, "cannot record a failed run");
+      return 0;
+    }
+  sqlite3_bind_text (st, 1, message, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64 (st, 2, run);
+  gboolean ok = sqlite3_step (st) == SQLITE_DONE;
+  sqlite3_finalize (st);
+  if (!ok)
+    {
+      fail (db, error, "cannot record a failed run");
+      return 0;
+    }
+  return run;
+}
+
+/* Copy every run of the database @shard into @db, with new ids; a run the
+ * shard left `running` (its writer died) comes over as `interrupted`.  The
+ * new ids are appended to @runs. */
+gboolean
+weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
+{
+  sqlite3_stmt *st = NULL;
+  g_autoptr (GArray) old = g_array_new (FALSE, FALSE, sizeof (int64_t));
+  char *sql;
+  gboolean ok = FALSE;
+
+  sql = sqlite3_mprintf ("ATTACH %Q AS shard", shard);
+  ok = exec (db, sql, error);
+  sqlite3_free (sql);
+  if (!ok)
+    return FALSE;
+  ok = FALSE;
+  if (!exec (db, "BEGIN IMMEDIATE", error))
+    goto detach;
+  if (sqlite3_prepare_v2 (db->handle, "SELECT id FROM shard.runs ORDER BY id",
+                          -1, &st, NULL) != SQLITE_OK)
+    goto rollback;
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      int64_t id = sqlite3_column_int64 (st, 0);
+      g_array_append_val (old, id);
+    }
+  sqlite3_finalize (st);
+  for (guint i = 0; i < old->len; i++)
+    {
+      int64_t from = g_array_index (old, int64_t, i);
+      sql = sqlite3_mprintf (
+          "INSERT INTO runs (scenario, scenario_sha256, fidelity, seed, "
+          "weft_version, started_at, wall_seconds, events, status, command, "
+          "message) SELECT scenario, scenario_sha256, fidelity, seed, "
+          "weft_version, started_at, wall_seconds, events, CASE status WHEN "
+          "'running' THEN 'interrupted' ELSE status END, command, message "
+          "FROM shard.runs WHERE id = %lld", (long long) from);
+      ok = exec (db, sql, error);
+      sqlite3_free (sql);
+      if (!ok)
+        goto rollback;
+      int64_t to = sqlite3_last_insert_rowid (db->handle);
+      sql = sqlite3_mprintf (
+          "INSERT INTO nodes SELECT %lld, id, name, kind FROM shard.nodes "
+          "WHERE run_id = %lld;"
+          "INSERT INTO links SELECT %lld, id, name, src_node, dst_node, type, "
+          "family, lanes, bandwidth_Bps, latency_ps FROM shard.links WHERE "
+          "run_id = %lld;"
+          "INSERT INTO ops SELECT %lld, id, op, algorithm, protocol, bytes, "
+          "nranks, start_ps, end_ps, time_us, algbw_GBps, busbw_GBps FROM "
+          "shard.ops WHERE run_id = %lld;"
+          "INSERT INTO rank_ops SELECT %lld, op_id, rank, node, start_ps, "
+          "end_ps FROM shard.rank_ops WHERE run_id = %lld;"
+          "INSERT INTO link_util SELECT %lld, link_id, t0_ps, t1_ps, bytes "
+          "FROM shard.link_util WHERE run_id = %lld;"
+          "INSERT INTO run_params SELECT %lld, key, value FROM "
+          "shard.run_params WHERE run_id = %lld;",
+          (long long) to, (long long) from, (long long) to, (long long) from,
+          (long long) to, (long long) from, (long long) to, (long long) from,
+          (long long) to, (long long) from, (long long) to, (long long) from);
+      ok = exec (db, sql, error);
+      sqlite3_free (sql);
+      if (!ok)
+        goto rollback;
+      g_array_append_val (runs, to);
+    }
+  ok = exec (db, "COMMIT", error);
+  goto detach;
+
+rollback:
+  if (error && !*error)
+    fail (db, error, "cannot merge a shard");
+  exec (db, "ROLLBACK", NULL);
+  ok = FALSE;
+detach:
+  exec (db, "DETACH shard", NULL);
+  return ok;
 }

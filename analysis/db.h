@@ -62,6 +62,26 @@ gboolean weft_db_end_run (WeftDb *db, int64_t run, const char *status,
                           double wall_seconds, uint64_t events,
                           GError **error);
 
+/* Record @n parameters (key, value) of @run (a sweep point). */
+gboolean weft_db_set_params (WeftDb *db, int64_t run, const char *const *keys,
+                             const char *const *values, guint n,
+                             GError **error);
+
+/* The first complete run whose parameters are exactly these @n pairs, or
+ * 0. */
+int64_t weft_db_find_point (WeftDb *db, const char *const *keys,
+                            const char *const *values, guint n);
+
+/* Record a run that failed before it could start, with @message. */
+int64_t weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
+                               const char *message, GError **error);
+
+/* Copy every run of the database file @shard into @db, with new ids
+ * (appended to @runs, int64_t); a run the shard left `running` comes over
+ * as `interrupted`. */
+gboolean weft_db_merge (WeftDb *db, const char *shard, GArray *runs,
+                        GError **error);
+
 /* Build the index that reports and plots read link_util by (kept out of
  * the way of writing). */
 gboolean weft_db_index (WeftDb *db, GError **error);

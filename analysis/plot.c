@@ -3,6 +3,7 @@
  * files in a temporary directory; the scripts are in analysis/. */
 #include "reference.h"
 #include "results.h"
+#include "units.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -438,5 +439,82 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
                 && plot_busiest (h, run, o, tmp, title, written, error)
                 && plot_timeline (h, run, o, tmp, title, written, error);
   remove_dir (tmp);
+  return ok;
+}
+
+gboolean
+weft_results_plot_sweep (WeftDb *db, const char *key, const WeftPlotOptions *o,
+                         GPtrArray *written, GError **error)
+{
+  sqlite3 *h = weft_db_handle (db);
+  sqlite3_stmt *st;
+  GString *data = g_string_new (NULL);
+  g_autoptr (GHashTable) position = g_hash_table_new_full (g_str_hash,
+                                                           g_str_equal, g_free,
+                                                           NULL);
+  sqlite3_int64 last_size = -1;
+  int rows = 0;
+
+  /* The values in the order of the runs that first had them. */
+  if (sqlite3_prepare_v2 (h, "SELECT p.value, o.bytes, o.busbw_GBps FROM "
+                          "run_params p JOIN runs r ON r.id = p.run_id AND "
+                          "r.status = 'complete' JOIN ops o ON o.run_id = "
+                          "p.run_id WHERE p.key = ? ORDER BY o.bytes, p.run_id",
+                          -1, &st, NULL) != SQLITE_OK)
+    {
+      g_string_free (data, TRUE);
+      return query_fail (h, error);
+    }
+  sqlite3_bind_text (st, 1, key, -1, SQLITE_TRANSIENT);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      const char *value = (const char *) sqlite3_column_text (st, 0);
+      sqlite3_int64 size = sqlite3_column_int64 (st, 1);
+      guint x = GPOINTER_TO_UINT (g_hash_table_lookup (position, value));
+      if (x == 0)
+        {
+          x = g_hash_table_size (position) + 1;
+          g_hash_table_insert (position, g_strdup (value),
+                               GUINT_TO_POINTER (x));
+        }
+      if (size != last_size)
+        {
+          g_autofree char *label = weft_format_size ((uint64_t) size);
+          g_string_append_printf (data, "%s\"%s\"\n", rows ? "\n\n" : "",
+                                  label);
+          last_size = size;
+        }
+      g_string_append_printf (data, "%u \"%s\" %.4f\n", x - 1, value,
+                              sqlite3_column_double (st, 2));
+      rows++;
+    }
+  sqlite3_finalize (st);
+  if (rows == 0)
+    {
+      g_string_free (data, TRUE);
+      g_set_error (error, WEFT_DB_ERROR, 0, "no complete run has the "
+                   "parameter '%s'", key);
+      return FALSE;
+    }
+  if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
+    {
+      g_string_free (data, TRUE);
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s: cannot create: %s", o->out_dir,
+                   g_strerror (errno));
+      return FALSE;
+    }
+  g_autofree char *tmp = g_dir_make_tmp ("weft-plot-XXXXXX", error);
+  if (tmp == NULL)
+    {
+      g_string_free (data, TRUE);
+      return FALSE;
+    }
+  g_autofree char *qkey = quote (key);
+  g_autofree char *extra = g_strdup_printf ("key=%s", qkey);
+  g_autofree char *title = g_strdup_printf ("busbw against %s", key);
+  gboolean ok = draw ("sweep", data, o, tmp, title, extra, written, error);
+  g_autofree char *dat = g_build_filename (tmp, "sweep.dat", NULL);
+  g_remove (dat);
+  g_rmdir (tmp);
   return ok;
 }

@@ -35,4 +35,10 @@ gboolean weft_results_plot (WeftDb *db, int64_t run,
                             const WeftPlotOptions *options, GPtrArray *written,
                             GError **error);
 
+/* Draw busbw against the sweep parameter @key over every complete run
+ * that has it (one line per message size) into OUT/sweep.FORMAT. */
+gboolean weft_results_plot_sweep (WeftDb *db, const char *key,
+                                  const WeftPlotOptions *options,
+                                  GPtrArray *written, GError **error);
+
 G_END_DECLS

@@ -130,6 +130,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
     options->fidelity,
     options->bin_width ? options->bin_width : WEFT_TIME_MAX / 2,
     options->seed,
+    costs->efficiency,
   };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;

@@ -4,9 +4,8 @@
  * have finished.  A ready send waits the protocol's per-send latency, then
  * moves its bytes (inflated by the protocol's efficiency) over the network
  * and finishes when they have arrived; its receive finishes once it is
- * ready itself and the bytes are there.  The bytes put on the wire are the
- * data over the efficiency NCCL reaches on the route (its per-link model,
- * the link types' nccl_bandwidth, times the protocol's share).  A reduction occupies its GPU's
+ * ready itself and the bytes are there.  The network it runs on moves data
+ * at NCCL's model of each link (see WeftNetworkConfig.nccl).  A reduction occupies its GPU's
  * reduction engine for bytes / reduce_bandwidth, one after another. */
 #include "executor.h"
 
@@ -71,16 +70,13 @@ step_finished (WeftSim *sim, void *target, void *data)
   finish (target, GPOINTER_TO_UINT (data));
 }
 
-/* What a send from @a to @b costs beyond the network: the protocol's
- * latency for what its route crosses, and the fraction of each link that
- * NCCL moves data at (its per-link model, times the protocol's share). */
-static void
-send_costs (Exec *x, uint32_t a, uint32_t b, WeftTime *latency,
-            double *efficiency)
+/* The protocol's latency for a send from @a to @b, by what its route
+ * crosses. */
+static WeftTime
+send_latency (Exec *x, uint32_t a, uint32_t b)
 {
   WeftNetwork *net = x->net;
   gboolean pcie = FALSE, network = FALSE;
-  double eff = 1.0;
 
   weft_routing_path (net->routing, a, b, 0, net->scratch);
   for (guint i = 0; i < net->scratch->len; i++)
@@ -91,13 +87,10 @@ send_costs (Exec *x, uint32_t a, uint32_t b, WeftTime *latency,
                                                  l->type);
       pcie |= t->family == WEFT_FAMILY_PCIE || t->family == WEFT_FAMILY_OTHER;
       network |= t->family == WEFT_FAMILY_NETWORK;
-      if (t->nccl_bandwidth > 0)
-        eff = MIN (eff, t->nccl_bandwidth * l->lanes / l->bandwidth);
     }
-  *latency = network ? x->protocol.hop_network
-             : pcie  ? x->protocol.hop_pcie
-                     : x->protocol.hop_nvlink;
-  *efficiency = eff * x->protocol.efficiency;
+  return network ? x->protocol.hop_network
+         : pcie  ? x->protocol.hop_pcie
+                 : x->protocol.hop_nvlink;
 }
 
 static void
@@ -124,15 +117,10 @@ send_start (WeftSim *sim, void *target, void *data)
   uint64_t k = GPOINTER_TO_UINT (data);
   uint32_t r, i;
   const WeftStep *step = step_of (x, k, &r, &i);
-  WeftTime latency;
-  double efficiency;
   (void) sim;
 
-  send_costs (x, x->gpus[r], x->gpus[step->peer], &latency, &efficiency);
-  uint64_t wire = (uint64_t) ceil ((double) step->bytes / efficiency);
-
-  weft_network_transfer (x->net, x->gpus[r], x->gpus[step->peer], wire, 0,
-                         send_arrived, x, data);
+  weft_network_transfer (x->net, x->gpus[r], x->gpus[step->peer], step->bytes,
+                         0, send_arrived, x, data);
 }
 
 static void
@@ -148,14 +136,9 @@ ready (Exec *x, uint64_t k)
   switch (step->kind)
     {
     case WEFT_STEP_SEND:
-      {
-        WeftTime latency;
-        double efficiency;
-        send_costs (x, x->gpus[r], x->gpus[step->peer], &latency,
-                    &efficiency);
-        weft_sim_schedule (sim, latency, send_start, x, GUINT_TO_POINTER (k));
-        break;
-      }
+      weft_sim_schedule (sim, send_latency (x, x->gpus[r], x->gpus[step->peer]),
+                         send_start, x, GUINT_TO_POINTER (k));
+      break;
     case WEFT_STEP_RECV:
       if (x->arrived[k])
         finish (x, k);

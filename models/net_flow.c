@@ -269,7 +269,6 @@ pop (GArray *heap)
 static void
 fill (FlowNet *f)
 {
-  const WeftTopology *topo = f->base.topo;
   uint32_t *affected = (uint32_t *) f->affected->data;
   uint32_t *touched = (uint32_t *) f->touched->data;
   uint32_t n_aff = f->affected->len, n_touched = f->touched->len;
@@ -279,7 +278,7 @@ fill (FlowNet *f)
   for (uint32_t i = 0; i < n_touched; i++)
     {
       Link *link = &f->links[touched[i]];
-      link->residual = topo->links[touched[i]].bandwidth - link->rate_sum;
+      link->residual = f->base.capacity[touched[i]] - link->rate_sum;
       link->unfrozen = 0;
       link->version = 0;
     }

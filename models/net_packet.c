@@ -107,7 +107,10 @@ ensure_links (PacketNet *p)
       PLink *pl = &p->links[l];
       pl->head = pl->tail = pl->injecting = NONE;
       pl->credits = pl->buffer = (int64_t) buffer_of (&p->base, link->dst);
-      pl->wire = t->bandwidth * t->encoding * link->lanes;
+      /* On the wire at its signalling rate, slowed in proportion when data
+       * moves below the link's effective bandwidth (NCCL's model). */
+      pl->wire = t->bandwidth * t->encoding * link->lanes
+                 * (p->base.capacity[l] / link->bandwidth);
       pl->header = (uint32_t) t->header;
       pl->payload = (uint32_t) t->payload;
     }

@@ -47,6 +47,20 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
+  /* What data moves at: the link's effective bandwidth, or for collectives
+   * NCCL's model of the link times the protocol's share (NCCL's kernels do
+   * not fill a link). */
+  net->capacity = g_new (double, MAX (topo->n_links, 1));
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      const WeftLinkType *t = g_ptr_array_index (topo->link_types, link->type);
+      double c = link->bandwidth;
+      if (config->nccl > 0)
+        c = MIN (c, t->nccl_bandwidth > 0 ? t->nccl_bandwidth * link->lanes
+                                          : c) * config->nccl;
+      net->capacity[l] = c;
+    }
   net->adopted = g_ptr_array_new_with_free_func (g_free);
   net->splits = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free,
                                        NULL);
@@ -73,6 +87,7 @@ weft_network_free (WeftNetwork *net)
   g_array_unref (net->scratch);
   g_array_unref (net->hops);
   g_free (net->reduce_free_at);
+  g_free (net->capacity);
   weft_routing_free (net->routing);
   weft_link_stats_free (net->stats);
   net->klass->destroy (net);
@@ -101,7 +116,7 @@ path_figures (const WeftNetwork *net, const uint32_t *links, uint32_t n,
       *latency += l->latency;
       if (i + 1 < n)
         *latency += weft_network_node_latency (net, l->dst);
-      *bottleneck = MIN (*bottleneck, l->bandwidth);
+      *bottleneck = MIN (*bottleneck, net->capacity[links[i]]);
     }
 }
 

@@ -59,6 +59,7 @@ struct _WeftNetwork {
   const WeftNetworkClass *klass;
   WeftSim *sim;
   const WeftTopology *topo;
+  double *capacity;             /* B/s per directed link that data moves at */
   WeftRouting *routing;         /* owned */
   WeftLinkStats *stats;         /* owned */
 
@@ -85,6 +86,9 @@ typedef struct {
   WeftFidelity fidelity;
   WeftTime bin_width;           /* ps, for the link statistics */
   uint64_t seed;                /* picks the ECMP choices */
+  double nccl;                  /* above 0: links carry data at NCCL's model
+                                   of them (nccl_bandwidth) times this, the
+                                   protocol's share; 0: at their own rate */
 } WeftNetworkConfig;
 
 /* A network of @config's fidelity over the finished @topo, driven by @sim.

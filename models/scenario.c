@@ -634,11 +634,35 @@ apply_sets (Builder *b, const char *const *sets, GError **error)
       target = find_path (g_ptr_array_index (b->roots, 0), key);
       for (guint r = b->roots->len; !target && r-- > 1;)
         target = find_path (g_ptr_array_index (b->roots, r), key);
+      g_autofree char *origin = g_strdup_printf ("--set %s", sets[i]);
       if (target == NULL)
         {
-          g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_INVALID,
-                       "--set %s: the scenario has no key '%s'", sets[i], key);
-          return FALSE;
+          /* A key that is not there yet may be added to a map that is:
+           * the map's own checks then judge it like any other key. */
+          const char *dot = strrchr (key, '.');
+          g_autofree char *parent_key = dot ? g_strndup (key, dot - key) : NULL;
+          WeftCfg *parent = NULL;
+          for (guint r = 0; parent_key && !parent && r < b->roots->len; r++)
+            parent = find_path (g_ptr_array_index (b->roots, r), parent_key);
+          if (parent == NULL || parent->kind != WEFT_CFG_MAP)
+            {
+              g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_INVALID,
+                           "--set %s: the scenario has no key '%s'", sets[i],
+                           key);
+              return FALSE;
+            }
+          WeftCfg *k = g_new0 (WeftCfg, 1), *v = g_new0 (WeftCfg, 1);
+          *k = (WeftCfg) { .kind = WEFT_CFG_SCALAR, .refs = 1, .plain = TRUE,
+                           .text = g_strdup (dot + 1), .line = 1, .col = 1,
+                           .file = g_intern_string (origin) };
+          *v = (WeftCfg) { .kind = WEFT_CFG_SCALAR, .refs = 1, .plain = TRUE,
+                           .text = g_strdup (eq + 1), .line = 1, .col = 1,
+                           .file = g_intern_string (origin) };
+          parent->keys = g_renew (WeftCfg *, parent->keys, parent->n + 1);
+          parent->items = g_renew (WeftCfg *, parent->items, parent->n + 1);
+          parent->keys[parent->n] = k;
+          parent->items[parent->n++] = v;
+          continue;
         }
       if (target->kind != WEFT_CFG_SCALAR)
         {
@@ -651,7 +675,6 @@ apply_sets (Builder *b, const char *const *sets, GError **error)
       g_free (target->text);
       target->text = g_strdup (eq + 1);
       target->plain = TRUE;
-      g_autofree char *origin = g_strdup_printf ("--set %s", sets[i]);
       target->file = g_intern_string (origin);
       target->line = target->col = 1;
     }

@@ -28,5 +28,6 @@ int weft_cmd_topo (int argc, char **argv);
 int weft_cmd_params (int argc, char **argv);
 int weft_cmd_report (int argc, char **argv);
 int weft_cmd_plot (int argc, char **argv);
+int weft_cmd_sweep (int argc, char **argv);
 
 G_END_DECLS

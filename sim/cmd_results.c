@@ -74,7 +74,7 @@ weft_cmd_plot (int argc, char **argv)
 {
   gint64 run = 0, top = 8;
   g_autofree char *out = NULL, *format = NULL, *reference = NULL;
-  g_autofree char *system = NULL, *compare = NULL;
+  g_autofree char *system = NULL, *compare = NULL, *x_key = NULL;
   GOptionEntry entries[] = {
     { "run", 0, 0, G_OPTION_ARG_INT64, &run,
       "The run to plot (default: the latest)", "ID" },
@@ -92,6 +92,9 @@ weft_cmd_plot (int argc, char **argv)
       "NAME" },
     { "top", 0, 0, G_OPTION_ARG_INT64, &top,
       "Links in the busiest-links plot (default: 8)", "N" },
+    { "x", 0, 0, G_OPTION_ARG_STRING, &x_key,
+      "Instead, busbw against this sweep parameter over every run that has "
+      "it (default: none)", "KEY" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("DB");
@@ -128,6 +131,20 @@ weft_cmd_plot (int argc, char **argv)
   g_autoptr (WeftDb) db = open_existing ("plot", argv[1]);
   if (db == NULL)
     return WEFT_EXIT_USAGE;
+  if (x_key != NULL)
+    {
+      WeftPlotOptions options = { out ? out : "plots",
+                                  format ? format : "png", NULL, NULL, 0,
+                                  NULL, 0 };
+      g_autoptr (GPtrArray) written = g_ptr_array_new_with_free_func (g_free);
+      if (!weft_results_plot_sweep (db, x_key, &options, written, &error))
+        {
+          fprintf (stderr, "weft plot: %s: %s\n", argv[1], error->message);
+          return WEFT_EXIT_USAGE;
+        }
+      printf ("%s\n", (char *) g_ptr_array_index (written, 0));
+      return WEFT_EXIT_OK;
+    }
   int64_t id = weft_results_pick_run (db, run, &error);
   if (id == 0)
     {

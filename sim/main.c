@@ -17,6 +17,8 @@ static const Command commands[] = {
   { "run", "simulate a scenario's workload and print nccl-tests style timings",
     weft_cmd_run },
   { "topo", "check a scenario and summarise its topology", weft_cmd_topo },
+  { "sweep", "run every combination of values, points in parallel",
+    weft_cmd_sweep },
   { "report", "summarise a run of a results database", weft_cmd_report },
   { "plot", "draw a run's pictures with gnuplot", weft_cmd_plot },
   { "params", "list the parameters of link types and devices",

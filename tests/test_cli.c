@@ -287,13 +287,23 @@ START_TEST (test_set_overrides)
   ck_assert_ptr_nonnull (strstr (r.out, "(gpu 512, "));
   result_clear (&r);
 
+  /* A key the scenario leaves at its default can be added to its map. */
+  r = weft ("topo", WEFT_SOURCE_DIR "/scenarios/h100-1024-fat-tree.yaml",
+            "--set", "fabrics.0.oversubscription=3:1", NULL);
+  ck_assert_int_eq (r.status, 0);
+  /* 48 down and 16 up per leaf: far less than the non-blocking 25438.5. */
+  ck_assert_ptr_nonnull (strstr (r.out, "bisection bandwidth: 9539.4 GB/s"));
+  result_clear (&r);
+
   struct {
     const char *set, *message;
   } bad[] = {
     { "fabrics.0.levels=x", "--set fabrics.0.levels=x:1:1: 'x' should be a "
                             "whole number from 2 to 3" },
-    { "fabrics.0.level=3", "--set fabrics.0.level=3: the scenario has no key "
-                           "'fabrics.0.level'" },
+    { "fabrics.0.level=3", "--set fabrics.0.level=3:1:1: unknown key 'level'; "
+                           "did you mean 'levels'?" },
+    { "fabric.0.levels=3", "--set fabric.0.levels=3: the scenario has no key "
+                           "'fabric.0.levels'" },
     { "fabrics.0=3", "is not a single value" },
     { "levels", "write KEY=VALUE" },
   };

@@ -58,7 +58,7 @@ static WeftNetwork *
 run (WeftSim *sim, const WeftTopology *topo, WeftFidelity fidelity, Job *jobs,
      guint n)
 {
-  WeftNetworkConfig config = { fidelity, WEFT_US, 0 };
+  WeftNetworkConfig config = { fidelity, WEFT_US, 0, 0 };
   WeftNetwork *net = weft_network_new (sim, topo, &config);
 
   for (guint i = 0; i < n; i++)
@@ -391,7 +391,7 @@ START_TEST (test_switch_reduce_queues)
       "weft: 1\ninclude: " SCENARIOS "/presets/servers.yaml\n"
       "nodes: [{name: dgx, template: dgx-h100}]\n");
   g_autoptr (WeftSim) sim = weft_sim_new ();
-  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0 };
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
   WeftTime first = 0, second = 0;
   uint32_t sw = node (s->topo, "dgx/nvswitch0");

@@ -276,7 +276,7 @@ all_to_all (const WeftTopology *topo, const uint32_t *gpus, int n,
             uint64_t *hops, uint64_t *events)
 {
   g_autoptr (WeftSim) sim = weft_sim_new ();
-  WeftNetworkConfig config = { fidelity, WEFT_US, 0 };
+  WeftNetworkConfig config = { fidelity, WEFT_US, 0, 0 };
   gint64 t0 = g_get_monotonic_time ();
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   uint64_t done = 0;
@@ -389,7 +389,7 @@ bench_flow (int argc, char **argv)
   g_autoptr (WeftScenario) s = load_or_die ("h100-1024-fat-tree.yaml");
   g_autoptr (WeftSim) sim = weft_sim_new ();
   /* Bins of 100 us: about a thousand over the run, as weft run uses. */
-  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, 100 * WEFT_US, 0 };
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, 100 * WEFT_US, 0, 0 };
   Churn c = { .net = weft_network_new (sim, s->topo, &config),
               .gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t)),
               .target = (uint64_t) departures };
