@@ -217,6 +217,7 @@ weft_cmd_run (int argc, char **argv)
   g_autofree char *ranks = NULL, *log_level = NULL;
   g_autofree char *db_path = NULL, *bin_text = NULL;
   g_auto (GStrv) sets = NULL;
+  g_auto (GStrv) params_kv = NULL;
   /* G_MININT64: not given, so the workload section or the default. */
   gint64 factor = G_MININT64, seed = G_MININT64, channels = G_MININT64;
   gint64 chunks = G_MININT64;
@@ -254,6 +255,8 @@ weft_cmd_run (int argc, char **argv)
       "repeated (default: none)", "KEY=VALUE" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path,
       "SQLite database the run is added to (default: weft.db)", "FILE" },
+    { "param", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &params_kv,
+      "Record KEY=VALUE in run_params (weft sweep's points)", "KEY=VALUE" },
     { "bin", 0, 0, G_OPTION_ARG_STRING, &bin_text,
       "Time bin of the link statistics, such as 10us (default: a thousandth "
       "of the run)", "WIDTH" },
@@ -460,6 +463,19 @@ weft_cmd_run (int argc, char **argv)
     {
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_FAILURE;
+    }
+  for (int i = 0; params_kv && params_kv[i]; i++)
+    {
+      const char *eq = strchr (params_kv[i], '=');
+      g_autofree char *k = eq ? g_strndup (params_kv[i], eq - params_kv[i])
+                              : g_strdup (params_kv[i]);
+      const char *v = eq ? eq + 1 : "";
+      const char *keys[] = { k }, *values[] = { v };
+      if (!weft_db_set_params (db, run_id, keys, values, 1, &error))
+        {
+          fprintf (stderr, "weft run: %s\n", error->message);
+          return WEFT_EXIT_FAILURE;
+        }
     }
   catch_signals ();
   gint64 wall_start = g_get_monotonic_time ();

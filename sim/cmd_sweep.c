@@ -85,7 +85,8 @@ run_flags (const RunFlags *f)
 
 static gboolean
 start_point (const char *self, const char *scenario, const GArray *grids,
-             const GPtrArray *flags, Point *p, GError **error)
+             const GPtrArray *flags, const char *sweep_id, Point *p,
+             GError **error)
 {
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
 
@@ -101,6 +102,17 @@ start_point (const char *self, const char *scenario, const GArray *grids,
     }
   for (guint i = 0; i < flags->len; i++)
     g_ptr_array_add (argv, g_strdup (g_ptr_array_index (flags, i)));
+  /* The run records its own parameters, so that a shard left behind by a
+   * sweep that was stopped still says which point it is. */
+  for (guint g = 0; g < grids->len; g++)
+    {
+      g_ptr_array_add (argv, g_strdup ("--param"));
+      g_ptr_array_add (argv, g_strdup_printf (
+                                 "%s=%s", g_array_index (grids, Grid, g).key,
+                                 p->values[g]));
+    }
+  g_ptr_array_add (argv, g_strdup ("--param"));
+  g_ptr_array_add (argv, g_strdup_printf ("%s=%s", SWEEP_KEY, sweep_id));
   g_ptr_array_add (argv, g_strdup ("--db"));
   g_ptr_array_add (argv, g_strdup (p->shard));
   g_ptr_array_add (argv, NULL);
@@ -345,6 +357,36 @@ weft_cmd_sweep (int argc, char **argv)
       return WEFT_EXIT_USAGE;
     }
 
+  /* Shards that a stopped sweep left next to the database hold finished
+   * points (with their parameters): take them in first. */
+  {
+    g_autofree char *dir = g_path_get_dirname (db_file);
+    g_autofree char *base = g_path_get_basename (db_file);
+    g_autofree char *prefix = g_strdup_printf ("%s.shard-", base);
+    GDir *d = g_dir_open (dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name (d)))
+      {
+        g_autofree char *full = g_build_filename (dir, name, NULL);
+        if (g_str_has_prefix (name, prefix) && g_str_has_suffix (name, ".err"))
+          g_remove (full);
+        else if (g_str_has_prefix (name, prefix) && g_str_has_suffix (name, ".db"))
+          {
+            g_autoptr (GArray) merged = g_array_new (FALSE, FALSE,
+                                                     sizeof (int64_t));
+            if (weft_db_merge (db, full, merged, &error))
+              g_remove (full);
+            else
+              {
+                fprintf (stderr, "weft sweep: %s\n", error->message);
+                g_clear_error (&error);
+              }
+          }
+      }
+    if (d)
+      g_dir_close (d);
+  }
+
   /* What the points share, so that a resumed sweep finds its own. */
   g_autoptr (GPtrArray) flags = run_flags (&f);
   g_ptr_array_add (flags, NULL);
@@ -394,8 +436,8 @@ weft_cmd_sweep (int argc, char **argv)
               skipped++;
               continue;
             }
-          if (!start_point (self ? self : "weft", path, grids, flags, p,
-                            &error))
+          if (!start_point (self ? self : "weft", path, grids, flags, sweep_id,
+                            p, &error))
             {
               fprintf (stderr, "weft sweep: %s\n", error->message);
               status = WEFT_EXIT_FAILURE;

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
 
@@ -358,6 +359,107 @@ START_TEST (test_plot_without_gnuplot)
 }
 END_TEST
 
+static void
+new_group (gpointer data)
+{
+  (void) data;
+  setpgid (0, 0);
+}
+
+START_TEST (test_sweep_points_resume_and_failures)
+{
+  /* Every combination is a run with its parameters; a bad value fails its
+   * point alone; running again skips what is complete. */
+  const char *sweep[] = { "sweep", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                          "--grid", "nodes.0.template=dgx-h100,dgx-h200,nope",
+                          "--grid", "workload.maxbytes=1MiB,4MiB", "-b", "1M",
+                          "-j", "2", "--db", "s.db", NULL };
+  g_autofree char *with_workload = g_build_filename (tmp_dir, "w.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n"
+      "workload: {maxbytes: 1MiB}\n", WEFT_SOURCE_DIR);
+  ck_assert (g_file_set_contents (with_workload, text, -1, NULL));
+  sweep[1] = with_workload;
+
+  Result r = weft_cmd (sweep);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "# 6 points: 6 run, 0 already "
+                                        "complete, 2 failed"));
+  ck_assert_ptr_nonnull (strstr (r.out, "unknown template 'nope'"));
+  result_clear (&r);
+  sqlite3 *h = open_db ("s.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'complete'"), 4);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'failed' AND message LIKE '%nope%'"), 2);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(DISTINCT run_id) FROM "
+                               "run_params WHERE key = 'workload.maxbytes'"),
+                    6);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM ops o JOIN run_params p "
+                               "ON p.run_id = o.run_id AND p.key = "
+                               "'workload.maxbytes' AND p.value = '4MiB'"), 6);
+  sqlite3_close (h);
+
+  r = weft_cmd (sweep);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "# 6 points: 2 run, 4 already "
+                                        "complete, 2 failed"));
+  result_clear (&r);
+
+  const char *plot[] = { "plot", "s.db", "--x", "nodes.0.template", "--out",
+                         "sp", NULL };
+  r = weft_cmd (plot);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "sweep.png"));
+  result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_sweep_killed_then_resumed)
+{
+  /* A sweep killed with its workers mid-way is finished by running it
+   * again: one complete run per point in the end. */
+  g_autofree char *db = g_build_filename (tmp_dir, "k.db", NULL);
+  char *argv[] = { (char *) WEFT_BINARY, "sweep",
+                   WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml", "--grid",
+                   "link_types.nvlink4.latency=100ns,200ns,300ns,400ns",
+                   "--fidelity", "packet", "-b", "16M", "-e", "16M", "-j", "2",
+                   "--db", db, NULL };
+  GPid pid;
+  int wait_status;
+
+  ck_assert (g_spawn_async (tmp_dir, argv, NULL,
+                            G_SPAWN_DO_NOT_REAP_CHILD
+                                | G_SPAWN_STDOUT_TO_DEV_NULL
+                                | G_SPAWN_STDERR_TO_DEV_NULL,
+                            new_group, NULL, &pid, NULL));
+  g_usleep (1500 * 1000);
+  kill (-pid, SIGKILL);
+  waitpid (pid, &wait_status, 0);
+
+  const char *again[] = { "sweep", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                          "--grid",
+                          "link_types.nvlink4.latency=100ns,200ns,300ns,400ns",
+                          "--fidelity", "packet", "-b", "16M", "-e", "16M",
+                          "-j", "2", "--db", db, NULL };
+  Result r = weft_cmd (again);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+  sqlite3 *h = open_db ("k.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'complete'"), 4);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM (SELECT p.value FROM "
+                               "runs r JOIN run_params p ON p.run_id = r.id "
+                               "WHERE r.status = 'complete' AND p.key = "
+                               "'link_types.nvlink4.latency' GROUP BY p.value "
+                               "HAVING COUNT(*) = 1)"), 4);
+  g_autofree char *check = text (h, "PRAGMA integrity_check");
+  ck_assert_str_eq (check, "ok");
+  sqlite3_close (h);
+}
+END_TEST
+
 static Suite *
 results_suite (void)
 {
@@ -377,6 +479,13 @@ results_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_report_and_plot);
   tcase_add_test (tc, test_plot_without_gnuplot);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("sweeps");
+  tcase_set_timeout (tc, 300);
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_sweep_points_resume_and_failures);
+  tcase_add_test (tc, test_sweep_killed_then_resumed);
   suite_add_tcase (s, tc);
   return s;
 }
