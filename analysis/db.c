@@ -447,8 +447,16 @@ int64_t
 weft_db_find_point (WeftDb *db, const char *const *keys,
                     const char *const *values, guint n)
 {
-  GString *sql = g_string_new ("SELECT r.id FROM runs r WHERE r.status = "
-                               "'complete'");
+  return weft_db_find_run (db, keys, values, n, TRUE);
+}
+
+int64_t
+weft_db_find_run (WeftDb *db, const char *const *keys,
+                  const char *const *values, guint n, gboolean complete)
+{
+  GString *sql = g_string_new (complete ? "SELECT r.id FROM runs r WHERE "
+                                          "r.status = 'complete'"
+                                        : "SELECT r.id FROM runs r WHERE 1");
   sqlite3_stmt *st;
   int64_t found = 0;
 
@@ -457,7 +465,8 @@ weft_db_find_point (WeftDb *db, const char *const *keys,
                             "WHERE p.run_id = r.id AND p.key = ?%u AND "
                             "p.value = ?%u)", 2 * i + 1, 2 * i + 2);
   g_string_append_printf (sql, " AND (SELECT COUNT(*) FROM run_params p WHERE "
-                          "p.run_id = r.id) = %u ORDER BY r.id LIMIT 1", n);
+                          "p.run_id = r.id) = %u ORDER BY r.status = "
+                          "'complete' DESC, r.id DESC LIMIT 1", n);
   if (sqlite3_prepare_v2 (db->handle, sql->str, -1, &st, NULL) == SQLITE_OK)
     {
       for (guint i = 0; i < n; i++)

@@ -72,6 +72,12 @@ gboolean weft_db_set_params (WeftDb *db, int64_t run, const char *const *keys,
 int64_t weft_db_find_point (WeftDb *db, const char *const *keys,
                             const char *const *values, guint n);
 
+/* The run with exactly these @n parameters: a complete one if any, else
+ * (unless @complete) the latest; 0 if none. */
+int64_t weft_db_find_run (WeftDb *db, const char *const *keys,
+                          const char *const *values, guint n,
+                          gboolean complete);
+
 /* Record a run that failed before it could start, with @message. */
 int64_t weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
                                const char *message, GError **error);

@@ -15,6 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef WEFT_HAVE_MPI
+#include <mpi.h>
+#endif
+
 #define SWEEP_KEY "_sweep"      /* run_params key: what else the point ran */
 
 typedef struct {
@@ -195,10 +199,26 @@ finish_point (WeftDb *db, const char *scenario, const GArray *grids,
 }
 
 static void
-print_summary (WeftDb *db, const GArray *grids, Point *points, guint n)
+print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
+               Point *points, guint n)
 {
   sqlite3 *h = weft_db_handle (db);
   sqlite3_stmt *op, *link;
+  guint k = grids->len + 1;
+  g_autofree const char **keys = g_new (const char *, k);
+  g_autofree const char **values = g_new (const char *, k);
+
+  /* Each point's run, wherever (and by whichever rank) it ran. */
+  for (guint g = 0; g < grids->len; g++)
+    keys[g] = g_array_index (grids, Grid, g).key;
+  keys[grids->len] = SWEEP_KEY;
+  values[grids->len] = sweep_id;
+  for (guint i = 0; i < n; i++)
+    {
+      for (guint g = 0; g < grids->len; g++)
+        values[g] = points[i].values[g];
+      points[i].run = weft_db_find_run (db, keys, values, k, FALSE);
+    }
 
   sqlite3_prepare_v2 (h, "SELECT time_us, busbw_GBps, bytes FROM ops WHERE "
                       "run_id = ? ORDER BY bytes DESC LIMIT 1", -1, &op, NULL);
@@ -350,15 +370,36 @@ weft_cmd_sweep (int argc, char **argv)
       return WEFT_EXIT_USAGE;
     }
   const char *db_file = db_path ? db_path : "weft.db";
-  g_autoptr (WeftDb) db = weft_db_open (db_file, &error);
-  if (db == NULL)
+  int rank = 0, ranks = 1;
+#ifdef WEFT_HAVE_MPI
+  /* Under mpirun (or srun), the points are shared among the ranks. */
+  gboolean mpi = g_getenv ("OMPI_COMM_WORLD_SIZE") || g_getenv ("PMI_SIZE")
+                 || g_getenv ("PMIX_RANK");
+  if (mpi)
     {
-      fprintf (stderr, "weft sweep: %s\n", error->message);
-      return WEFT_EXIT_USAGE;
+      MPI_Init (NULL, NULL);
+      MPI_Comm_rank (MPI_COMM_WORLD, &rank);
+      MPI_Comm_size (MPI_COMM_WORLD, &ranks);
+    }
+#endif
+  g_autoptr (WeftDb) db = NULL;
+  if (rank == 0)
+    {
+      db = weft_db_open (db_file, &error);
+      if (db == NULL)
+        {
+          fprintf (stderr, "weft sweep: %s\n", error->message);
+#ifdef WEFT_HAVE_MPI
+          if (mpi)
+            MPI_Abort (MPI_COMM_WORLD, WEFT_EXIT_USAGE);
+#endif
+          return WEFT_EXIT_USAGE;
+        }
     }
 
   /* Shards that a stopped sweep left next to the database hold finished
    * points (with their parameters): take them in first. */
+  if (rank == 0)
   {
     g_autofree char *dir = g_path_get_dirname (db_file);
     g_autofree char *base = g_path_get_basename (db_file);
@@ -394,6 +435,41 @@ weft_cmd_sweep (int argc, char **argv)
   g_ptr_array_remove_index (flags, flags->len - 1);
   g_autofree char *sweep_id = g_strdup_printf ("%s %s", path, joined);
 
+#ifdef WEFT_HAVE_MPI
+  if (mpi)
+    MPI_Barrier (MPI_COMM_WORLD);
+#endif
+  /* Every rank sees the database as rank 0 left it; each writes its points
+   * to a shard of its own, which rank 0 takes in at the end. */
+  if (db == NULL)
+    {
+      db = weft_db_open (db_file, &error);
+      if (db == NULL)
+        {
+          fprintf (stderr, "weft sweep: rank %d: %s\n", rank, error->message);
+#ifdef WEFT_HAVE_MPI
+          MPI_Abort (MPI_COMM_WORLD, WEFT_EXIT_FAILURE);
+#endif
+          return WEFT_EXIT_FAILURE;
+        }
+    }
+  g_autofree char *rank_shard = g_strdup_printf ("%s.shard-rank%d.db", db_file,
+                                                 rank);
+  g_autoptr (WeftDb) own = NULL;
+  if (ranks > 1)
+    {
+      own = weft_db_open (rank_shard, &error);
+      if (own == NULL)
+        {
+          fprintf (stderr, "weft sweep: rank %d: %s\n", rank, error->message);
+#ifdef WEFT_HAVE_MPI
+          MPI_Abort (MPI_COMM_WORLD, WEFT_EXIT_FAILURE);
+#endif
+          return WEFT_EXIT_FAILURE;
+        }
+    }
+  WeftDb *target = own ? own : db;
+
   /* The points, first grid slowest. */
   Point *points = g_new0 (Point, total);
   for (guint i = 0; i < total; i++)
@@ -406,8 +482,8 @@ weft_cmd_sweep (int argc, char **argv)
           points[i].values[g] = g_strdup (gr->values[rest % gr->n]);
           rest /= gr->n;
         }
-      points[i].shard = g_strdup_printf ("%s.shard-%d-%u.db", db_file,
-                                         (int) getpid (), i);
+      points[i].shard = g_strdup_printf ("%s.shard-%d-%d-%u.db", db_file,
+                                         rank, (int) getpid (), i);
       points[i].err = g_strdup_printf ("%s.err", points[i].shard);
     }
 
@@ -420,6 +496,8 @@ weft_cmd_sweep (int argc, char **argv)
       while (running < jobs && next < total)
         {
           Point *p = &points[next++];
+          if ((next - 1) % (guint) ranks != (guint) rank)
+            continue;           /* another rank's */
           guint n = grids->len + 1;
           g_autofree const char **keys = g_new (const char *, n);
           g_autofree const char **values = g_new (const char *, n);
@@ -458,7 +536,7 @@ weft_cmd_sweep (int argc, char **argv)
             points[i].pid = 0;
             if (!WIFEXITED (wait_status) || WEXITSTATUS (wait_status) != 0)
               failed++;
-            if (!finish_point (db, path, grids, sweep_id, &points[i],
+            if (!finish_point (target, path, grids, sweep_id, &points[i],
                                wait_status, &error))
               {
                 fprintf (stderr, "weft sweep: %s\n", error->message);
@@ -472,9 +550,40 @@ weft_cmd_sweep (int argc, char **argv)
     }
   if (isatty (STDERR_FILENO))
     fprintf (stderr, "\r%60s\r", "");
-  print_summary (db, grids, points, total);
-  printf ("# %u points: %u run, %u already complete, %u failed\n", total,
-          total - skipped, skipped, failed);
+  guint counts[2] = { skipped, failed };
+#ifdef WEFT_HAVE_MPI
+  if (mpi)
+    {
+      /* Rank 0 takes every rank's shard in, then reports. */
+      g_clear_pointer (&own, weft_db_close);
+      guint sum[2];
+      MPI_Reduce (counts, sum, 2, MPI_UNSIGNED, MPI_SUM, 0, MPI_COMM_WORLD);
+      memcpy (counts, sum, sizeof sum);
+      MPI_Barrier (MPI_COMM_WORLD);
+      for (int r = 0; rank == 0 && r < ranks && ranks > 1; r++)
+        {
+          g_autofree char *shard = g_strdup_printf ("%s.shard-rank%d.db",
+                                                    db_file, r);
+          g_autoptr (GArray) merged = g_array_new (FALSE, FALSE,
+                                                   sizeof (int64_t));
+          if (weft_db_merge (db, shard, merged, &error))
+            g_remove (shard);
+          else
+            {
+              fprintf (stderr, "weft sweep: %s\n", error->message);
+              g_clear_error (&error);
+              status = WEFT_EXIT_FAILURE;
+            }
+        }
+      MPI_Finalize ();
+    }
+#endif
+  if (rank == 0)
+    {
+      print_summary (db, grids, sweep_id, points, total);
+      printf ("# %u points: %u run, %u already complete, %u failed\n", total,
+              total - counts[0], counts[0], counts[1]);
+    }
   for (guint i = 0; i < total; i++)
     {
       g_strfreev (points[i].values);

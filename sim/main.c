@@ -123,6 +123,11 @@ cmd_version (int argc, char **argv)
   printf ("weft %s\n", WEFT_VERSION);
   printf ("glib %u.%u.%u\n", glib_major_version, glib_minor_version,
           glib_micro_version);
+#ifdef WEFT_HAVE_MPI
+  printf ("MPI: built in (weft sweep runs under mpirun or srun)\n");
+#else
+  printf ("MPI: not built in (weft sweep runs on one machine)\n");
+#endif
   return WEFT_EXIT_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -460,6 +461,125 @@ START_TEST (test_sweep_killed_then_resumed)
 }
 END_TEST
 
+#ifdef WEFT_MPIRUN
+/* mpirun, with Open MPI's leaks left out of AddressSanitizer's report. */
+static int
+mpirun (const char *const *args, gboolean wait, GPid *pid)
+{
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_auto (GStrv) envp = g_get_environ ();
+  int status = -1;
+
+  envp = g_environ_setenv (envp, "ASAN_OPTIONS", "detect_leaks=0", TRUE);
+  g_ptr_array_add (argv, (char *) WEFT_MPIRUN);
+  g_ptr_array_add (argv, "--oversubscribe");
+  g_ptr_array_add (argv, "--allow-run-as-root");
+  g_ptr_array_add (argv, "-n");
+  g_ptr_array_add (argv, "3");
+  g_ptr_array_add (argv, (char *) WEFT_BINARY);
+  for (int i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  if (wait)
+    {
+      ck_assert (g_spawn_sync (tmp_dir, (char **) argv->pdata, envp,
+                               G_SPAWN_STDOUT_TO_DEV_NULL
+                                   | G_SPAWN_STDERR_TO_DEV_NULL,
+                               NULL, NULL, NULL, NULL, &status, NULL));
+      return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+    }
+  ck_assert (g_spawn_async (tmp_dir, (char **) argv->pdata, envp,
+                            G_SPAWN_DO_NOT_REAP_CHILD
+                                | G_SPAWN_STDOUT_TO_DEV_NULL
+                                | G_SPAWN_STDERR_TO_DEV_NULL,
+                            new_group, NULL, pid, NULL));
+  return 0;
+}
+
+/* Kill the weft process that is MPI rank @rank of a sweep into @db. */
+static gboolean
+kill_rank (const char *db, int rank)
+{
+  GDir *proc = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+  g_autofree char *want = g_strdup_printf ("OMPI_COMM_WORLD_RANK=%d", rank);
+  gboolean killed = FALSE;
+
+  while (proc && !killed && (name = g_dir_read_name (proc)))
+    {
+      g_autofree char *cmd_path = g_strdup_printf ("/proc/%s/cmdline", name);
+      g_autofree char *env_path = g_strdup_printf ("/proc/%s/environ", name);
+      g_autofree char *cmd = NULL, *env = NULL;
+      gsize cmd_len, env_len;
+      if (!g_file_get_contents (cmd_path, &cmd, &cmd_len, NULL)
+          || !g_file_get_contents (env_path, &env, &env_len, NULL))
+        continue;
+      gboolean sweep = FALSE, ours = FALSE, is_rank = FALSE;
+      for (gsize i = 0; i < cmd_len; i += strlen (cmd + i) + 1)
+        {
+          sweep |= strcmp (cmd + i, "sweep") == 0;
+          ours |= strcmp (cmd + i, db) == 0;
+        }
+      for (gsize i = 0; i < env_len; i += strlen (env + i) + 1)
+        is_rank |= strcmp (env + i, want) == 0;
+      if (sweep && ours && is_rank)
+        killed = kill (atoi (name), SIGKILL) == 0;
+    }
+  if (proc)
+    g_dir_close (proc);
+  return killed;
+}
+
+START_TEST (test_sweep_over_mpi)
+{
+  /* Three MPI ranks share the points; rank 0 merges their shards: one
+   * complete run per point.  Then a rank killed mid-sweep, and the sweep
+   * run again, which finishes it. */
+  g_autofree char *db = g_build_filename (tmp_dir, "m.db", NULL);
+  const char *args[] = { "sweep", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                         "--grid", "link_types.nvlink4.latency=100ns,200ns,"
+                         "300ns,400ns,500ns", "-b", "1M", "-e", "4M", "-j",
+                         "1", "--db", db, NULL };
+  ck_assert_int_eq (mpirun (args, TRUE, NULL), 0);
+  sqlite3 *h = open_db ("m.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'complete'"), 5);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(DISTINCT value) FROM run_params "
+                               "WHERE key = 'link_types.nvlink4.latency'"), 5);
+  sqlite3_close (h);
+
+  g_autofree char *db2 = g_build_filename (tmp_dir, "m2.db", NULL);
+  const char *slow[] = { "sweep", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                         "--grid", "link_types.nvlink4.latency=100ns,200ns,"
+                         "300ns,400ns,500ns,600ns", "--fidelity", "packet",
+                         "-b", "16M", "-e", "16M", "-j", "1", "--db", db2,
+                         NULL };
+  GPid pid;
+  int wait_status;
+  mpirun (slow, FALSE, &pid);
+  gboolean killed = FALSE;
+  for (int tries = 0; tries < 100 && !killed; tries++)
+    {
+      g_usleep (200 * 1000);
+      killed = tries >= 5 && kill_rank (db2, 1);
+    }
+  ck_assert (killed);
+  waitpid (pid, &wait_status, 0);
+  kill (-pid, SIGKILL);
+  ck_assert_int_eq (mpirun (slow, TRUE, NULL), 0);
+  h = open_db ("m2.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM (SELECT p.value FROM "
+                               "runs r JOIN run_params p ON p.run_id = r.id "
+                               "WHERE r.status = 'complete' AND p.key = "
+                               "'link_types.nvlink4.latency' GROUP BY p.value "
+                               "HAVING COUNT(*) = 1)"), 6);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'complete'"), 6);
+  sqlite3_close (h);
+}
+END_TEST
+#endif
+
 static Suite *
 results_suite (void)
 {
@@ -486,6 +606,9 @@ results_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_sweep_points_resume_and_failures);
   tcase_add_test (tc, test_sweep_killed_then_resumed);
+#ifdef WEFT_MPIRUN
+  tcase_add_test (tc, test_sweep_over_mpi);
+#endif
   suite_add_tcase (s, tc);
   return s;
 }
