@@ -34,6 +34,7 @@ static const char schema[] =
   "  key TEXT NOT NULL,"
   "  value TEXT NOT NULL,"
   "  PRIMARY KEY (run_id, key));"
+  "CREATE INDEX IF NOT EXISTS run_params_by_key ON run_params (key, value);"
   "CREATE TABLE IF NOT EXISTS nodes ("
   "  run_id INTEGER NOT NULL REFERENCES runs(id),"
   "  id INTEGER NOT NULL,"

@@ -580,6 +580,11 @@ weft_cmd_sweep (int argc, char **argv)
 #endif
   if (rank == 0)
     {
+      if (!weft_db_index (db, &error))
+        {
+          fprintf (stderr, "weft sweep: %s\n", error->message);
+          g_clear_error (&error);
+        }
       print_summary (db, grids, sweep_id, points, total);
       printf ("# %u points: %u run, %u already complete, %u failed\n", total,
               total - counts[0], counts[0], counts[1]);
