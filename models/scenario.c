@@ -151,7 +151,7 @@ append_entries (GPtrArray *to, const WeftCfg *seq, const char *what,
 
 static const char *const file_keys[] = {
   "weft", "include", "description", "link_types", "devices", "templates",
-  "nodes", "links", "fabrics", "workload", NULL
+  "nodes", "links", "fabrics", "workload", "sweep", NULL
 };
 
 static gboolean read_file (Builder *b, const char *path, const WeftCfg *from,

@@ -3,6 +3,7 @@
  * processes that write a database shard each; the shards are merged into
  * the one database, with each point's parameters in run_params. */
 #include "cli.h"
+#include "config.h"
 #include "db.h"
 
 #include <errno.h>
@@ -330,9 +331,63 @@ weft_cmd_sweep (int argc, char **argv)
     }
   if (grid_specs == NULL)
     {
-      weft_cli_usage_error (context, "sweep", "give at least one --grid "
-                            "KEY=V1,V2,...");
-      return WEFT_EXIT_USAGE;
+      /* No --grid: the scenario's sweep section, {grid: {KEY: [V1, ...]}}. */
+      g_autoptr (WeftCfg) root = weft_cfg_load_file (argv[1], &error);
+      WeftCfg *section = root ? weft_cfg_get (root, "sweep") : NULL;
+      WeftCfg *grid = section ? weft_cfg_get (section, "grid") : NULL;
+      static const char *const keys[] = { "grid", "description", NULL };
+      if (root == NULL)
+        {
+          fprintf (stderr, "%s\n", error->message);
+          return WEFT_EXIT_USAGE;
+        }
+      if (section == NULL)
+        {
+          weft_cli_usage_error (context, "sweep", "give at least one --grid "
+                                "KEY=V1,V2,..., or a sweep: section in the "
+                                "scenario");
+          return WEFT_EXIT_USAGE;
+        }
+      if (!weft_cfg_expect_map (section, "sweep", &error)
+          || !weft_cfg_check_keys (section, keys, &error)
+          || !(grid = weft_cfg_require (section, "grid", &error))
+          || !weft_cfg_expect_map (grid, "grid (key: list of values)", &error))
+        {
+          fprintf (stderr, "%s\n", error->message);
+          return WEFT_EXIT_USAGE;
+        }
+      g_autoptr (GPtrArray) specs = g_ptr_array_new_with_free_func (g_free);
+      for (size_t i = 0; i < grid->n; i++)
+        {
+          WeftCfg *list = grid->items[i];
+          if (!weft_cfg_expect_seq (list, "a list of values", &error))
+            {
+              fprintf (stderr, "%s\n", error->message);
+              return WEFT_EXIT_USAGE;
+            }
+          GString *spec = g_string_new (grid->keys[i]->text);
+          for (size_t k = 0; k < list->n; k++)
+            {
+              if (!weft_cfg_expect_scalar (list->items[k], "a value", &error))
+                {
+                  g_string_free (spec, TRUE);
+                  fprintf (stderr, "%s\n", error->message);
+                  return WEFT_EXIT_USAGE;
+                }
+              g_string_append_printf (spec, "%c%s", k ? ',' : '=',
+                                      list->items[k]->text);
+            }
+          if (list->n == 0)
+            {
+              g_string_free (spec, TRUE);
+              weft_cfg_error (&error, list, "a grid needs at least one value");
+              fprintf (stderr, "%s\n", error->message);
+              return WEFT_EXIT_USAGE;
+            }
+          g_ptr_array_add (specs, g_string_free (spec, FALSE));
+        }
+      g_ptr_array_add (specs, NULL);
+      grid_specs = g_strdupv ((char **) specs->pdata);
     }
   if (jobs < 0 || jobs > 1024)
     {

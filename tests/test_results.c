@@ -417,6 +417,26 @@ START_TEST (test_sweep_points_resume_and_failures)
 }
 END_TEST
 
+START_TEST (test_sweep_section)
+{
+  /* The grid may be written in the scenario. */
+  g_autofree char *path = g_build_filename (tmp_dir, "g.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n"
+      "sweep:\n  grid:\n    link_types.nvlink4.latency: [100ns, 300ns]\n"
+      "    nodes.0.template: [dgx-h100, dgx-h200]\n", WEFT_SOURCE_DIR);
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  const char *sweep[] = { "sweep", path, "-b", "1M", "-e", "1M", "--db",
+                          "g.db", NULL };
+  Result r = weft_cmd (sweep);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "# 4 points: 4 run, 0 already "
+                                        "complete, 0 failed"));
+  result_clear (&r);
+}
+END_TEST
+
 START_TEST (test_sweep_killed_then_resumed)
 {
   /* A sweep killed with its workers mid-way is finished by running it
@@ -605,6 +625,7 @@ results_suite (void)
   tcase_set_timeout (tc, 300);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_sweep_points_resume_and_failures);
+  tcase_add_test (tc, test_sweep_section);
   tcase_add_test (tc, test_sweep_killed_then_resumed);
 #ifdef WEFT_MPIRUN
   tcase_add_test (tc, test_sweep_over_mpi);
