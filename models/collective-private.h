@@ -34,7 +34,17 @@ void weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
 void weft_rhd_all_reduce (WeftSchedule *s, uint64_t size);
 void weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
-                           const WeftCollectiveParams *p);
+                           const WeftCollectiveParams *p, WeftAlgorithm inter);
+
+/* An in-order binary tree over positions [lo, hi]: its root is the middle.
+ * Fills parent[] (G_MAXUINT32 for the root) and returns the root. */
+uint32_t weft_tree_build (uint32_t lo, uint32_t hi, uint32_t *parent);
+
+/* Halving-doubling all_reduce of @size bytes among the @n ranks @members
+ * on @tag.  @after[j] is what member j's first send waits for (WEFT_NO_STEP
+ * for nothing), and becomes its last step. */
+void weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
+                     uint64_t size, uint32_t tag, uint32_t *after);
 void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
 void weft_direct_all_to_all (WeftSchedule *s, uint64_t size);

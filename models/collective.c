@@ -9,7 +9,9 @@ static const char *const op_names[] = {
 };
 
 static const char *const alg_names[] = { "ring", "tree", "rhd", "direct",
-                                         "pairwise", "nvls", "hierarchical" };
+                                         "pairwise", "nvls", "hierarchical",
+                                         "hierarchical-rhd",
+                                         "hierarchical-tree" };
 
 /* Which algorithm implements which operation. */
 static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
@@ -20,6 +22,8 @@ static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
   [WEFT_ALG_PAIRWISE] = { FALSE, FALSE, FALSE, FALSE, FALSE, TRUE, FALSE },
   [WEFT_ALG_NVLS] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
   [WEFT_ALG_HIER] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
+  [WEFT_ALG_HIER_RHD] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
+  [WEFT_ALG_HIER_TREE] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
 };
 
 const char *
@@ -68,8 +72,15 @@ weft_op_names (void)
 const char *
 weft_algorithm_names (void)
 {
-  return "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, or a "
-         "schedule file";
+  return "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, "
+         "hierarchical-rhd, hierarchical-tree, or a schedule file";
+}
+
+gboolean
+weft_algorithm_is_hierarchical (WeftAlgorithm alg)
+{
+  return alg == WEFT_ALG_HIER || alg == WEFT_ALG_HIER_RHD
+         || alg == WEFT_ALG_HIER_TREE;
 }
 
 gboolean
@@ -81,7 +92,8 @@ weft_algorithm_supports (WeftAlgorithm alg, WeftOp op)
 gboolean
 weft_algorithm_in_auto (WeftAlgorithm alg)
 {
-  return alg != WEFT_ALG_RHD;
+  return alg != WEFT_ALG_RHD && alg != WEFT_ALG_HIER_RHD
+         && alg != WEFT_ALG_HIER_TREE;
 }
 
 uint64_t
@@ -140,7 +152,11 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
       else if (nvls)
         weft_nvls_all_reduce (s, size, &p);
       else if (alg == WEFT_ALG_HIER)
-        weft_hier_all_reduce (s, size, &p);
+        weft_hier_all_reduce (s, size, &p, WEFT_ALG_RING);
+      else if (alg == WEFT_ALG_HIER_RHD)
+        weft_hier_all_reduce (s, size, &p, WEFT_ALG_RHD);
+      else if (alg == WEFT_ALG_HIER_TREE)
+        weft_hier_all_reduce (s, size, &p, WEFT_ALG_TREE);
       else
         weft_rhd_all_reduce (s, size);
       break;

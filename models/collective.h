@@ -24,7 +24,9 @@ typedef enum {
   WEFT_ALG_DIRECT,
   WEFT_ALG_PAIRWISE,
   WEFT_ALG_NVLS,                /* in-switch reduction (NVLink SHARP) */
-  WEFT_ALG_HIER,                /* two levels: NVLink in, network across */
+  WEFT_ALG_HIER,                /* two levels: NVLink in, ring across */
+  WEFT_ALG_HIER_RHD,            /* ... halving-doubling across */
+  WEFT_ALG_HIER_TREE,           /* ... double binary tree across */
   WEFT_ALG_COUNT,
 } WeftAlgorithm;
 
@@ -47,6 +49,10 @@ const char *weft_algorithm_names (void);
 
 /* Whether @alg implements @op. */
 gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
+
+/* Whether @alg is one of the two-level algorithms, which need the ranks
+ * server by server (params->local of them in each). */
+gboolean weft_algorithm_is_hierarchical (WeftAlgorithm alg);
 
 /* Whether `auto` considers @alg: NCCL's own algorithms (ring, tree, NVLS,
  * and point-to-point all_to_all), so that auto picks what NCCL would. */

@@ -1,9 +1,10 @@
 /* weft: the hierarchical two-level all_reduce: a reduce-scatter over
  * NVLink among the GPUs of each server, then an all_reduce of each slice
  * across servers among the GPUs with the same local index (one rail each),
- * then an all-gather inside each server.  Ranks come server by server,
- * `local` of them in each.  The buffer is cut into channels x chunks pieces
- * that follow each other through the three levels. */
+ * by ring, recursive halving-doubling or double binary tree, then an
+ * all-gather inside each server.  Ranks come server by server, `local` of
+ * them in each.  The buffer is cut into channels x chunks pieces that
+ * follow each other through the three levels. */
 #include "collective-private.h"
 
 /* A ring over @members (m ranks) on a region of @region bytes, cut into m
@@ -37,9 +38,77 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
     }
 }
 
+/* A step of @rank that waits for both @a and @b: a reduction of @bytes
+ * (0 for a plain join, which takes no time). */
+static uint32_t
+join (WeftSchedule *s, uint32_t rank, uint64_t bytes, uint32_t a, uint32_t b)
+{
+  uint32_t deps[2] = { a, b };
+
+  if (a == WEFT_NO_STEP)
+    return weft_schedule_reduce (s, rank, bytes, b);
+  return weft_schedule_add (s, rank, WEFT_STEP_REDUCE, 0, 0, bytes, deps,
+                            b == WEFT_NO_STEP ? 1 : 2);
+}
+
+/* The double binary tree over @members on @region bytes: half of it up
+ * and down one in-order binary tree, half on the same tree shifted by one
+ * member.  @after as for ring(). */
+static void
+tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
+      uint32_t tag, uint32_t *after)
+{
+  g_autofree uint32_t *pos_parent = g_new (uint32_t, m);
+  g_autofree uint32_t *parent = g_new (uint32_t, m);
+  g_autofree uint32_t *n_children = g_new (uint32_t, m);
+  g_autofree uint32_t *children = g_new (uint32_t, 2 * (size_t) m);
+  g_autofree uint32_t *done = g_new (uint32_t, 2 * (size_t) m);
+
+  pos_parent[weft_tree_build (0, m - 1, pos_parent)] = G_MAXUINT32;
+  for (uint32_t t = 0; t < 2; t++)
+    {
+      uint64_t half = weft_part (region, 2, t);
+      for (uint32_t j = 0; j < m; j++)
+        n_children[j] = 0;
+      for (uint32_t q = 0; q < m; q++)
+        parent[(q + t) % m] = pos_parent[q] == G_MAXUINT32
+                                  ? G_MAXUINT32
+                                  : (pos_parent[q] + t) % m;
+      for (uint32_t j = 0; j < m; j++)
+        if (parent[j] != G_MAXUINT32)
+          children[2 * (size_t) parent[j] + n_children[parent[j]]++] = j;
+      for (uint32_t j = 0; j < m; j++)
+        {
+          uint32_t have = after[j];
+          for (uint32_t c = 0; c < n_children[j]; c++)
+            {
+              uint32_t child = members[children[2 * (size_t) j + c]];
+              uint32_t got = weft_schedule_recv (s, members[j], child, tag,
+                                                 half, WEFT_NO_STEP);
+              have = join (s, members[j], half, have, got);
+            }
+          if (parent[j] != G_MAXUINT32)
+            {
+              weft_schedule_send (s, members[j], members[parent[j]], tag, half,
+                                  have);
+              have = weft_schedule_recv (s, members[j], members[parent[j]],
+                                         tag, half, WEFT_NO_STEP);
+            }
+          for (uint32_t c = 0; c < n_children[j]; c++)
+            weft_schedule_send (s, members[j],
+                                members[children[2 * (size_t) j + c]], tag,
+                                half, have);
+          done[2 * (size_t) j + t] = have;
+        }
+    }
+  for (uint32_t j = 0; j < m; j++)
+    after[j] = join (s, members[j], 0, done[2 * (size_t) j],
+                     done[2 * (size_t) j + 1]);
+}
+
 void
 weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
-                      const WeftCollectiveParams *p)
+                      const WeftCollectiveParams *p, WeftAlgorithm inter)
 {
   uint32_t n = s->n_gpus, local = p->local, servers = n / local;
   uint32_t pieces = p->channels * p->chunks;
@@ -82,8 +151,19 @@ weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
               members[g] = g * local + i;
               dep[g] = after[members[g]];
             }
-          ring (s, members, servers, slice, 0, TRUE, tag + 1, dep);
-          ring (s, members, servers, slice, -1, FALSE, tag + 1, dep);
+          switch (inter)
+            {
+            case WEFT_ALG_RHD:
+              weft_rhd_group (s, members, servers, slice, tag + 1, dep);
+              break;
+            case WEFT_ALG_TREE:
+              tree (s, members, servers, slice, tag + 1, dep);
+              break;
+            default:
+              ring (s, members, servers, slice, 0, TRUE, tag + 1, dep);
+              ring (s, members, servers, slice, -1, FALSE, tag + 1, dep);
+              break;
+            }
           for (uint32_t g = 0; g < servers; g++)
             after[members[g]] = dep[g];
         }

@@ -109,7 +109,7 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
       p.n_switches = shares->len;
       p.switch_share = (const double *) shares->data;
     }
-  if (alg == WEFT_ALG_HIER && !ranks_per_server (topo, gpus, n, &p.local, error))
+  if (weft_algorithm_is_hierarchical (alg) && !ranks_per_server (topo, gpus, n, &p.local, error))
     return FALSE;
   g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
                                                                 size, &p);
@@ -176,7 +176,7 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
     }
   g_array_append_vals (nodes, gpus, n);
   uint32_t local;
-  if (alg == WEFT_ALG_HIER && !ranks_per_server (topo, gpus, n, &local, error))
+  if (weft_algorithm_is_hierarchical (alg) && !ranks_per_server (topo, gpus, n, &local, error))
     return FALSE;
   return alg != WEFT_ALG_NVLS || n < 2
          || nvls_switches (topo, gpus, n, nodes, shares, error);

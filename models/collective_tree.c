@@ -6,17 +6,15 @@
  * channels x chunks pieces that follow each other up and down. */
 #include "collective-private.h"
 
-/* An in-order binary tree over positions [lo, hi]: its root is the middle.
- * Fills parent[] (G_MAXUINT32 for the root) and returns the root. */
-static uint32_t
-build (uint32_t lo, uint32_t hi, uint32_t *parent)
+uint32_t
+weft_tree_build (uint32_t lo, uint32_t hi, uint32_t *parent)
 {
   uint32_t mid = lo + (hi - lo) / 2;
 
   if (mid > lo)
-    parent[build (lo, mid - 1, parent)] = mid;
+    parent[weft_tree_build (lo, mid - 1, parent)] = mid;
   if (mid < hi)
-    parent[build (mid + 1, hi, parent)] = mid;
+    parent[weft_tree_build (mid + 1, hi, parent)] = mid;
   return mid;
 }
 
@@ -31,7 +29,7 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
   g_autofree uint32_t *children = g_new (uint32_t, 2 * (size_t) n);
   uint32_t pieces = p->channels * p->chunks;
 
-  uint32_t root_pos = build (0, n - 1, pos_parent);
+  uint32_t root_pos = weft_tree_build (0, n - 1, pos_parent);
   pos_parent[root_pos] = G_MAXUINT32;
   for (uint32_t t = 0; t < 2; t++)
     {

@@ -153,6 +153,13 @@ ready (Exec *x, uint64_t k)
             break;
           }
         WeftTime now = weft_sim_now (sim);
+        if (step->bytes == 0)
+          {
+            /* Nothing to add: a join of its dependencies, at once. */
+            weft_sim_schedule_at (sim, now, step_finished, x,
+                                  GUINT_TO_POINTER (k));
+            break;
+          }
         WeftTime start = MAX (now, x->engine_free[r]);
         WeftTime end = start + (WeftTime) ceil ((double) step->bytes * 1e12
                                                 / gpu->device->reduce_bandwidth);

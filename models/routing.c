@@ -47,6 +47,9 @@ struct _WeftRouting {
   uint32_t *core_start;
   CoreEdge *core_edges;
 
+  uint32_t *affinity;           /* node -> its place among the nodes of its
+                                   kind in its zone (GPU 0, 1, ... of a
+                                   server), or WEFT_NONE outside zones */
   GHashTable *to_core;          /* core index + 1 -> uint32_t costs[n_core] */
   size_t cached_bytes;
   size_t table_bytes;
@@ -289,6 +292,22 @@ weft_routing_new (const WeftTopology *topo)
   r->topo = topo;
   build_tables (r);
   build_core (r);
+  r->affinity = g_new (uint32_t, MAX (topo->n_nodes, 1));
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    {
+      const WeftZone *zone = &topo->zones[z];
+      for (uint32_t a = zone->first_node; a < zone->first_node + zone->n_nodes;
+           a++)
+        {
+          uint32_t k = 0;
+          for (uint32_t b = zone->first_node; b < a; b++)
+            k += topo->nodes[b].kind == topo->nodes[a].kind;
+          r->affinity[a] = k;
+        }
+    }
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (zone_of (r, n) == WEFT_ZONE_ROOT)
+      r->affinity[n] = WEFT_NONE;
   r->to_core = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                       g_free);
   return r;
@@ -303,6 +322,7 @@ weft_routing_free (WeftRouting *r)
     g_free (r->tables[t].cost);
   g_free (r->tables);
   g_free (r->zone_table);
+  g_free (r->affinity);
   g_free (r->gw_start);
   g_free (r->gw);
   g_free (r->forwarding);
@@ -593,7 +613,12 @@ weft_routing_path (WeftRouting *r, uint32_t src, uint32_t dst, uint64_t flow,
   choose (r, src, dst, NULL, &ch);
   if (ch.cost == WEFT_ROUTE_UNREACHABLE)
     return FALSE;
-  uint64_t pick = weft_mix64 (seed);
+  /* Which of the equal-cost ways out of the server: a GPU's place among
+   * the GPUs of its server, so that GPUs sharing a PCIe switch with as many
+   * NICs take one NIC each, as NCCL assigns them, rather than colliding by
+   * chance; a hash for nodes outside servers. */
+  uint64_t pick = r->affinity[src] != WEFT_NONE ? r->affinity[src]
+                                                : weft_mix64 (seed);
   choose (r, src, dst, &pick, &ch);
 
   if (ch.local)

@@ -226,9 +226,11 @@ weft_cmd_run (int argc, char **argv)
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
       "all_to_all, send_recv (default: all_reduce)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &alg_name,
-      "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, or a "
+      "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, "
+      "hierarchical-rhd, hierarchical-tree, or a "
       "schedule file; "
-      "auto runs each of NCCL's that fits (all but rhd) and keeps the "
+      "auto runs each that fits (all but rhd and hierarchical-rhd/-tree, "
+      "which NCCL lacks) and keeps the "
       "fastest (default: auto)", "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_name,
       "auto, LL, LL128 or Simple (default: auto)", "PROTO" },

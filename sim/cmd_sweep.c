@@ -50,6 +50,21 @@ typedef struct {
 } RunFlags;
 
 static void
+run_flags_clear (RunFlags *f)
+{
+  g_free (f->op);
+  g_free (f->algorithm);
+  g_free (f->protocol);
+  g_free (f->minbytes);
+  g_free (f->maxbytes);
+  g_free (f->ranks);
+  g_free (f->fidelity);
+  g_free (f->bin);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunFlags, run_flags_clear)
+
+static void
 add_flag (GPtrArray *args, const char *name, const char *value)
 {
   if (value == NULL)
@@ -275,7 +290,7 @@ weft_cmd_sweep (int argc, char **argv)
   g_auto (GStrv) grid_specs = NULL;
   g_autofree char *db_path = NULL;
   gint64 jobs = 0;
-  RunFlags f = { .stepfactor = G_MININT64, .channels = G_MININT64,
+  g_auto (RunFlags) f = { .stepfactor = G_MININT64, .channels = G_MININT64,
                  .chunks = G_MININT64, .seed = G_MININT64 };
   GOptionEntry entries[] = {
     { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &grid_specs,

@@ -80,17 +80,24 @@ END_TEST
 
 START_TEST (test_hierarchical_bytes)
 {
-  /* Two levels, 4 GPUs a server: still exactly 2(n-1) size in all. */
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 4 };
+  /* Two levels, 4 GPUs a server, with ring, halving-doubling or trees
+   * across 1 to 7 servers: still exactly 2(n-1) size in all. */
+  const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
+                                 WEFT_ALG_HIER_TREE };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 4 };
 
-  for (uint32_t n = 4; n <= 16; n += 4)
-    {
-      g_autoptr (WeftSchedule) s = weft_collective_schedule (
-          WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER, n, 1000003, &params);
-      ck_assert (weft_schedule_check (s, NULL));
-      ck_assert_uint_eq (weft_schedule_bytes_sent (s),
-                         2 * (uint64_t) (n - 1) * 1000003);
-    }
+  for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
+    for (uint32_t n = 4; n <= 28; n += 4)
+      {
+        g_autoptr (WeftSchedule) s = weft_collective_schedule (
+            WEFT_OP_ALL_REDUCE, algs[a], n, 1000003, &params);
+        g_autoptr (GError) error = NULL;
+        ck_assert_msg (weft_schedule_check (s, &error), "%s n=%u: %s",
+                       weft_algorithm_name (algs[a]), n,
+                       error ? error->message : "");
+        ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                           2 * (uint64_t) (n - 1) * 1000003);
+      }
 }
 END_TEST
 
@@ -210,6 +217,57 @@ START_TEST (test_ring_all_reduce_closed_form)
                      "%s: %" G_GUINT64_FORMAT " ps vs %.0f ps",
                      weft_fidelity_name (f), r.time, closed);
     }
+}
+END_TEST
+
+/* Hierarchical all_reduce of @size over the first @servers DGX H100 of the
+ * rail-optimized fabric, one piece at a time, flow fidelity. */
+static double
+hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
+           WeftAlgorithm alg, uint64_t size)
+{
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data,
+                                      8 * servers, WEFT_OP_ALL_REDUCE, alg,
+                                      WEFT_PROTOCOL_SIMPLE, size, &serial,
+                                      &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
+                                                          1, 0, NULL },
+                                      &r, &error),
+                 "%s", error ? error->message : "");
+  ck_assert_uint_eq (r.bytes_sent,
+                     2 * (uint64_t) (8 * servers - 1) * size);
+  return (double) r.time;
+}
+
+START_TEST (test_hierarchical_across_servers)
+{
+  /* Across m servers of a non-blocking rail fabric, a slice s goes round
+   * a ring in 2(m-1) sends of s/m, and through halving-doubling in
+   * 2 log2(m) sends of s/2, s/4, ... and back: the same bytes on the wire
+   * and through the reduction engines, so the two differ by exactly
+   * (2(m-1) - 2 log2 m) per-send latencies a: 2a for m = 4, 8a for m = 8
+   * (the levels inside the servers are the same in both).  a is Simple's
+   * network hop (14 us) plus the path's own latency. */
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  const uint64_t size = 64 << 20;
+
+  double d4 = hier_time (s, gpus, 4, WEFT_ALG_HIER, size)
+              - hier_time (s, gpus, 4, WEFT_ALG_HIER_RHD, size);
+  double d8 = hier_time (s, gpus, 8, WEFT_ALG_HIER, size)
+              - hier_time (s, gpus, 8, WEFT_ALG_HIER_RHD, size);
+  double a = d4 / 2;
+  ck_assert_msg (a >= 14e6 && a <= 16e6, "a = %.0f ps", a);
+  ck_assert_msg (fabs (d8 - 8 * a) <= 0.001 * d8, "d8 %.0f ps, 8a %.0f ps",
+                 d8, 8 * a);
+
+  /* The double binary tree over 8 servers is 3 levels deep: fewer
+   * latencies than the ring, so faster for a small buffer. */
+  ck_assert (hier_time (s, gpus, 8, WEFT_ALG_HIER_TREE, 1 << 20)
+             < hier_time (s, gpus, 8, WEFT_ALG_HIER, 1 << 20));
 }
 END_TEST
 
@@ -373,6 +431,7 @@ collective_suite (void)
   tc = tcase_create ("timing");
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_ring_all_reduce_closed_form);
+  tcase_add_test (tc, test_hierarchical_across_servers);
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
   tcase_add_test (tc, test_schedule_file_ring_matches_builtin);
