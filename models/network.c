@@ -158,8 +158,8 @@ route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
       return;
     }
   uint32_t via = net->topo->links[first].dst;
-  gboolean routed = weft_routing_path (net->routing, via, dst, flow,
-                                       net->scratch);
+  gboolean routed = weft_routing_path_for (net->routing, src, via, dst, flow,
+                                           net->scratch);
   g_assert (routed);
   g_array_prepend_val (net->scratch, first);
 }

@@ -603,6 +603,13 @@ gboolean
 weft_routing_path (WeftRouting *r, uint32_t src, uint32_t dst, uint64_t flow,
                    GArray *links)
 {
+  return weft_routing_path_for (r, src, src, dst, flow, links);
+}
+
+gboolean
+weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
+                       uint32_t dst, uint64_t flow, GArray *links)
+{
   uint64_t seed = hop_hash (src, dst, flow, 0);
   uint32_t hop = 1;
   Choice ch;
@@ -617,8 +624,8 @@ weft_routing_path (WeftRouting *r, uint32_t src, uint32_t dst, uint64_t flow,
    * the GPUs of its server, so that GPUs sharing a PCIe switch with as many
    * NICs take one NIC each, as NCCL assigns them, rather than colliding by
    * chance; a hash for nodes outside servers. */
-  uint64_t pick = r->affinity[src] != WEFT_NONE ? r->affinity[src]
-                                                : weft_mix64 (seed);
+  uint64_t pick = r->affinity[origin] != WEFT_NONE ? r->affinity[origin]
+                                                   : weft_mix64 (seed);
   choose (r, src, dst, &pick, &ch);
 
   if (ch.local)

@@ -32,10 +32,19 @@ void weft_routing_free (WeftRouting *routing);
 uint64_t weft_routing_cost (WeftRouting *routing, uint32_t src, uint32_t dst);
 
 /* Replace the contents of @links (uint32_t) with the directed links of the
- * route of flow @flow from @src to @dst.  Among equal-cost choices the flow
- * id picks one, the same one every time.  FALSE if @dst is unreachable. */
+ * route of flow @flow from @src to @dst.  Among equal-cost ways out of the
+ * source's server, its place among the nodes of its kind there picks one
+ * (GPU i of a DGX takes NIC i, as NCCL assigns them); among other
+ * equal-cost choices the flow id picks one, the same one every time.  FALSE
+ * if @dst is unreachable. */
 gboolean weft_routing_path (WeftRouting *routing, uint32_t src, uint32_t dst,
                             uint64_t flow, GArray *links);
+
+/* The same from @src on behalf of @origin, a node on the way to @src (its
+ * first hop): @origin's place in its server chooses the way out of it. */
+gboolean weft_routing_path_for (WeftRouting *routing, uint32_t origin,
+                                uint32_t src, uint32_t dst, uint64_t flow,
+                                GArray *links);
 
 /* Replace the contents of @links with the links leaving @src that start a
  * least-cost route to @dst: the equal-cost first hops (NVLink to each of a
