@@ -305,6 +305,48 @@ START_TEST (test_fat_tree_ecmp_spread)
 }
 END_TEST
 
+START_TEST (test_gpu_takes_its_own_nic)
+{
+  /* In a DGX H100 two GPUs and two NICs share each PCIe switch, and every
+   * NIC reaches the fabric at the same cost: GPU i leaves by NIC i and GPU
+   * j is entered by NIC j, whatever the flow, on a fat-tree and on rails
+   * (where only i = j is least-cost). */
+  const char *files[] = { "h100-1024-fat-tree.yaml", "h100-256-rail.yaml" };
+
+  for (guint f = 0; f < G_N_ELEMENTS (files); f++)
+    {
+      g_autoptr (WeftScenario) s = load (files[f]);
+      g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
+      g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      for (uint32_t i = 0; i < 8; i++)
+        for (uint32_t j = 0; j < 8; j++)
+          {
+            if (f == 1 && i != j)
+              continue;
+            g_autofree char *a = g_strdup_printf ("node0/gpu%u", i);
+            g_autofree char *b = g_strdup_printf ("node5/gpu%u", j);
+            g_autofree char *out = g_strdup_printf ("node0/nic%u", i);
+            g_autofree char *in = g_strdup_printf ("node5/nic%u", j);
+            for (uint64_t flow = 0; flow < 16; flow++)
+              {
+                ck_assert (weft_routing_path (r, node (s->topo, a),
+                                              node (s->topo, b), flow, path));
+                gboolean left = FALSE, entered = FALSE;
+                for (guint k = 0; k < path->len; k++)
+                  {
+                    const WeftLink *l = &s->topo->links[g_array_index (
+                        path, uint32_t, k)];
+                    left |= l->dst == node (s->topo, out);
+                    entered |= l->dst == node (s->topo, in);
+                  }
+                ck_assert_msg (left && entered, "%s: %s -> %s flow %u",
+                               files[f], a, b, (unsigned) flow);
+              }
+          }
+    }
+}
+END_TEST
+
 static Suite *
 routing_suite (void)
 {
@@ -327,6 +369,7 @@ routing_suite (void)
   tc = tcase_create ("ecmp");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_fat_tree_ecmp_spread);
+  tcase_add_test (tc, test_gpu_takes_its_own_nic);
   suite_add_tcase (s, tc);
   return s;
 }
