@@ -35,6 +35,28 @@ typedef struct {
   guint n;
 } Grid;
 
+/* Point @p's parameters as run_params keys and values: each grid's key
+ * and the point's value, then SWEEP_KEY and @sweep_id.  Fills @keys and
+ * @values (grids->len + 1 each, owned by the caller, their strings not)
+ * and returns how many. */
+static guint
+point_params (const GArray *grids, const Point *p, const char *sweep_id,
+              const char ***keys, const char ***values)
+{
+  guint n = grids->len + 1;
+
+  *keys = g_new (const char *, n);
+  *values = g_new (const char *, n);
+  for (guint g = 0; g < grids->len; g++)
+    {
+      (*keys)[g] = g_array_index (grids, Grid, g).key;
+      (*values)[g] = p->values[g];
+    }
+  (*keys)[grids->len] = SWEEP_KEY;
+  (*values)[grids->len] = sweep_id;
+  return n;
+}
+
 static void
 grid_clear (Grid *g)
 {
@@ -198,16 +220,9 @@ finish_point (WeftDb *db, const char *scenario, const GArray *grids,
       sqlite3_exec (weft_db_handle (db), sql, NULL, NULL, NULL);
       sqlite3_free (sql);
     }
-  guint n = grids->len + 1;
-  g_autofree const char **keys = g_new (const char *, n);
-  g_autofree const char **values = g_new (const char *, n);
-  for (guint g = 0; g < grids->len; g++)
-    {
-      keys[g] = g_array_index (grids, Grid, g).key;
-      values[g] = p->values[g];
-    }
-  keys[grids->len] = SWEEP_KEY;
-  values[grids->len] = sweep_id;
+  g_autofree const char **keys = NULL;
+  g_autofree const char **values = NULL;
+  guint n = point_params (grids, p, sweep_id, &keys, &values);
   ok = weft_db_set_params (db, p->run, keys, values, n, error);
   g_remove (p->shard);
   g_remove (p->err);
@@ -568,16 +583,9 @@ weft_cmd_sweep (int argc, char **argv)
           Point *p = &points[next++];
           if ((next - 1) % (guint) ranks != (guint) rank)
             continue;           /* another rank's */
-          guint n = grids->len + 1;
-          g_autofree const char **keys = g_new (const char *, n);
-          g_autofree const char **values = g_new (const char *, n);
-          for (guint g = 0; g < grids->len; g++)
-            {
-              keys[g] = g_array_index (grids, Grid, g).key;
-              values[g] = p->values[g];
-            }
-          keys[grids->len] = SWEEP_KEY;
-          values[grids->len] = sweep_id;
+          g_autofree const char **keys = NULL;
+          g_autofree const char **values = NULL;
+          guint n = point_params (grids, p, sweep_id, &keys, &values);
           p->run = weft_db_find_point (db, keys, values, n);
           if (p->run > 0)
             {
