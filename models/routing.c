@@ -505,70 +505,57 @@ done:
   ch->n_best = n_best;
 }
 
+/* Whether exit @out and entry @in make a route of @cost. */
+static gboolean
+pairs_at (WeftRouting *r, const Port *out, const Port *in, uint64_t cost)
+{
+  const uint32_t *to_in = costs_to (r, in->core);
+
+  return to_in[out->core] != INF
+         && (uint64_t) out->cost + to_in[out->core] + in->cost == cost;
+}
+
 /* Among the least-cost (exit, entry) pairs @ch was chosen from, take the
  * exit at place @out_place among the exits that have one, then the entry at
  * place @in_place among those that pair with it (each WEFT_NONE to keep
- * @ch's choice on that side). */
+ * @ch's choice on that side, or the first entry that pairs). */
 static void
 choose_by_place (WeftRouting *r, uint32_t src, uint32_t dst,
                  uint32_t out_place, uint32_t in_place, Choice *ch)
 {
+  if (out_place == WEFT_NONE && in_place == WEFT_NONE)
+    return;
+
   g_autoptr (GArray) outs = g_array_new (FALSE, FALSE, sizeof (Port));
   g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (Port));
   g_autoptr (GArray) at = g_array_new (FALSE, FALSE, sizeof (guint));
 
-  if (out_place == WEFT_NONE && in_place == WEFT_NONE)
-    return;
   ports_of (r, src, outs);
   ports_of (r, dst, ins);
-  for (int side = 0; side < 2; side++)
+  if (out_place != WEFT_NONE)
     {
-      uint32_t place = side == 0 ? out_place : in_place;
-      g_array_set_size (at, 0);
-      for (guint i = 0; i < (side == 0 ? outs->len : ins->len); i++)
-        for (guint k = 0; k < (side == 0 ? ins->len : 1); k++)
-          {
-            const Port *out = side == 0 ? &g_array_index (outs, Port, i)
-                                        : &ch->out;
-            const Port *in = side == 0 ? &g_array_index (ins, Port, k)
-                                       : &g_array_index (ins, Port, i);
-            const uint32_t *to_in = costs_to (r, in->core);
-            if (to_in[out->core] != INF
-                && (uint64_t) out->cost + to_in[out->core] + in->cost
-                       == ch->cost)
-              {
-                g_array_append_val (at, i);
-                break;
-              }
-          }
-      if (place == WEFT_NONE || at->len == 0)
-        continue;
-      guint pick = g_array_index (at, guint, place % at->len);
-      if (side == 0)
-        {
-          ch->out = g_array_index (outs, Port, pick);
-          /* Keep the entry if it still pairs; otherwise the first that
-           * does, until the entry side picks. */
-          const uint32_t *to_in = costs_to (r, ch->in.core);
-          if (to_in[ch->out.core] == INF
-              || (uint64_t) ch->out.cost + to_in[ch->out.core] + ch->in.cost
-                     != ch->cost)
-            for (guint k = 0; k < ins->len; k++)
-              {
-                const Port *in = &g_array_index (ins, Port, k);
-                const uint32_t *c = costs_to (r, in->core);
-                if (c[ch->out.core] != INF
-                    && (uint64_t) ch->out.cost + c[ch->out.core] + in->cost
-                           == ch->cost)
-                  {
-                    ch->in = *in;
-                    break;
-                  }
-              }
-        }
-      else
-        ch->in = g_array_index (ins, Port, pick);
+      for (guint i = 0; i < outs->len; i++)
+        for (guint k = 0; k < ins->len; k++)
+          if (pairs_at (r, &g_array_index (outs, Port, i),
+                        &g_array_index (ins, Port, k), ch->cost))
+            {
+              g_array_append_val (at, i);
+              break;
+            }
+      g_assert (at->len > 0);
+      ch->out = g_array_index (outs, Port,
+                               g_array_index (at, guint, out_place % at->len));
     }
+  g_array_set_size (at, 0);
+  for (guint k = 0; k < ins->len; k++)
+    if (pairs_at (r, &ch->out, &g_array_index (ins, Port, k), ch->cost))
+      g_array_append_val (at, k);
+  g_assert (at->len > 0);
+  if (in_place != WEFT_NONE)
+    ch->in = g_array_index (ins, Port,
+                            g_array_index (at, guint, in_place % at->len));
+  else if (!pairs_at (r, &ch->out, &ch->in, ch->cost))
+    ch->in = g_array_index (ins, Port, g_array_index (at, guint, 0));
 }
 
 uint64_t
