@@ -135,6 +135,9 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;
 
+  if (options->plain)
+    weft_routing_set_memo (net->routing, FALSE);
+
   weft_sim_set_interrupt (sim, options->interrupt);
   result->spans = options->bin_width
                       ? g_new (WeftTime, 2 * (size_t) schedule->n_ranks)

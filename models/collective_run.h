@@ -12,6 +12,8 @@ typedef struct {
   uint64_t seed;                /* picks the ECMP choices */
   WeftTime bin_width;           /* ps; 0: keep no link statistics */
   const volatile int *interrupt;/* stop early once *interrupt != 0 */
+  gboolean plain;               /* switch the speed-ups off (for tests: the
+                                   results must not change) */
 } WeftRunOptions;
 
 typedef struct {

@@ -224,9 +224,12 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
     {
       if (net->n_transfers == net->transfers_cap)
         {
-          net->transfers_cap = net->transfers_cap ? net->transfers_cap * 2 : 64;
+          uint32_t old = net->transfers_cap;
+          net->transfers_cap = old ? old * 2 : 64;
           net->transfers = g_renew (WeftTransfer, net->transfers,
                                     net->transfers_cap);
+          memset (net->transfers + old, 0,
+                  (net->transfers_cap - old) * sizeof (WeftTransfer));
           net->free_transfers = g_renew (uint32_t, net->free_transfers,
                                          net->transfers_cap);
         }
@@ -236,15 +239,23 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   WeftTransfer *t = &net->transfers[id];
   uint64_t flow = net->next_flow++;
   route_part (net, src, dst, first, flow);
+  /* A free slot keeps its path buffer for the next transfer. */
+  uint32_t *path = t->path, path_cap = t->path_cap;
+  if (path_cap < net->scratch->len)
+    {
+      path_cap = MAX (net->scratch->len, 8);
+      path = g_renew (uint32_t, path, path_cap);
+    }
+  memcpy (path, net->scratch->data, net->scratch->len * sizeof (uint32_t));
   *t = (WeftTransfer) {
     .src = src,
     .dst = dst,
     .bytes = bytes,
     .cap = cap,
     .flow = flow,
-    .path = g_memdup2 (net->scratch->data,
-                       net->scratch->len * sizeof (uint32_t)),
+    .path = path,
     .path_len = net->scratch->len,
+    .path_cap = path_cap,
     .started = weft_sim_now (net->sim),
     .done = done,
     .target = target,
@@ -305,7 +316,6 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
   net->finished++;
   net->bytes_delivered += t->bytes;
   weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);
-  g_clear_pointer (&t->path, g_free);
   net->free_transfers[net->n_free++] = id;
 }
 

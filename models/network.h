@@ -48,6 +48,7 @@ typedef struct {
   uint64_t flow;                /* id, for ECMP and ordering */
   uint32_t *path;               /* its directed links, in order */
   uint32_t path_len;
+  uint32_t path_cap;            /* the slot keeps its buffer for the next */
   WeftTime latency;             /* ps: links and the nodes between them */
   double bottleneck;            /* B/s: the slowest link of the path */
   WeftTime started;

@@ -7,6 +7,22 @@
 
 #define INF UINT32_MAX
 #define CACHE_BUDGET ((size_t) 2 << 30)         /* bytes of cost arrays */
+#define MEMO_SLOTS (1u << 16)
+#define MEMO_LINKS 14
+
+/* A route remembered: the links of (origin, src, dst) when no flow id took
+ * part in choosing them, or the first hops of (src, dst).  A slot holds the
+ * last route hashed to it; a collective asks for the same few pairs over
+ * and over (every chunk of every step), so most questions are answered
+ * here, and the memory stays fixed whatever the GPU count. */
+typedef struct {
+  uint32_t a, b, c;
+  uint32_t tag;                 /* MEMO_PATH or MEMO_FIRST; 0: empty */
+  uint32_t len;
+  uint32_t links[MEMO_LINKS];
+} Memo;
+
+enum { MEMO_PATH = 1, MEMO_FIRST = 2 };
 
 typedef struct {
   uint32_t to;                  /* core index */
@@ -47,11 +63,18 @@ struct _WeftRouting {
   uint32_t *core_start;
   CoreEdge *core_edges;
 
+  uint32_t *entry_of;           /* link from outside the core into it ->
+                                   the destination digits of fabric routes */
+  uint32_t n_entries;
   uint32_t *affinity;           /* node -> its place among the nodes of its
                                    kind in its zone (GPU 0, 1, ... of a
                                    server), or WEFT_NONE outside zones */
-  GHashTable *to_core;          /* core index + 1 -> uint32_t costs[n_core] */
+  uint32_t **to_core;           /* core index -> costs[n_core] from every
+                                   core node to it, or NULL until needed */
   size_t cached_bytes;
+  GArray *outs, *ins, *at;      /* scratch of choose() */
+  Memo *memo;                   /* MEMO_SLOTS, or NULL: remember nothing */
+  gboolean by_flow;             /* the route being made took a flow's hash */
   size_t table_bytes;
 };
 
@@ -281,6 +304,30 @@ build_core (WeftRouting *r)
     }
   r->core_start[r->n_core] = edges->len;
   r->core_edges = (CoreEdge *) g_array_free (g_steal_pointer (&edges), FALSE);
+
+  /* The ways into the core, numbered in the order of the core nodes they
+   * enter and of those nodes' ports: a fat-tree's endpoints leaf by leaf. */
+  r->entry_of = g_new (uint32_t, MAX (topo->n_links, 1));
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    r->entry_of[l] = WEFT_NONE;
+  for (uint32_t c = 0; c < r->n_core; c++)
+    {
+      uint32_t n = r->core_node[c];
+      for (uint32_t i = topo->out_start[n]; i < topo->out_start[n + 1]; i++)
+        {
+          uint32_t l = topo->out_links[i];
+          if (r->core_of[topo->links[l].dst] == WEFT_NONE)
+            r->entry_of[l ^ 1] = r->n_entries++;
+        }
+    }
+}
+
+static void
+forget_costs (WeftRouting *r)
+{
+  for (uint32_t c = 0; c < r->n_core; c++)
+    g_clear_pointer (&r->to_core[c], g_free);
+  r->cached_bytes = 0;
 }
 
 WeftRouting *
@@ -308,8 +355,11 @@ weft_routing_new (const WeftTopology *topo)
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (zone_of (r, n) == WEFT_ZONE_ROOT)
       r->affinity[n] = WEFT_NONE;
-  r->to_core = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
-                                      g_free);
+  r->to_core = g_new0 (uint32_t *, MAX (r->n_core, 1));
+  r->outs = g_array_new (FALSE, FALSE, sizeof (Port));
+  r->ins = g_array_new (FALSE, FALSE, sizeof (Port));
+  r->at = g_array_new (FALSE, FALSE, sizeof (guint));
+  weft_routing_set_memo (r, TRUE);
   return r;
 }
 
@@ -323,6 +373,7 @@ weft_routing_free (WeftRouting *r)
   g_free (r->tables);
   g_free (r->zone_table);
   g_free (r->affinity);
+  g_free (r->entry_of);
   g_free (r->gw_start);
   g_free (r->gw);
   g_free (r->forwarding);
@@ -330,14 +381,62 @@ weft_routing_free (WeftRouting *r)
   g_free (r->core_node);
   g_free (r->core_start);
   g_free (r->core_edges);
-  g_hash_table_unref (r->to_core);
+  forget_costs (r);
+  g_free (r->to_core);
+  g_array_unref (r->outs);
+  g_array_unref (r->ins);
+  g_array_unref (r->at);
+  g_free (r->memo);
   g_free (r);
 }
 
 size_t
 weft_routing_memory (const WeftRouting *r)
 {
-  return r->cached_bytes + r->table_bytes;
+  return r->cached_bytes + r->table_bytes
+         + (r->memo ? MEMO_SLOTS * sizeof (Memo) : 0);
+}
+
+void
+weft_routing_set_memo (WeftRouting *r, gboolean enabled)
+{
+  g_clear_pointer (&r->memo, g_free);
+  if (enabled)
+    r->memo = g_new0 (Memo, MEMO_SLOTS);
+}
+
+static Memo *
+memo_slot (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+  uint64_t h = weft_mix64 (((uint64_t) a << 32 | b) ^ weft_mix64 (
+                               (uint64_t) c << 8 | tag));
+  return &r->memo[h & (MEMO_SLOTS - 1)];
+}
+
+/* Whether @r remembers the route asked for; if so it is in @links. */
+static gboolean
+memo_get (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
+          GArray *links)
+{
+  if (r->memo == NULL)
+    return FALSE;
+  const Memo *m = memo_slot (r, tag, a, b, c);
+  if (m->tag != tag || m->a != a || m->b != b || m->c != c)
+    return FALSE;
+  g_array_set_size (links, 0);
+  g_array_append_vals (links, m->links, m->len);
+  return TRUE;
+}
+
+static void
+memo_put (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
+          const GArray *links)
+{
+  if (r->memo == NULL || links->len > MEMO_LINKS)
+    return;
+  Memo *m = memo_slot (r, tag, a, b, c);
+  *m = (Memo) { a, b, c, tag, links->len, { 0 } };
+  memcpy (m->links, links->data, links->len * sizeof (uint32_t));
 }
 
 /* Costs from every core node to core node @target (links are symmetric, so
@@ -345,18 +444,13 @@ weft_routing_memory (const WeftRouting *r)
 static const uint32_t *
 costs_to (WeftRouting *r, uint32_t target)
 {
-  uint32_t *cost = g_hash_table_lookup (r->to_core,
-                                        GUINT_TO_POINTER (target + 1));
+  uint32_t *cost = r->to_core[target];
   if (cost != NULL)
     return cost;
 
   size_t bytes = (size_t) r->n_core * sizeof (uint32_t);
   if (r->cached_bytes + bytes > CACHE_BUDGET)
-    {
-      /* Past the budget, start over rather than grow without bound. */
-      g_hash_table_remove_all (r->to_core);
-      r->cached_bytes = 0;
-    }
+    forget_costs (r);   /* past the budget, start over rather than grow */
   cost = g_malloc (bytes);
   memset (cost, 0xff, bytes);
 
@@ -380,7 +474,7 @@ costs_to (WeftRouting *r, uint32_t target)
         }
     }
   g_free (heap.items);
-  g_hash_table_insert (r->to_core, GUINT_TO_POINTER (target + 1), cost);
+  r->to_core[target] = cost;
   r->cached_bytes += bytes;
   return cost;
 }
@@ -439,8 +533,7 @@ static void
 choose (WeftRouting *r, uint32_t src, uint32_t dst, const uint64_t *pick,
         Choice *ch)
 {
-  g_autoptr (GArray) outs = g_array_new (FALSE, FALSE, sizeof (Port));
-  g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (Port));
+  GArray *outs = r->outs, *ins = r->ins;
   uint32_t z = zone_of (r, src);
   uint64_t best = WEFT_ROUTE_UNREACHABLE;
   uint32_t n_best = 0;
@@ -526,10 +619,9 @@ choose_by_place (WeftRouting *r, uint32_t src, uint32_t dst,
   if (out_place == WEFT_NONE && in_place == WEFT_NONE)
     return;
 
-  g_autoptr (GArray) outs = g_array_new (FALSE, FALSE, sizeof (Port));
-  g_autoptr (GArray) ins = g_array_new (FALSE, FALSE, sizeof (Port));
-  g_autoptr (GArray) at = g_array_new (FALSE, FALSE, sizeof (guint));
+  GArray *outs = r->outs, *ins = r->ins, *at = r->at;
 
+  g_array_set_size (at, 0);
   ports_of (r, src, outs);
   ports_of (r, dst, ins);
   if (out_place != WEFT_NONE)
@@ -608,39 +700,52 @@ walk_local (WeftRouting *r, uint32_t zone, uint32_t from, uint32_t to,
           count++;
         }
       g_assert (n > 0);
+      r->by_flow |= n > 1;
       uint32_t l = candidates[h % n];
       g_array_append_val (links, l);
       from = topo->links[l].dst;
     }
 }
 
-/* Append the core links from core node @from to core node @to. */
+/* Append the core links from core node @from to core node @to.  Among
+ * equal-cost next hops the destination picks, digit by digit, as a fat-tree's
+ * switches forward by destination (D-mod-k): the first choice takes
+ * @dest mod n1, the next (@dest / n1) mod n2, and so on.  The endpoints of a
+ * leaf differ in their lowest digits, so traffic from one leaf to another
+ * leaf's endpoints climbs by distinct uplinks and meets no other flow. */
 static void
-walk_core (WeftRouting *r, uint32_t from, uint32_t to, uint64_t seed,
-           uint32_t *hop, GArray *links)
+walk_core (WeftRouting *r, uint32_t from, uint32_t to, uint64_t dest,
+           uint64_t seed, uint32_t *hop, GArray *links)
 {
   const uint32_t *cost = costs_to (r, to);
-  CoreEdge candidates[64];
+  uint64_t stride = 1;
 
   while (from != to)
     {
-      uint32_t n = 0, count = 0;
-      uint64_t h = weft_mix64 (seed + (*hop)++);
+      uint32_t n = 0, pick;
+      CoreEdge e = { 0 };
 
       for (uint32_t i = r->core_start[from]; i < r->core_start[from + 1]; i++)
         {
-          const CoreEdge *e = &r->core_edges[i];
-          if (cost[e->to] == INF
-              || (uint64_t) e->cost + cost[e->to] != cost[from])
-            continue;
-          if (n < G_N_ELEMENTS (candidates))
-            candidates[n++] = *e;
-          else if (weft_mix64 (h + count) % (count + 1) == 0)
-            candidates[h % n] = *e;
-          count++;
+          const CoreEdge *c = &r->core_edges[i];
+          n += cost[c->to] != INF
+               && (uint64_t) c->cost + cost[c->to] == cost[from];
         }
       g_assert (n > 0);
-      CoreEdge e = candidates[h % n];
+      pick = (uint32_t) (dest / stride % n);
+      if (n > 1 && stride <= dest)
+        stride *= n;
+      for (uint32_t i = r->core_start[from];; i++)
+        {
+          const CoreEdge *c = &r->core_edges[i];
+          if (cost[c->to] != INF
+              && (uint64_t) c->cost + cost[c->to] == cost[from]
+              && pick-- == 0)
+            {
+              e = *c;
+              break;
+            }
+        }
       if (e.link != WEFT_NONE)
         g_array_append_val (links, e.link);
       else
@@ -659,6 +764,35 @@ weft_routing_path (WeftRouting *r, uint32_t src, uint32_t dst, uint64_t flow,
   return weft_routing_path_for (r, src, src, dst, flow, links);
 }
 
+/* The route of a choice that leaves the source's server. */
+static void
+walk_out (WeftRouting *r, const Choice *ch, uint32_t src, uint32_t dst,
+          uint64_t seed, uint32_t *hop, GArray *links)
+{
+  /* Out of the source's server to the core... */
+  if (ch->out.gateway != WEFT_NONE)
+    {
+      walk_local (r, zone_of (r, src), src, ch->out.gateway, seed, hop, links);
+      if (ch->out.link != WEFT_NONE)
+        g_array_append_val (links, ch->out.link);
+    }
+  /* ...across it... */
+  walk_core (r, ch->out.core, ch->in.core,
+             ch->in.link != WEFT_NONE ? r->entry_of[ch->in.link]
+                                      : (uint64_t) r->n_entries + ch->in.core,
+             seed, hop, links);
+  /* ...and into the destination's server. */
+  if (ch->in.gateway != WEFT_NONE)
+    {
+      if (ch->in.link != WEFT_NONE)
+        {
+          uint32_t back = ch->in.link ^ 1;       /* core -> gateway */
+          g_array_append_val (links, back);
+        }
+      walk_local (r, zone_of (r, dst), ch->in.gateway, dst, seed, hop, links);
+    }
+}
+
 gboolean
 weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
                        uint32_t dst, uint64_t flow, GArray *links)
@@ -667,6 +801,8 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   uint32_t hop = 1;
   Choice ch;
 
+  if (memo_get (r, MEMO_PATH, origin, src, dst, links))
+    return TRUE;
   g_array_set_size (links, 0);
   if (src == dst)
     return TRUE;
@@ -681,31 +817,16 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
    * NCCL assigns them, rather than colliding by chance. */
   if (!ch.local && ch.n_best > 1)
     choose_by_place (r, src, dst, r->affinity[origin], r->affinity[dst], &ch);
-
+  /* Whether the flow's hash took part (the walks inside servers add to
+   * it): if not, the route is the same for every flow and is remembered. */
+  r->by_flow = ch.n_best > 1 && (ch.local || r->affinity[origin] == WEFT_NONE
+                                 || r->affinity[dst] == WEFT_NONE);
   if (ch.local)
-    {
-      walk_local (r, zone_of (r, src), src, dst, seed, &hop, links);
-      return TRUE;
-    }
-  /* Out of the source's server to the core... */
-  if (ch.out.gateway != WEFT_NONE)
-    {
-      walk_local (r, zone_of (r, src), src, ch.out.gateway, seed, &hop, links);
-      if (ch.out.link != WEFT_NONE)
-        g_array_append_val (links, ch.out.link);
-    }
-  /* ...across it... */
-  walk_core (r, ch.out.core, ch.in.core, seed, &hop, links);
-  /* ...and into the destination's server. */
-  if (ch.in.gateway != WEFT_NONE)
-    {
-      if (ch.in.link != WEFT_NONE)
-        {
-          uint32_t back = ch.in.link ^ 1;       /* core -> gateway */
-          g_array_append_val (links, back);
-        }
-      walk_local (r, zone_of (r, dst), ch.in.gateway, dst, seed, &hop, links);
-    }
+    walk_local (r, zone_of (r, src), src, dst, seed, &hop, links);
+  else
+    walk_out (r, &ch, src, dst, seed, &hop, links);
+  if (!r->by_flow)
+    memo_put (r, MEMO_PATH, origin, src, dst, links);
   return TRUE;
 }
 
@@ -714,6 +835,9 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
                          GArray *links)
 {
   const WeftTopology *topo = r->topo;
+  if (memo_get (r, MEMO_FIRST, src, dst, 0, links))
+    return;
+
   uint64_t best = weft_routing_cost (r, src, dst);
 
   g_array_set_size (links, 0);
@@ -726,4 +850,5 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
       if (rest != WEFT_ROUTE_UNREACHABLE && topo->links[l].cost + rest == best)
         g_array_append_val (links, l);
     }
+  memo_put (r, MEMO_FIRST, src, dst, 0, links);
 }

@@ -1,8 +1,10 @@
 /* weft: routing.
  *
  * Routes are least-cost paths (the sum of the links' `cost` metrics), with
- * every equal-cost next hop kept (ECMP) and one chosen per hop by a
- * deterministic hash of (source, destination, flow id).
+ * every equal-cost next hop kept (ECMP).  Between servers the destination
+ * picks among them digit by digit (D-mod-k, as InfiniBand switches forward
+ * by destination); inside a server a deterministic hash of (source,
+ * destination, flow id) picks; out of and into a server, the GPUs' places.
  *
  * State does not grow as GPUs squared.  A server (a zone: one top-level
  * template instance) has one table of in-server costs shared by every
@@ -35,7 +37,8 @@ uint64_t weft_routing_cost (WeftRouting *routing, uint32_t src, uint32_t dst);
  * route of flow @flow from @src to @dst.  Among equal-cost ways out of the
  * source's server, its place among the nodes of its kind there picks one
  * (GPU i of a DGX takes NIC i, as NCCL assigns them); among other
- * equal-cost choices the flow id picks one, the same one every time.  FALSE
+ * equal-cost choices in a server the flow id picks one, the same one every
+ * time, and between servers the destination does.  FALSE
  * if @dst is unreachable. */
 gboolean weft_routing_path (WeftRouting *routing, uint32_t src, uint32_t dst,
                             uint64_t flow, GArray *links);
@@ -52,7 +55,13 @@ gboolean weft_routing_path_for (WeftRouting *routing, uint32_t origin,
 void weft_routing_first_hops (WeftRouting *routing, uint32_t src,
                               uint32_t dst, GArray *links);
 
-/* Bytes held by cached per-destination arrays and in-server tables. */
+/* Whether to remember recent routes (on by default).  A remembered route
+ * is one no flow id took part in choosing, so the routes are the same
+ * either way; off is for tests that check exactly that. */
+void weft_routing_set_memo (WeftRouting *routing, gboolean enabled);
+
+/* Bytes held by cached per-destination arrays, in-server tables and
+ * remembered routes. */
 size_t weft_routing_memory (const WeftRouting *routing);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftRouting, weft_routing_free)

@@ -495,7 +495,7 @@ weft_cmd_run (int argc, char **argv)
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
           "", "", "(us)", "(GB/s)", "(GB/s)");
 
-  WeftRunOptions options = { fidelity, (uint64_t) seed, 0, &interrupted };
+  WeftRunOptions options = { fidelity, (uint64_t) seed, 0, &interrupted, FALSE };
   gboolean progress = isatty (STDERR_FILENO);
   double busbw_sum = 0;
   int rows = 0, total_rows = 0;

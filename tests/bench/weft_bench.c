@@ -32,7 +32,19 @@
  *
  * All-to-all among GPU 0 of S servers of the 1024-GPU fat-tree, large
  * messages, at packet and at flow fidelity: wall time of each and the ratio.
+ *
+ *   weft-bench scale [--servers S] [--algorithm A] [--bytes B] [--plain]
+ *                    [SCENARIO]
+ *
+ * One all_reduce (default: hierarchical-rhd of 1 GiB, Simple protocol, flow
+ * fidelity, no link statistics) over every GPU of the scenario (default:
+ * scenarios/h100-131072-fat-tree.yaml), with --servers S keeping servers
+ * node0 to node(S-1) by overriding the node range and the fabric's
+ * endpoints as `weft run --set` does.  Prints the load and simulation times,
+ * the peak memory, the events, the simulated time and busbw.  --plain turns
+ * the simulator's speed-ups off (the results must not change).
  */
+#include "collective_run.h"
 #include "db.h"
 #include "network.h"
 #include "rng.h"
@@ -516,9 +528,91 @@ bench_db (int argc, char **argv)
   return 0;
 }
 
+static int
+bench_scale (int argc, char **argv)
+{
+  gint64 servers = 0;
+  gboolean plain = FALSE;
+  g_autofree char *alg_name = NULL, *size = NULL;
+  GOptionEntry entries[] = {
+    { "servers", 0, 0, G_OPTION_ARG_INT64, &servers,
+      "Keep servers node0 to node(S-1) (default: all)", "S" },
+    { "algorithm", 0, 0, G_OPTION_ARG_STRING, &alg_name,
+      "Algorithm (default: hierarchical-rhd)", "A" },
+    { "bytes", 0, 0, G_OPTION_ARG_STRING, &size,
+      "Buffer size (default: 1GiB)", "B" },
+    { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
+      "Switch the speed-ups off", NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
+  g_autoptr (GError) error = NULL;
+  uint64_t bytes = (uint64_t) 1 << 30;
+  WeftAlgorithm alg = WEFT_ALG_HIER_RHD;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || argc > 2
+      || (size && !weft_parse_size (size, &bytes, &error))
+      || (alg_name && !weft_algorithm_parse (alg_name, &alg)))
+    {
+      fprintf (stderr, "weft-bench scale: %s\n",
+               error ? error->message : "bad algorithm or arguments");
+      return 2;
+    }
+  const char *path = argc == 2 ? argv[1]
+                               : scenario_path ("h100-131072-fat-tree.yaml");
+  g_autofree char *set_nodes = g_strdup_printf (
+      "nodes.0.name=node[0-%" G_GINT64_FORMAT "]", servers - 1);
+  g_autofree char *set_ends = g_strdup_printf (
+      "fabrics.0.endpoints=node[0-%" G_GINT64_FORMAT "]/nic[0-7]",
+      servers - 1);
+  const char *sets[] = { set_nodes, set_ends, NULL };
+
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (WeftScenario) s = weft_scenario_load_with (
+      path, servers > 0 ? sets : NULL, &error);
+  if (s == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+  double load = seconds_since (t0);
+  const WeftTopology *topo = s->topo;
+  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 0 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, plain };
+  WeftCollectiveResult result;
+  t0 = g_get_monotonic_time ();
+  if (!weft_collective_run (topo, (uint32_t *) gpus->data, gpus->len,
+                            WEFT_OP_ALL_REDUCE, alg, WEFT_PROTOCOL_SIMPLE,
+                            bytes, &params, &options, &result, &error))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+  double run = seconds_since (t0);
+  struct rusage usage;
+  getrusage (RUSAGE_SELF, &usage);
+  double algbw = bytes / (result.time * 1e-12) / 1e9;
+  printf ("scale gpus=%u links=%u algorithm=%s bytes=%" G_GUINT64_FORMAT
+          " plain=%d load_s=%.2f run_s=%.2f events=%" G_GUINT64_FORMAT
+          " simulated_us=%.2f busbw=%.2f peak_rss_MiB=%.0f\n",
+          gpus->len, topo->n_links / 2, weft_algorithm_name (alg), bytes,
+          plain, load, run, result.events, result.time / 1e6,
+          algbw * weft_op_bus_factor (WEFT_OP_ALL_REDUCE, gpus->len),
+          usage.ru_maxrss / 1024.0);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc >= 2 && g_strcmp0 (argv[1], "scale") == 0)
+    return bench_scale (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "db") == 0)
     return bench_db (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "packet") == 0)
@@ -539,6 +633,7 @@ main (int argc, char **argv)
                    "  flow    flow arrivals and departures per second\n"
                    "  versus  packet against flow on one all-to-all\n"
                    "  db      writing link_util rows to the database\n"
+                   "  scale   one all_reduce over thousands of GPUs\n"
                    "\n'weft-bench BENCHMARK --help' lists its options.\n");
   return 2;
 }
