@@ -128,7 +128,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   g_autoptr (WeftSim) sim = weft_sim_new ();
   WeftNetworkConfig config = {
     options->fidelity,
-    options->bin_width ? options->bin_width : WEFT_TIME_MAX / 2,
+    options->bin_width,
     options->seed,
     costs->efficiency,
   };
@@ -151,6 +151,9 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   result->time = result->interrupted ? weft_sim_now (sim) : end;
   result->bytes_sent = weft_schedule_bytes_sent (schedule);
   result->events = weft_sim_events_run (sim);
+  result->links_used = 0;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    result->links_used += net->stats->links[l].bytes > 0;
   result->stats = NULL;
   if (options->bin_width)
     result->stats = g_steal_pointer (&net->stats);

@@ -25,6 +25,7 @@ typedef struct {
                                    start and the last's end (2 per rank, GPU
                                    ranks first); the caller's to free */
   uint32_t n_spans;             /* ranks in spans */
+  uint32_t links_used;          /* directed links that carried bytes */
   gboolean interrupted;         /* stopped early: time is where it got */
 } WeftCollectiveResult;
 

@@ -9,7 +9,6 @@ weft_link_stats_new (uint32_t n_links, WeftTime bin_width)
 {
   WeftLinkStats *stats = g_new0 (WeftLinkStats, 1);
 
-  g_assert (bin_width > 0);
   stats->bin_width = bin_width;
   stats->n_links = n_links;
   stats->links = g_new0 (WeftLinkStat, MAX (n_links, 1));
@@ -82,7 +81,7 @@ weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
   WeftLinkStat *s = &stats->links[link];
   WeftTime w = stats->bin_width;
 
-  if (bytes <= 0)
+  if (bytes <= 0 || w == 0)
     return;
   if (t1 <= t0)
     {

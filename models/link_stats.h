@@ -27,12 +27,13 @@ typedef struct {
 } WeftLinkStat;
 
 typedef struct {
-  WeftTime bin_width;           /* ps */
+  WeftTime bin_width;           /* ps; 0: no bins, totals only */
   WeftLinkStat *links;
   uint32_t n_links;
 } WeftLinkStats;
 
-/* Statistics for @n_links directed links with bins of @bin_width ps. */
+/* Statistics for @n_links directed links with bins of @bin_width ps (0:
+ * only each link's bytes and busy time, which costs less). */
 WeftLinkStats *weft_link_stats_new (uint32_t n_links, WeftTime bin_width);
 void weft_link_stats_free (WeftLinkStats *stats);
 

@@ -10,6 +10,7 @@
 #include "schedule_file.h"
 #include "units.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,7 +115,32 @@ typedef struct {
   int alg;                      /* WeftAlgorithm, or -1: the schedule file */
   int proto;
   WeftTime time;
+  uint32_t links_used;
 } Row;
+
+/* The database gets at most about this many link_util rows from a run by
+ * default: a large fabric gets wider bins, not a database of gigabytes. */
+#define BIN_ROW_BUDGET 2000000.0
+
+/* The default bin width for @rows: a thousandth of the run, or wider where
+ * the links each row uses, binned over its span, would pass the budget. */
+static WeftTime
+default_bin_width (const GArray *rows)
+{
+  WeftTime total = 0;
+  double link_time = 0, links = 0;
+
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const Row *row = &g_array_index (rows, Row, i);
+      total += row->time;
+      link_time += (double) row->links_used * (double) row->time;
+      links += row->links_used;
+    }
+  /* Row i takes about links_i x (time_i / width + 1) rows. */
+  double room = MAX (BIN_ROW_BUDGET - links, BIN_ROW_BUDGET / 2);
+  return MAX (MAX (total / 1000, (WeftTime) ceil (link_time / room)), 1);
+}
 
 /* Take the workload section's values for the options not given on the
  * command line, checking each where it is written. */
@@ -261,7 +287,8 @@ weft_cmd_run (int argc, char **argv)
       "Record KEY=VALUE in run_params (weft sweep's points)", "KEY=VALUE" },
     { "bin", 0, 0, G_OPTION_ARG_STRING, &bin_text,
       "Time bin of the link statistics, such as 10us (default: a thousandth "
-      "of the run)", "WIDTH" },
+      "of the run, wider if the database would get over 2 million link bins)",
+      "WIDTH" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
     G_OPTION_ENTRY_NULL
@@ -564,7 +591,8 @@ weft_cmd_run (int argc, char **argv)
       fflush (stdout);
       busbw_sum += busbw;
       rows++;
-      Row row = { size, file ? -1 : (int) best_alg, best_proto, best.time };
+      Row row = { size, file ? -1 : (int) best_alg, best_proto, best.time,
+                  best.links_used };
       g_array_append_val (rows_done, row);
       if (size > G_MAXUINT64 / (uint64_t) factor)
         break;
@@ -575,11 +603,8 @@ weft_cmd_run (int argc, char **argv)
   printf ("# Avg bus bandwidth    : %g\n", rows ? busbw_sum / rows : 0.0);
 
   /* Record the operations one after another on the run's clock, with the
-   * link bytes of each, binned (by default a thousandth of the run). */
-  WeftTime total = 0;
-  for (guint i = 0; i < rows_done->len; i++)
-    total += g_array_index (rows_done, Row, i).time;
-  options.bin_width = bin_width ? bin_width : MAX (total / 1000, 1);
+   * link bytes of each, binned. */
+  options.bin_width = bin_width ? bin_width : default_bin_width (rows_done);
   WeftTime clock = 0;
   for (guint i = 0; i < rows_done->len; i++)
     {

@@ -1,5 +1,7 @@
 /* Tests of schedules, the executor and the collective algorithms. */
 #include "collective_run.h"
+#include "network.h"
+#include "protocol.h"
 #include "scenario.h"
 #include "schedule_file.h"
 
@@ -271,6 +273,89 @@ START_TEST (test_hierarchical_across_servers)
 }
 END_TEST
 
+/* Hierarchical halving-doubling all_reduce of @size over every GPU of the
+ * 1024-GPU fat-tree (or only the first server), one piece at a time. */
+static WeftCollectiveResult
+fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
+              WeftAlgorithm alg, uint32_t chunks, uint64_t size,
+              gboolean plain)
+{
+  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8 };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                      WEFT_OP_ALL_REDUCE, alg,
+                                      WEFT_PROTOCOL_SIMPLE, size, &params,
+                                      &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
+                                                          1, 0, NULL, plain },
+                                      &r, &error),
+                 "%s", error ? error->message : "");
+  return r;
+}
+
+START_TEST (test_hierarchical_fat_tree_closed_form)
+{
+  /* On the non-blocking fat-tree, with switches forwarding by destination,
+   * the transfers of a hierarchical all_reduce never share a link.  One
+   * piece at a time, all 1024 GPUs step together, and the part across the
+   * 128 servers takes exactly what its steps take on idle links: for each
+   * halving step (masks 64 ... 1, sending p/2 ... p/128 of the slice p =
+   * S/8) Simple's network hop, the idle path's latency plus bytes over its
+   * bottleneck, and the reduction; then the doubling steps in reverse
+   * without reductions.  The levels inside the servers are what a single
+   * server takes. */
+  g_autoptr (WeftScenario) s = load ("h100-1024-fat-tree.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  const uint64_t size = 64 << 20, p = size / 8;
+  const WeftProtocol *simple = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                                  WEFT_ALG_HIER_RHD);
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, 0, 1, simple->efficiency };
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  g_autoptr (WeftNetwork) idle = weft_network_new (sim, s->topo, &config);
+  uint32_t gpu0 = g_array_index (gpus, uint32_t, 0);
+  double reduce = s->topo->nodes[gpu0].device->reduce_bandwidth;
+  double across = 0;
+
+  for (uint32_t mask = 64; mask >= 1; mask /= 2)
+    {
+      uint64_t bytes = p / (2 * (64 / mask));
+      uint32_t peer = g_array_index (gpus, uint32_t, 8 * mask);
+      double step = (double) simple->hop_network
+                    + (double) weft_network_ideal_time (idle, gpu0, peer,
+                                                        bytes);
+      across += 2 * step + ceil ((double) bytes * 1e12 / reduce);
+    }
+  WeftCollectiveResult one = fat_tree_run (s, gpus, 8, WEFT_ALG_HIER_RHD, 1,
+                                           size, FALSE);
+  WeftCollectiveResult all = fat_tree_run (s, gpus, 1024, WEFT_ALG_HIER_RHD,
+                                           1, size, FALSE);
+  double got = (double) all.time - (double) one.time;
+  ck_assert_msg (fabs (got - across) <= 1e-6 * across, "across servers: "
+                 "%.0f ps simulated, %.0f ps closed form", got, across);
+}
+END_TEST
+
+START_TEST (test_speedups_change_nothing)
+{
+  /* The 1024-GPU hierarchical all_reduces, pipelined, with the simulator's
+   * speed-ups (remembered routes) on and off: the same time and events. */
+  g_autoptr (WeftScenario) s = load ("h100-1024-fat-tree.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftAlgorithm algs[] = { WEFT_ALG_HIER_RHD, WEFT_ALG_HIER_TREE };
+
+  for (guint i = 0; i < G_N_ELEMENTS (algs); i++)
+    {
+      WeftCollectiveResult fast = fat_tree_run (s, gpus, 1024, algs[i], 4,
+                                                16 << 20, FALSE);
+      WeftCollectiveResult plain = fat_tree_run (s, gpus, 1024, algs[i], 4,
+                                                 16 << 20, TRUE);
+      ck_assert_uint_eq (fast.time, plain.time);
+      ck_assert_uint_eq (fast.events, plain.events);
+    }
+}
+END_TEST
+
 START_TEST (test_small_message_latency)
 {
   /* An 8-byte ring all_reduce over 8 GPUs with LL costs NCCL's base
@@ -432,6 +517,8 @@ collective_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_ring_all_reduce_closed_form);
   tcase_add_test (tc, test_hierarchical_across_servers);
+  tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
+  tcase_add_test (tc, test_speedups_change_nothing);
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
   tcase_add_test (tc, test_schedule_file_ring_matches_builtin);
