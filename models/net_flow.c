@@ -5,6 +5,12 @@
  * progressive filling (max-min fairness), the rates of all other flows held
  * fixed; changes at the same instant are gathered into one recomputation.
  * A flow's last byte arrives when it has drained plus its path's latency.
+ *
+ * A transfer striped over several first hops is one flow over all its
+ * stripes' links, each carrying its share c_l of the flow's rate r (the
+ * share of the bytes its stripes put on it); a link fills when the sum of
+ * c_l r over its flows reaches its capacity.  With every share 1 this is
+ * plain max-min fairness.
  */
 #include "network.h"
 
@@ -27,6 +33,7 @@ typedef struct {
   WeftTime updated;             /* when remaining was last brought up */
   WeftTimer timer;              /* drained */
   uint32_t *slot;               /* its index in each path link's list */
+  double *share;                /* per path link: its part of the rate */
   uint32_t mark;                /* epoch of the last recomputation */
   double cap;                   /* B/s, INFINITY: none */
   double old_rate;              /* during filling */
@@ -42,6 +49,7 @@ typedef struct {
   uint32_t mark;                /* epoch: touched by this recomputation */
   double residual;              /* during filling */
   uint32_t unfrozen;            /* during filling */
+  double weight;                /* during filling: shares of unfrozen flows */
   uint32_t version;             /* during filling: heap entries older are stale */
   uint32_t index;               /* during filling: position among touched */
   uint32_t fill;                /* during filling: next free member slot */
@@ -86,7 +94,10 @@ flow_destroy (WeftNetwork *net)
   FlowNet *f = (FlowNet *) net;
 
   for (uint32_t i = 0; i < f->flows_cap; i++)
-    g_free (f->flows[i].slot);
+    {
+      g_free (f->flows[i].slot);
+      g_free (f->flows[i].share);
+    }
   g_free (f->flows);
   if (f->links)
     for (uint32_t l = 0; l < net->topo->n_links; l++)
@@ -174,9 +185,12 @@ flow_start (WeftNetwork *net, uint32_t id)
   flow->updated = weft_sim_now (net->sim);
   flow->cap = t->cap > 0 ? t->cap : INFINITY;
   flow->slot = g_renew (uint32_t, flow->slot, t->path_len);
+  flow->share = g_renew (double, flow->share, t->path_len);
   flow->live = TRUE;
   for (uint32_t i = 0; i < t->path_len; i++)
     {
+      flow->share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
+                                  : 1.0;
       link_add (&f->links[t->path[i]], id, &flow->slot[i]);
       mark_dirty (f, t->path[i]);
     }
@@ -196,7 +210,7 @@ drained (WeftSim *sim, void *target, void *data)
       uint32_t l = t->path[i];
       Link *link = &f->links[l];
       close_segment (f, l, now);
-      link->rate_sum -= flow->rate;
+      link->rate_sum -= flow->rate * flow->share[i];
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;
       /* Swap the last flow of the list into this one's place. */
@@ -280,6 +294,7 @@ fill (FlowNet *f)
       Link *link = &f->links[touched[i]];
       link->residual = f->base.capacity[touched[i]] - link->rate_sum;
       link->unfrozen = 0;
+      link->weight = 0;
       link->version = 0;
     }
   for (uint32_t i = 0; i < n_aff; i++)
@@ -289,9 +304,10 @@ fill (FlowNet *f)
       for (uint32_t k = 0; k < t->path_len; k++)
         {
           Link *link = &f->links[t->path[k]];
-          link->residual += flow->rate;
-          link->rate_sum -= flow->rate;
+          link->residual += flow->rate * flow->share[k];
+          link->rate_sum -= flow->rate * flow->share[k];
           link->unfrozen++;
+          link->weight += flow->share[k];
         }
       flow->frozen = FALSE;
       flow->old_rate = flow->rate;
@@ -326,7 +342,7 @@ fill (FlowNet *f)
     {
       Link *link = &f->links[touched[i]];
       if (link->unfrozen > 0)
-        push (heap, (Item) { MAX (link->residual, 0) / link->unfrozen, i, 0 });
+        push (heap, (Item) { MAX (link->residual, 0) / link->weight, i, 0 });
     }
   for (uint32_t i = 0; i < n_aff; i++)
     if (isfinite (f->flows[affected[i]].cap))
@@ -369,12 +385,14 @@ fill (FlowNet *f)
           for (uint32_t k = 0; k < t->path_len; k++)
             {
               Link *link = &f->links[t->path[k]];
-              link->residual -= level;
+              link->residual -= level * flow->share[k];
               link->unfrozen--;
-              link->rate_sum += level;
+              link->weight -= flow->share[k];
+              link->rate_sum += level * flow->share[k];
               link->version++;
               if (link->unfrozen > 0)
-                push (heap, (Item) { MAX (link->residual, 0) / link->unfrozen,
+                push (heap, (Item) { MAX (link->residual, 0)
+                                         / MAX (link->weight, 1e-12),
                                      link->index, link->version });
             }
         }
@@ -452,4 +470,5 @@ const WeftNetworkClass weft_network_flow_class = {
   .create = flow_create,
   .start = flow_start,
   .destroy = flow_destroy,
+  .whole_stripes = TRUE,
 };

@@ -81,7 +81,10 @@ weft_network_free (WeftNetwork *net)
   g_ptr_array_unref (net->adopted);
   g_hash_table_unref (net->splits);
   for (uint32_t i = 0; i < net->n_transfers; i++)
-    g_free (net->transfers[i].path);
+    {
+      g_free (net->transfers[i].path);
+      g_free (net->transfers[i].link_bytes);
+    }
   g_free (net->transfers);
   g_free (net->free_transfers);
   g_array_unref (net->scratch);
@@ -211,10 +214,9 @@ weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
   return worst;
 }
 
-static void
-start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
-            double cap, uint32_t first, WeftEventFn done, void *target,
-            void *data)
+/* A transfer slot, its buffers sized for @len path links. */
+static uint32_t
+new_transfer (WeftNetwork *net, uint32_t len)
 {
   uint32_t id;
 
@@ -235,33 +237,103 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
         }
       id = net->n_transfers++;
     }
-
+  /* A free slot keeps its buffers for the next transfer. */
   WeftTransfer *t = &net->transfers[id];
+  if (t->path_cap < len)
+    {
+      t->path_cap = MAX (len, 8);
+      t->path = g_renew (uint32_t, t->path, t->path_cap);
+      t->link_bytes = g_renew (uint64_t, t->link_bytes, t->path_cap);
+    }
+  return id;
+}
+
+static void
+fill_transfer (WeftNetwork *net, WeftTransfer *t, uint32_t src, uint32_t dst,
+               uint64_t bytes, double cap, uint64_t flow, WeftEventFn done,
+               void *target, void *data)
+{
+  t->src = src;
+  t->dst = dst;
+  t->bytes = bytes;
+  t->cap = cap;
+  t->flow = flow;
+  t->started = weft_sim_now (net->sim);
+  t->done = done;
+  t->target = target;
+  t->data = data;
+}
+
+static void
+start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
+            double cap, uint32_t first, WeftEventFn done, void *target,
+            void *data)
+{
   uint64_t flow = net->next_flow++;
   route_part (net, src, dst, first, flow);
-  /* A free slot keeps its path buffer for the next transfer. */
-  uint32_t *path = t->path, path_cap = t->path_cap;
-  if (path_cap < net->scratch->len)
-    {
-      path_cap = MAX (net->scratch->len, 8);
-      path = g_renew (uint32_t, path, path_cap);
-    }
-  memcpy (path, net->scratch->data, net->scratch->len * sizeof (uint32_t));
-  *t = (WeftTransfer) {
-    .src = src,
-    .dst = dst,
-    .bytes = bytes,
-    .cap = cap,
-    .flow = flow,
-    .path = path,
-    .path_len = net->scratch->len,
-    .path_cap = path_cap,
-    .started = weft_sim_now (net->sim),
-    .done = done,
-    .target = target,
-    .data = data,
-  };
+  uint32_t id = new_transfer (net, net->scratch->len);
+  WeftTransfer *t = &net->transfers[id];
+
+  fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
+  memcpy (t->path, net->scratch->data, net->scratch->len * sizeof (uint32_t));
+  t->path_len = net->scratch->len;
+  t->striped = FALSE;
   path_figures (net, t->path, t->path_len, &t->latency, &t->bottleneck);
+  net->klass->start (net, id);
+}
+
+/* One transfer over every stripe: its path holds the links of all of them
+ * (a link two stripes share, once), each with the bytes its stripes put on
+ * it.  The stripes keep their shares as they go, so the transfer moves at
+ * one rate; it is done when the stripe of longest latency has arrived. */
+static void
+start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
+               double cap, const GArray *hops, WeftEventFn done, void *target,
+               void *data)
+{
+  uint64_t flow = net->next_flow++;
+  g_autoptr (GArray) links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) carried = g_array_new (FALSE, FALSE, sizeof (uint64_t));
+  WeftTime latency = 0;
+
+  for (guint i = 0; i < hops->len; i++)
+    {
+      uint64_t part = share (net, hops, i, bytes);
+      WeftTime part_latency;
+      double unused;
+      route_part (net, src, dst, g_array_index (hops, uint32_t, i), flow);
+      path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
+                    &part_latency, &unused);
+      latency = MAX (latency, part_latency);
+      for (guint k = 0; k < net->scratch->len; k++)
+        {
+          uint32_t l = g_array_index (net->scratch, uint32_t, k);
+          guint j = 0;
+          while (j < links->len && g_array_index (links, uint32_t, j) != l)
+            j++;
+          if (j == links->len)
+            {
+              uint64_t none = 0;
+              g_array_append_val (links, l);
+              g_array_append_val (carried, none);
+            }
+          g_array_index (carried, uint64_t, j) += part;
+        }
+    }
+
+  uint32_t id = new_transfer (net, links->len);
+  WeftTransfer *t = &net->transfers[id];
+  fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
+  memcpy (t->path, links->data, links->len * sizeof (uint32_t));
+  memcpy (t->link_bytes, carried->data, links->len * sizeof (uint64_t));
+  t->path_len = links->len;
+  t->striped = TRUE;
+  t->latency = latency;
+  t->bottleneck = INFINITY;
+  for (guint k = 0; k < links->len; k++)
+    t->bottleneck = MIN (t->bottleneck, net->capacity[t->path[k]]
+                                            * (double) bytes
+                                            / (double) t->link_bytes[k]);
   net->klass->start (net, id);
 }
 
@@ -292,10 +364,15 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                   done, target, data);
       return;
     }
+  g_autoptr (GArray) hops = g_array_copy (net->hops);
+  if (net->klass->whole_stripes)
+    {
+      start_striped (net, src, dst, bytes, cap, hops, done, target, data);
+      return;
+    }
   Split *split = g_new (Split, 1);
   *split = (Split) { net, (uint32_t) n, done, target, data };
   g_hash_table_add (net->splits, split);
-  g_autoptr (GArray) hops = g_array_copy (net->hops);
   for (guint i = 0; i < n; i++)
     start_part (net, src, dst, share (net, hops, i, bytes),
                 cap > 0 ? cap * net->topo->links[g_array_index (
@@ -312,7 +389,8 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
   WeftTransfer *t = &net->transfers[id];
 
   for (uint32_t i = 0; i < t->path_len; i++)
-    weft_link_stats_count (net->stats, t->path[i], t->bytes);
+    weft_link_stats_count (net->stats, t->path[i],
+                           t->striped ? t->link_bytes[i] : t->bytes);
   net->finished++;
   net->bytes_delivered += t->bytes;
   weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);

@@ -38,6 +38,8 @@ typedef struct {
   WeftNetwork *(*create) (void);
   void (*start) (WeftNetwork *net, uint32_t transfer);
   void (*destroy) (WeftNetwork *net);
+  gboolean whole_stripes;       /* a striped transfer is one transfer over
+                                   every stripe's links (see link_bytes) */
 } WeftNetworkClass;
 
 /* One transfer in progress. */
@@ -48,9 +50,12 @@ typedef struct {
   uint64_t flow;                /* id, for ECMP and ordering */
   uint32_t *path;               /* its directed links, in order */
   uint32_t path_len;
-  uint32_t path_cap;            /* the slot keeps its buffer for the next */
+  uint32_t path_cap;            /* the slot keeps its buffers for the next */
+  uint64_t *link_bytes;         /* with `striped`: the bytes each path link
+                                   carries (its stripe's share) */
+  gboolean striped;             /* else every path link carries all bytes */
   WeftTime latency;             /* ps: links and the nodes between them */
-  double bottleneck;            /* B/s: the slowest link of the path */
+  double bottleneck;            /* B/s the transfer could move at alone */
   WeftTime started;
   WeftEventFn done;
   void *target, *data;
