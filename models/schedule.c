@@ -1,6 +1,8 @@
 /* weft: schedules. */
 #include "schedule.h"
 
+#include <stdlib.h>
+
 G_DEFINE_QUARK (weft-schedule-error-quark, weft_schedule_error)
 
 WeftSchedule *
@@ -108,85 +110,141 @@ kind_name (WeftStepKind kind)
                                                                   : "reduce";
 }
 
-/* Pair sends and receives: per (from, to, tag), in order. */
+/* A send or receive of a rank, to sort by (peer, tag, step). */
+typedef struct {
+  uint32_t peer, tag, step;
+} End;
+
+static int
+end_cmp (const void *pa, const void *pb)
+{
+  const End *a = pa, *b = pb;
+
+  if (a->peer != b->peer)
+    return a->peer < b->peer ? -1 : 1;
+  if (a->tag != b->tag)
+    return a->tag < b->tag ? -1 : 1;
+  return (a->step > b->step) - (a->step < b->step);
+}
+
+/* @rank's steps of @kind, sorted by (peer, tag, step). */
+static End *
+ends_of (const WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t *n)
+{
+  End *ends = g_new (End, MAX (s->steps[rank]->len, 1));
+
+  *n = 0;
+  for (guint i = 0; i < s->steps[rank]->len; i++)
+    {
+      const WeftStep *step = weft_schedule_step (s, rank, i);
+      if (step->kind == kind)
+        ends[(*n)++] = (End) { step->peer, step->tag, i };
+    }
+  qsort (ends, *n, sizeof (End), end_cmp);
+  return ends;
+}
+
+/* Pair sends and receives: per (from, to, tag), the k-th receive takes the
+ * k-th send.  Sorting each rank's ends by (peer, tag, step) finds them
+ * without a table over all pairs.  Of several faults, the first receive
+ * (by rank, then step) that has none or a wrong one is reported. */
 static gboolean
 pair (WeftSchedule *s, GError **error)
 {
-  GHashTable *queues = g_hash_table_new_full (g_int64_hash, g_int64_equal,
-                                              g_free,
-                                              (GDestroyNotify) g_queue_free);
+  uint32_t n = s->n_ranks;
+  g_autofree End **sends = g_new0 (End *, MAX (n, 1));
+  g_autofree uint32_t *n_sends = g_new0 (uint32_t, MAX (n, 1));
   gboolean ok = TRUE;
 
-  s->matches = g_new0 (uint32_t *, MAX (s->n_ranks, 1));
-  for (uint32_t r = 0; r < s->n_ranks; r++)
+  s->matches = g_new0 (uint32_t *, MAX (n, 1));
+  for (uint32_t r = 0; r < n; r++)
     {
       s->matches[r] = g_new (uint32_t, MAX (s->steps[r]->len, 1));
       for (guint i = 0; i < s->steps[r]->len; i++)
         s->matches[r][i] = WEFT_NO_STEP;
     }
-  /* Queue every send under (from, to, tag), then let receives take them. */
-  for (uint32_t r = 0; r < s->n_ranks && ok; r++)
-    for (guint i = 0; i < s->steps[r]->len && ok; i++)
-      {
-        const WeftStep *step = weft_schedule_step (s, r, i);
-        if (step->kind != WEFT_STEP_SEND)
-          continue;
-        if (step->peer >= s->n_ranks || step->peer == r)
-          {
-            g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
-                         "rank %u step %u sends to rank %u, which is %s", r, i,
-                         step->peer, step->peer == r ? "itself" : "not a rank");
-            ok = FALSE;
-            break;
-          }
-        gint64 *key = g_new (gint64, 1);
-        *key = ((gint64) r << 40) | ((gint64) step->peer << 16) | step->tag;
-        GQueue *q = g_hash_table_lookup (queues, key);
-        if (q == NULL)
-          {
-            q = g_queue_new ();
-            g_hash_table_insert (queues, key, q);
-          }
-        else
-          g_free (key);
-        g_queue_push_tail (q, GUINT_TO_POINTER (i));
-      }
-  for (uint32_t r = 0; r < s->n_ranks && ok; r++)
-    for (guint i = 0; i < s->steps[r]->len && ok; i++)
-      {
-        const WeftStep *step = weft_schedule_step (s, r, i);
-        if (step->kind != WEFT_STEP_RECV)
-          continue;
-        gint64 key = ((gint64) step->peer << 40) | ((gint64) r << 16) | step->tag;
-        GQueue *q = step->peer < s->n_ranks
-                        ? g_hash_table_lookup (queues, &key)
-                        : NULL;
-        if (q == NULL || g_queue_is_empty (q))
-          {
+  for (uint32_t r = 0; r < n && ok; r++)
+    {
+      sends[r] = ends_of (s, r, WEFT_STEP_SEND, &n_sends[r]);
+      for (guint i = 0; i < s->steps[r]->len; i++)
+        {
+          const WeftStep *step = weft_schedule_step (s, r, i);
+          if (step->kind == WEFT_STEP_SEND
+              && (step->peer >= n || step->peer == r))
+            {
+              g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+                           "rank %u step %u sends to rank %u, which is %s", r,
+                           i, step->peer,
+                           step->peer == r ? "itself" : "not a rank");
+              ok = FALSE;
+              break;
+            }
+        }
+    }
+
+  for (uint32_t q = 0; q < n && ok; q++)
+    {
+      uint32_t n_recvs, bad = WEFT_NO_STEP, bad_send = WEFT_NO_STEP;
+      g_autofree End *recvs = ends_of (s, q, WEFT_STEP_RECV, &n_recvs);
+      for (uint32_t g = 0; g < n_recvs;)
+        {
+          uint32_t p = recvs[g].peer, tag = recvs[g].tag, e = g;
+          while (e < n_recvs && recvs[e].peer == p && recvs[e].tag == tag)
+            e++;
+          /* The sends of rank p to q with this tag. */
+          uint32_t lo = 0, hi = p < n ? n_sends[p] : 0;
+          const End *from = p < n ? sends[p] : NULL;
+          End want = { q, tag, 0 };
+          while (lo < hi)
+            {
+              uint32_t mid = (lo + hi) / 2;
+              if (end_cmp (&from[mid], &want) < 0)
+                lo = mid + 1;
+              else
+                hi = mid;
+            }
+          for (uint32_t k = g; k < e; k++)
+            {
+              uint32_t at = lo + (k - g), i = recvs[k].step;
+              gboolean has = p < n && at < n_sends[p] && from[at].peer == q
+                             && from[at].tag == tag;
+              uint32_t j = has ? from[at].step : WEFT_NO_STEP;
+              if (!has || weft_schedule_step (s, p, j)->bytes
+                              != weft_schedule_step (s, q, i)->bytes)
+                {
+                  if (bad == WEFT_NO_STEP || i < bad)
+                    {
+                      bad = i;
+                      bad_send = j;
+                    }
+                  continue;
+                }
+              s->matches[q][i] = j;
+              s->matches[p][j] = i;
+            }
+          g = e;
+        }
+      if (bad != WEFT_NO_STEP)
+        {
+          const WeftStep *step = weft_schedule_step (s, q, bad);
+          if (bad_send == WEFT_NO_STEP)
             g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
                          "rank %u step %u receives from rank %u, which sends "
                          "it nothing to match",
-                         r, i, step->peer);
-            ok = FALSE;
-            break;
-          }
-        uint32_t j = GPOINTER_TO_UINT (g_queue_pop_head (q));
-        const WeftStep *send = weft_schedule_step (s, step->peer, j);
-        if (send->bytes != step->bytes)
-          {
+                         q, bad, step->peer);
+          else
             g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
                          "rank %u step %u receives %" G_GUINT64_FORMAT
                          " bytes from rank %u, whose step %u sends %"
                          G_GUINT64_FORMAT,
-                         r, i, step->bytes, step->peer, j, send->bytes);
-            ok = FALSE;
-            break;
-          }
-        s->matches[r][i] = j;
-        s->matches[step->peer][j] = i;
-      }
+                         q, bad, step->bytes, step->peer, bad_send,
+                         weft_schedule_step (s, step->peer, bad_send)->bytes);
+          ok = FALSE;
+        }
+    }
+
   /* A send left over has no receiver. */
-  for (uint32_t r = 0; r < s->n_ranks && ok; r++)
+  for (uint32_t r = 0; r < n && ok; r++)
     for (guint i = 0; i < s->steps[r]->len && ok; i++)
       if (weft_schedule_step (s, r, i)->kind == WEFT_STEP_SEND
           && s->matches[r][i] == WEFT_NO_STEP)
@@ -197,7 +255,8 @@ pair (WeftSchedule *s, GError **error)
                        r, i, weft_schedule_step (s, r, i)->peer);
           ok = FALSE;
         }
-  g_hash_table_unref (queues);
+  for (uint32_t r = 0; r < n; r++)
+    g_free (sends[r]);
   return ok;
 }
 
