@@ -26,6 +26,8 @@ typedef struct {
   uint64_t *out_start, *out;    /* dependents */
   uint64_t total, finished;
   WeftTime *engine_free;        /* per rank: when its reduction engine is free */
+  uint32_t *last_peer;          /* per rank: the peer of its last send... */
+  WeftTime *last_latency;       /* ...and that send's protocol latency */
   WeftTime *spans;              /* the caller's: per rank, first and last */
 } Exec;
 
@@ -51,6 +53,8 @@ exec_free (Exec *x)
   g_free (x->out_start);
   g_free (x->out);
   g_free (x->engine_free);
+  g_free (x->last_peer);
+  g_free (x->last_latency);
   g_free (x);
 }
 
@@ -136,8 +140,15 @@ ready (Exec *x, uint64_t k)
   switch (step->kind)
     {
     case WEFT_STEP_SEND:
-      weft_sim_schedule (sim, send_latency (x, x->gpus[r], x->gpus[step->peer]),
-                         send_start, x, GUINT_TO_POINTER (k));
+      /* A rank sends to the same peer many times (each piece of a step). */
+      if (x->last_peer[r] != step->peer)
+        {
+          x->last_peer[r] = step->peer;
+          x->last_latency[r] = send_latency (x, x->gpus[r],
+                                             x->gpus[step->peer]);
+        }
+      weft_sim_schedule (sim, x->last_latency[r], send_start, x,
+                         GUINT_TO_POINTER (k));
       break;
     case WEFT_STEP_RECV:
       if (x->arrived[k])
@@ -238,6 +249,10 @@ weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
   x->arrived = g_new0 (gboolean, MAX (x->total, 1));
   x->out_start = g_new0 (uint64_t, x->total + 1);
   x->engine_free = g_new0 (WeftTime, MAX (s->n_ranks, 1));
+  x->last_peer = g_new (uint32_t, MAX (s->n_ranks, 1));
+  x->last_latency = g_new0 (WeftTime, MAX (s->n_ranks, 1));
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    x->last_peer[r] = WEFT_NONE;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (guint i = 0; i < s->steps[r]->len; i++)
       {
