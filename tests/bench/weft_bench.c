@@ -33,8 +33,8 @@
  * All-to-all among GPU 0 of S servers of the 1024-GPU fat-tree, large
  * messages, at packet and at flow fidelity: wall time of each and the ratio.
  *
- *   weft-bench scale [--servers S] [--algorithm A] [--bytes B] [--plain]
- *                    [SCENARIO]
+ *   weft-bench scale [--servers S] [--algorithm A] [--bytes B] [--chunks N]
+ *                    [--plain] [SCENARIO]
  *
  * One all_reduce (default: hierarchical-rhd of 1 GiB, Simple protocol, flow
  * fidelity, no link statistics) over every GPU of the scenario (default:
@@ -531,7 +531,7 @@ bench_db (int argc, char **argv)
 static int
 bench_scale (int argc, char **argv)
 {
-  gint64 servers = 0;
+  gint64 servers = 0, chunks = 8;
   gboolean plain = FALSE;
   g_autofree char *alg_name = NULL, *size = NULL;
   GOptionEntry entries[] = {
@@ -541,6 +541,8 @@ bench_scale (int argc, char **argv)
       "Algorithm (default: hierarchical-rhd)", "A" },
     { "bytes", 0, 0, G_OPTION_ARG_STRING, &size,
       "Buffer size (default: 1GiB)", "B" },
+    { "chunks", 0, 0, G_OPTION_ARG_INT64, &chunks,
+      "Pieces that follow each other (default: 8)", "N" },
     { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
       "Switch the speed-ups off", NULL },
     G_OPTION_ENTRY_NULL
@@ -583,7 +585,7 @@ bench_scale (int argc, char **argv)
     if (topo->nodes[n].kind == WEFT_NODE_GPU)
       g_array_append_val (gpus, n);
 
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 0 };
+  WeftCollectiveParams params = { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, plain };
   WeftCollectiveResult result;
   t0 = g_get_monotonic_time ();
@@ -599,10 +601,10 @@ bench_scale (int argc, char **argv)
   getrusage (RUSAGE_SELF, &usage);
   double algbw = bytes / (result.time * 1e-12) / 1e9;
   printf ("scale gpus=%u links=%u algorithm=%s bytes=%" G_GUINT64_FORMAT
-          " plain=%d load_s=%.2f run_s=%.2f events=%" G_GUINT64_FORMAT
+          " chunks=%u plain=%d load_s=%.2f run_s=%.2f events=%" G_GUINT64_FORMAT
           " simulated_us=%.2f busbw=%.2f peak_rss_MiB=%.0f\n",
           gpus->len, topo->n_links / 2, weft_algorithm_name (alg), bytes,
-          plain, load, run, result.events, result.time / 1e6,
+          params.chunks, plain, load, run, result.events, result.time / 1e6,
           algbw * weft_op_bus_factor (WEFT_OP_ALL_REDUCE, gpus->len),
           usage.ru_maxrss / 1024.0);
   return 0;
