@@ -32,6 +32,8 @@ typedef struct {
   double remaining;             /* bytes not yet sent */
   WeftTime updated;             /* when remaining was last brought up */
   WeftTimer timer;              /* drained */
+  const uint32_t *path;         /* its transfer's, kept here to stay close */
+  uint32_t path_len;
   uint32_t *slot;               /* its index in each path link's list */
   double *share;                /* per path link: its part of the rate */
   uint32_t mark;                /* epoch of the last recomputation */
@@ -184,6 +186,8 @@ flow_start (WeftNetwork *net, uint32_t id)
   flow->remaining = (double) t->bytes;
   flow->updated = weft_sim_now (net->sim);
   flow->cap = t->cap > 0 ? t->cap : INFINITY;
+  flow->path = t->path;
+  flow->path_len = t->path_len;
   flow->slot = g_renew (uint32_t, flow->slot, t->path_len);
   flow->share = g_renew (double, flow->share, t->path_len);
   flow->live = TRUE;
@@ -218,7 +222,7 @@ drained (WeftSim *sim, void *target, void *data)
       link->flows[s] = moved;
       if (moved != id)
         {
-          const WeftTransfer *mt = &f->base.transfers[moved];
+          const Flow *mt = &f->flows[moved];
           for (uint32_t k = 0; k < mt->path_len; k++)
             if (mt->path[k] == l)
               {
@@ -300,7 +304,7 @@ fill (FlowNet *f)
   for (uint32_t i = 0; i < n_aff; i++)
     {
       Flow *flow = &f->flows[affected[i]];
-      const WeftTransfer *t = &f->base.transfers[affected[i]];
+      const Flow *t = &f->flows[affected[i]];
       for (uint32_t k = 0; k < t->path_len; k++)
         {
           Link *link = &f->links[t->path[k]];
@@ -332,7 +336,7 @@ fill (FlowNet *f)
   uint32_t *members = (uint32_t *) f->members->data;
   for (uint32_t i = 0; i < n_aff; i++)
     {
-      const WeftTransfer *t = &f->base.transfers[affected[i]];
+      const Flow *t = &f->flows[affected[i]];
       for (uint32_t k = 0; k < t->path_len; k++)
         members[f->links[t->path[k]].fill++] = affected[i];
     }
@@ -378,7 +382,7 @@ fill (FlowNet *f)
         {
           uint32_t id = g_array_index (f->freeze, uint32_t, i);
           Flow *flow = &f->flows[id];
-          const WeftTransfer *t = &f->base.transfers[id];
+          const Flow *t = flow;
           flow->frozen = TRUE;
           flow->rate = level;
           left--;
@@ -447,7 +451,7 @@ recompute (WeftSim *sim, void *target, void *data)
           /* Bring its byte count up to now at the old rate. */
           flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
           flow->updated = now;
-          const WeftTransfer *t = &f->base.transfers[id];
+          const Flow *t = flow;
           for (uint32_t p = 0; p < t->path_len; p++)
             {
               uint32_t l = t->path[p];

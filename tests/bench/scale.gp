@@ -15,7 +15,7 @@ set ylabel "seconds"
 set format y "%g"
 plot data index 0 using 2:3 with linespoints title "hierarchical-rhd", \
      data index 1 using 2:3 with linespoints title "hierarchical-tree", \
-     data index 0 using 2:(1.0 * ($2 / 1024) ** log(2.5) / log(2)) \
+     data index 0 using 2:(($2 / 1024.0) ** (log(2.5) / log(2))) \
           with lines dashtype 2 lc rgb "gray" title "2.5x per doubling, from 1 s"
 set title "Peak memory"
 set ylabel "MiB"
