@@ -7,18 +7,21 @@
 
 #define INF UINT32_MAX
 #define CACHE_BUDGET ((size_t) 2 << 30)         /* bytes of cost arrays */
-#define MEMO_SLOTS (1u << 16)
+#define MEMO_MIN_SLOTS (1u << 16)
+#define MEMO_MAX_SLOTS (1u << 22)
 #define MEMO_LINKS 14
 
 /* A route remembered: the links of (origin, src, dst) when no flow id took
- * part in choosing them, or the first hops of (src, dst).  A slot holds the
- * last route hashed to it; a collective asks for the same few pairs over
- * and over (every chunk of every step), so most questions are answered
- * here, and the memory stays fixed whatever the GPU count. */
+ * part in choosing them, or the first hops of (src, dst).  A route may sit
+ * in either slot of the pair it hashes to, and takes the one used less
+ * recently.  A collective asks for the same few pairs over and over (every
+ * chunk of every step), so most questions are answered here.  There are four slots a GPU (at least 65,536): memory grows with
+ * the GPUs, never with their pairs. */
 typedef struct {
   uint32_t a, b, c;
   uint32_t tag;                 /* MEMO_PATH or MEMO_FIRST; 0: empty */
   uint32_t len;
+  uint64_t used;                /* when last put or found */
   uint32_t links[MEMO_LINKS];
 } Memo;
 
@@ -73,7 +76,10 @@ struct _WeftRouting {
                                    core node to it, or NULL until needed */
   size_t cached_bytes;
   GArray *outs, *ins, *at;      /* scratch of choose() */
-  Memo *memo;                   /* MEMO_SLOTS, or NULL: remember nothing */
+  uint32_t outs_node, ins_node; /* whose ports outs and ins hold */
+  Memo *memo;                   /* n_memo slots, or NULL: remember nothing */
+  uint32_t n_memo;
+  uint64_t memo_clock;
   gboolean by_flow;             /* the route being made took a flow's hash */
   size_t table_bytes;
 };
@@ -359,6 +365,7 @@ weft_routing_new (const WeftTopology *topo)
   r->outs = g_array_new (FALSE, FALSE, sizeof (Port));
   r->ins = g_array_new (FALSE, FALSE, sizeof (Port));
   r->at = g_array_new (FALSE, FALSE, sizeof (guint));
+  r->outs_node = r->ins_node = WEFT_NONE;
   weft_routing_set_memo (r, TRUE);
   return r;
 }
@@ -394,7 +401,7 @@ size_t
 weft_routing_memory (const WeftRouting *r)
 {
   return r->cached_bytes + r->table_bytes
-         + (r->memo ? MEMO_SLOTS * sizeof (Memo) : 0);
+         + (r->memo ? r->n_memo * sizeof (Memo) : 0);
 }
 
 void
@@ -402,15 +409,30 @@ weft_routing_set_memo (WeftRouting *r, gboolean enabled)
 {
   g_clear_pointer (&r->memo, g_free);
   if (enabled)
-    r->memo = g_new0 (Memo, MEMO_SLOTS);
+    {
+      uint32_t gpus = 0;
+      for (uint32_t n = 0; n < r->topo->n_nodes; n++)
+        gpus += r->topo->nodes[n].kind == WEFT_NODE_GPU;
+      r->n_memo = MEMO_MIN_SLOTS;
+      while (r->n_memo < MEMO_MAX_SLOTS && r->n_memo < 4 * (uint64_t) gpus)
+        r->n_memo *= 2;
+      r->memo = g_new0 (Memo, r->n_memo);
+    }
 }
 
+/* The two slots (a pair) route (tag, a, b, c) may sit in. */
 static Memo *
-memo_slot (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+memo_pair (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
 {
   uint64_t h = weft_mix64 (((uint64_t) a << 32 | b) ^ weft_mix64 (
                                (uint64_t) c << 8 | tag));
-  return &r->memo[h & (MEMO_SLOTS - 1)];
+  return &r->memo[h & (r->n_memo - 2)];
+}
+
+static inline gboolean
+memo_is (const Memo *m, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+  return m->tag == tag && m->a == a && m->b == b && m->c == c;
 }
 
 /* Whether @r remembers the route asked for; if so it is in @links. */
@@ -420,22 +442,26 @@ memo_get (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
 {
   if (r->memo == NULL)
     return FALSE;
-  const Memo *m = memo_slot (r, tag, a, b, c);
-  if (m->tag != tag || m->a != a || m->b != b || m->c != c)
+  Memo *m = memo_pair (r, tag, a, b, c);
+  if (!memo_is (m, tag, a, b, c) && !memo_is (++m, tag, a, b, c))
     return FALSE;
+  m->used = ++r->memo_clock;
   g_array_set_size (links, 0);
   g_array_append_vals (links, m->links, m->len);
   return TRUE;
 }
 
+/* Remember a route in the less recently used slot of its pair. */
 static void
 memo_put (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
           const GArray *links)
 {
   if (r->memo == NULL || links->len > MEMO_LINKS)
     return;
-  Memo *m = memo_slot (r, tag, a, b, c);
-  *m = (Memo) { a, b, c, tag, links->len, { 0 } };
+  Memo *m = memo_pair (r, tag, a, b, c);
+  if (m[1].used < m[0].used)
+    m++;
+  *m = (Memo) { a, b, c, tag, links->len, ++r->memo_clock, { 0 } };
   memcpy (m->links, links->data, links->len * sizeof (uint32_t));
 }
 
@@ -520,6 +546,17 @@ ports_of (const WeftRouting *r, uint32_t node, GArray *ports)
     }
 }
 
+/* ports_of() into @ports unless they hold @node's already (*@holds). */
+static void
+ports_of_cached (const WeftRouting *r, uint32_t node, GArray *ports,
+                 uint32_t *holds)
+{
+  if (*holds == node)
+    return;
+  ports_of (r, node, ports);
+  *holds = node;
+}
+
 typedef struct {
   uint64_t cost;
   uint32_t n_best;
@@ -545,8 +582,8 @@ choose (WeftRouting *r, uint32_t src, uint32_t dst, const uint64_t *pick,
       best = local_cost (r, z, src, dst);
       n_best = 1;
     }
-  ports_of (r, src, outs);
-  ports_of (r, dst, ins);
+  ports_of_cached (r, src, outs, &r->outs_node);
+  ports_of_cached (r, dst, ins, &r->ins_node);
 
   /* Two passes: find the least cost, then take the pick-th pair at it. */
   for (int pass = 0; pass < (pick ? 2 : 1); pass++)
@@ -622,8 +659,8 @@ choose_by_place (WeftRouting *r, uint32_t src, uint32_t dst,
   GArray *outs = r->outs, *ins = r->ins, *at = r->at;
 
   g_array_set_size (at, 0);
-  ports_of (r, src, outs);
-  ports_of (r, dst, ins);
+  ports_of_cached (r, src, outs, &r->outs_node);
+  ports_of_cached (r, dst, ins, &r->ins_node);
   if (out_place != WEFT_NONE)
     {
       for (guint i = 0; i < outs->len; i++)
