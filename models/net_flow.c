@@ -304,10 +304,9 @@ fill (FlowNet *f)
   for (uint32_t i = 0; i < n_aff; i++)
     {
       Flow *flow = &f->flows[affected[i]];
-      const Flow *t = &f->flows[affected[i]];
-      for (uint32_t k = 0; k < t->path_len; k++)
+      for (uint32_t k = 0; k < flow->path_len; k++)
         {
-          Link *link = &f->links[t->path[k]];
+          Link *link = &f->links[flow->path[k]];
           link->residual += flow->rate * flow->share[k];
           link->rate_sum -= flow->rate * flow->share[k];
           link->unfrozen++;
@@ -336,9 +335,9 @@ fill (FlowNet *f)
   uint32_t *members = (uint32_t *) f->members->data;
   for (uint32_t i = 0; i < n_aff; i++)
     {
-      const Flow *t = &f->flows[affected[i]];
-      for (uint32_t k = 0; k < t->path_len; k++)
-        members[f->links[t->path[k]].fill++] = affected[i];
+      const Flow *flow = &f->flows[affected[i]];
+      for (uint32_t k = 0; k < flow->path_len; k++)
+        members[f->links[flow->path[k]].fill++] = affected[i];
     }
 
   g_array_set_size (heap, 0);
@@ -382,13 +381,12 @@ fill (FlowNet *f)
         {
           uint32_t id = g_array_index (f->freeze, uint32_t, i);
           Flow *flow = &f->flows[id];
-          const Flow *t = flow;
           flow->frozen = TRUE;
           flow->rate = level;
           left--;
-          for (uint32_t k = 0; k < t->path_len; k++)
+          for (uint32_t k = 0; k < flow->path_len; k++)
             {
-              Link *link = &f->links[t->path[k]];
+              Link *link = &f->links[flow->path[k]];
               link->residual -= level * flow->share[k];
               link->unfrozen--;
               link->weight -= flow->share[k];
@@ -451,10 +449,9 @@ recompute (WeftSim *sim, void *target, void *data)
           /* Bring its byte count up to now at the old rate. */
           flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
           flow->updated = now;
-          const Flow *t = flow;
-          for (uint32_t p = 0; p < t->path_len; p++)
+          for (uint32_t p = 0; p < flow->path_len; p++)
             {
-              uint32_t l = t->path[p];
+              uint32_t l = flow->path[p];
               if (f->links[l].mark != f->epoch)
                 {
                   f->links[l].mark = f->epoch;

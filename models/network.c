@@ -46,6 +46,8 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->stripe_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->stripe_bytes = g_array_new (FALSE, FALSE, sizeof (uint64_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
   /* What data moves at: the link's effective bandwidth, or for collectives
    * NCCL's model of the link times the protocol's share (NCCL's kernels do
@@ -89,6 +91,8 @@ weft_network_free (WeftNetwork *net)
   g_free (net->free_transfers);
   g_array_unref (net->scratch);
   g_array_unref (net->hops);
+  g_array_unref (net->stripe_links);
+  g_array_unref (net->stripe_bytes);
   g_free (net->reduce_free_at);
   g_free (net->capacity);
   weft_routing_free (net->routing);
@@ -167,17 +171,19 @@ route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
   g_array_prepend_val (net->scratch, first);
 }
 
-/* How @bytes split over the first hops in net->hops: in proportion to
- * their bandwidth, the remainder to the first. */
-static uint64_t
-share (const WeftNetwork *net, const GArray *hops, guint i, uint64_t bytes)
+/* How @bytes split over the first hops in @hops, into @parts: in
+ * proportion to their bandwidth, the remainder to the first.  With no
+ * hops, all of it in parts[0]. */
+static void
+shares (const WeftNetwork *net, const GArray *hops, uint64_t bytes,
+        uint64_t *parts)
 {
   double total = 0;
   uint64_t given = 0;
 
+  parts[0] = 0;
   for (guint k = 0; k < hops->len; k++)
     total += net->topo->links[g_array_index (hops, uint32_t, k)].bandwidth;
-  uint64_t parts[hops->len];
   for (guint k = 0; k < hops->len; k++)
     {
       double bw = net->topo->links[g_array_index (hops, uint32_t, k)].bandwidth;
@@ -185,7 +191,6 @@ share (const WeftNetwork *net, const GArray *hops, guint i, uint64_t bytes)
       given += parts[k];
     }
   parts[0] += bytes - given;
-  return parts[i];
 }
 
 WeftTime
@@ -198,11 +203,13 @@ weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
     return 0;
   weft_routing_first_hops (net->routing, src, dst, net->hops);
   guint n = MAX (net->hops->len, 1);
+  uint64_t parts[n];
+  shares (net, net->hops, bytes, parts);
   for (guint i = 0; i < n; i++)
     {
       WeftTime latency;
       double bottleneck;
-      uint64_t part = net->hops->len ? share (net, net->hops, i, bytes) : bytes;
+      uint64_t part = parts[i];
       route_part (net, src, dst,
                   net->hops->len ? g_array_index (net->hops, uint32_t, i)
                                  : WEFT_NONE, 0);
@@ -292,13 +299,16 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
                void *data)
 {
   uint64_t flow = net->next_flow++;
-  g_autoptr (GArray) links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  g_autoptr (GArray) carried = g_array_new (FALSE, FALSE, sizeof (uint64_t));
+  GArray *links = net->stripe_links, *carried = net->stripe_bytes;
   WeftTime latency = 0;
+  uint64_t parts[hops->len];
 
+  shares (net, hops, bytes, parts);
+  g_array_set_size (links, 0);
+  g_array_set_size (carried, 0);
   for (guint i = 0; i < hops->len; i++)
     {
-      uint64_t part = share (net, hops, i, bytes);
+      uint64_t part = parts[i];
       WeftTime part_latency;
       double unused;
       route_part (net, src, dst, g_array_index (hops, uint32_t, i), flow);
@@ -364,17 +374,19 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                   done, target, data);
       return;
     }
-  g_autoptr (GArray) hops = g_array_copy (net->hops);
   if (net->klass->whole_stripes)
     {
-      start_striped (net, src, dst, bytes, cap, hops, done, target, data);
+      start_striped (net, src, dst, bytes, cap, net->hops, done, target, data);
       return;
     }
   Split *split = g_new (Split, 1);
   *split = (Split) { net, (uint32_t) n, done, target, data };
   g_hash_table_add (net->splits, split);
+  g_autoptr (GArray) hops = g_array_copy (net->hops);
+  uint64_t parts[n];
+  shares (net, hops, bytes, parts);
   for (guint i = 0; i < n; i++)
-    start_part (net, src, dst, share (net, hops, i, bytes),
+    start_part (net, src, dst, parts[i],
                 cap > 0 ? cap * net->topo->links[g_array_index (
                                     hops, uint32_t, i)].bandwidth
                               / net->topo->links[g_array_index (

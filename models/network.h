@@ -75,6 +75,8 @@ struct _WeftNetwork {
   uint32_t n_free;
   GArray *scratch;              /* a path being routed */
   GArray *hops;                 /* first hops of a transfer being split */
+  GArray *stripe_links;         /* a striped transfer's links being gathered */
+  GArray *stripe_bytes;         /* ...and the bytes each carries */
 
   uint64_t next_flow;
   uint64_t started, finished;   /* transfers */

@@ -15,8 +15,9 @@
  * part in choosing them, or the first hops of (src, dst).  A route may sit
  * in either slot of the pair it hashes to, and takes the one used less
  * recently.  A collective asks for the same few pairs over and over (every
- * chunk of every step), so most questions are answered here.  There are four slots a GPU (at least 65,536): memory grows with
- * the GPUs, never with their pairs. */
+ * chunk of every step), so most questions are answered here.  There are
+ * four slots a GPU (at least 65,536): memory grows with the GPUs, never
+ * with their pairs. */
 typedef struct {
   uint32_t a, b, c;
   uint32_t tag;                 /* MEMO_PATH or MEMO_FIRST; 0: empty */
