@@ -81,6 +81,34 @@ nvls_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
   return FALSE;
 }
 
+WeftSchedule *
+weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
+                      uint32_t n, WeftOp op, WeftAlgorithm alg, uint64_t size,
+                      const WeftCollectiveParams *params, GArray *nodes,
+                      GError **error)
+{
+  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+  WeftCollectiveParams p = *params;
+
+  g_array_set_size (nodes, 0);
+  g_array_append_vals (nodes, gpus, n);
+  if (alg == WEFT_ALG_NVLS)
+    {
+      if (!nvls_switches (topo, gpus, n, nodes, shares, error))
+        return NULL;
+      p.n_switches = shares->len;
+      p.switch_share = (const double *) shares->data;
+    }
+  if (weft_algorithm_is_hierarchical (alg)
+      && !ranks_per_server (topo, gpus, n, &p.local, error))
+    return NULL;
+  g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
+                                                                size, &p);
+  if (!weft_schedule_check (schedule, error))
+    return NULL;
+  return g_steal_pointer (&schedule);
+}
+
 gboolean
 weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                      uint32_t n, WeftOp op, WeftAlgorithm alg,
@@ -91,8 +119,6 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
 {
   const WeftProtocol *costs = weft_protocol_get (protocol, alg);
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
-  WeftCollectiveParams p = *params;
 
   if (costs == NULL)
     {
@@ -101,19 +127,9 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                    weft_protocol_name (protocol));
       return FALSE;
     }
-  g_array_append_vals (nodes, gpus, n);
-  if (alg == WEFT_ALG_NVLS)
-    {
-      if (!nvls_switches (topo, gpus, n, nodes, shares, error))
-        return FALSE;
-      p.n_switches = shares->len;
-      p.switch_share = (const double *) shares->data;
-    }
-  if (weft_algorithm_is_hierarchical (alg) && !ranks_per_server (topo, gpus, n, &p.local, error))
-    return FALSE;
-  g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
-                                                                size, &p);
-  if (!weft_schedule_check (schedule, error))
+  g_autoptr (WeftSchedule) schedule = weft_collective_plan (
+      topo, gpus, n, op, alg, size, params, nodes, error);
+  if (schedule == NULL)
     return FALSE;
   weft_schedule_run (topo, (uint32_t *) nodes->data, schedule, costs,
                      options, result);

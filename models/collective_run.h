@@ -39,6 +39,17 @@ gboolean weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                               const WeftRunOptions *options,
                               WeftCollectiveResult *result, GError **error);
 
+/* The checked schedule of @op by @alg over @gpus[0..n-1] for @size bytes,
+ * with the nodes its ranks run on put in @nodes (the GPUs, then for NVLS
+ * the switches that reduce); NULL with @error (WEFT_SCHEDULE_ERROR, code 1
+ * for an algorithm the fabric cannot run) otherwise.  The caller frees it. */
+WeftSchedule *weft_collective_plan (const WeftTopology *topo,
+                                    const uint32_t *gpus, uint32_t n,
+                                    WeftOp op, WeftAlgorithm alg,
+                                    uint64_t size,
+                                    const WeftCollectiveParams *params,
+                                    GArray *nodes, GError **error);
+
 /* Run the checked @schedule with @costs, rank r on node @nodes[r], as
  * @options say. */
 void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,

@@ -6,17 +6,22 @@
  * and finishes when they have arrived; its receive finishes once it is
  * ready itself and the bytes are there.  The network it runs on moves data
  * at NCCL's model of each link (see WeftNetworkConfig.nccl).  A reduction occupies its GPU's
- * reduction engine for bytes / reduce_bandwidth, one after another. */
+ * reduction engine for bytes / reduce_bandwidth, one after another.
+ *
+ * A rank's steps wait for the rank to join (weft_exec_join()): a step with
+ * no dependencies counts the join as one, so nothing of a rank, not even a
+ * receive whose bytes are there, finishes before the rank has joined. */
 #include "executor.h"
 
 #include <math.h>
 
-typedef struct {
+struct _WeftExec {
   WeftNetwork *net;
   const WeftSchedule *schedule;
   const uint32_t *gpus;
   WeftProtocol protocol;
-  WeftEventFn done;
+  WeftEventFn done;             /* weft_execute(): when all is done */
+  WeftRankFn rank_done;         /* instances: when each rank is done */
   void *target, *data;
 
   uint64_t *offset;             /* per rank: its first global step */
@@ -29,7 +34,11 @@ typedef struct {
   uint32_t *last_peer;          /* per rank: the peer of its last send... */
   WeftTime *last_latency;       /* ...and that send's protocol latency */
   WeftTime *spans;              /* the caller's: per rank, first and last */
-} Exec;
+  uint32_t *left;               /* instances: per rank, unfinished steps */
+  double inflate;               /* instances: bytes on the wire per byte */
+};
+
+typedef struct _WeftExec Exec;
 
 static void finish (Exec *x, uint64_t k);
 
@@ -55,7 +64,23 @@ exec_free (Exec *x)
   g_free (x->engine_free);
   g_free (x->last_peer);
   g_free (x->last_latency);
+  g_free (x->left);
   g_free (x);
+}
+
+void
+weft_exec_free (WeftExec *x)
+{
+  if (x != NULL)
+    exec_free (x);
+}
+
+static void
+rank_finished (WeftSim *sim, void *target, void *data)
+{
+  Exec *x = target;
+
+  x->rank_done (sim, x->target, GPOINTER_TO_UINT (data));
 }
 
 static void
@@ -123,8 +148,11 @@ send_start (WeftSim *sim, void *target, void *data)
   const WeftStep *step = step_of (x, k, &r, &i);
   (void) sim;
 
-  weft_network_transfer (x->net, x->gpus[r], x->gpus[step->peer], step->bytes,
-                         0, send_arrived, x, data);
+  uint64_t bytes = step->bytes;
+  if (x->inflate > 1)
+    bytes = (uint64_t) ceil ((double) bytes * x->inflate);
+  weft_network_transfer (x->net, x->gpus[r], x->gpus[step->peer], bytes, 0,
+                         send_arrived, x, data);
 }
 
 static void
@@ -193,8 +221,45 @@ finish (Exec *x, uint64_t k)
   for (uint64_t e = x->out_start[k]; e < x->out_start[k + 1]; e++)
     if (--x->remaining[x->out[e]] == 0)
       ready (x, x->out[e]);
-  if (++x->finished == x->total)
+  ++x->finished;
+  if (x->left && --x->left[x->rank_of[k]] == 0)
+    /* The owner may free the instance then: not from inside this call. */
+    weft_sim_schedule (x->net->sim, 0, rank_finished, x,
+                       GUINT_TO_POINTER (x->rank_of[k]));
+  if (x->done && x->finished == x->total)
     weft_sim_schedule (x->net->sim, 0, all_done, x, NULL);
+}
+
+/* Rank @r's steps may start: those waiting for nothing else become ready. */
+static void
+start_rank (Exec *x, uint32_t r)
+{
+  if (x->left && x->left[r] == 0)
+    {
+      weft_sim_schedule (x->net->sim, 0, rank_finished, x,
+                         GUINT_TO_POINTER (r));
+      return;
+    }
+  for (uint64_t k = x->offset[r]; k < x->offset[r + 1]; k++)
+    if (weft_schedule_step (x->schedule, r,
+                            (uint32_t) (k - x->offset[r]))->n_deps == 0
+        && --x->remaining[k] == 0)
+      ready (x, k);
+}
+
+static void
+rank_begins (WeftSim *sim, void *target, void *data)
+{
+  (void) sim;
+  start_rank (target, GPOINTER_TO_UINT (data));
+}
+
+void
+weft_exec_join (WeftExec *x, uint32_t rank)
+{
+  g_assert (rank < x->schedule->n_ranks);
+  weft_sim_schedule (x->net->sim, x->protocol.base, rank_begins, x,
+                     GUINT_TO_POINTER (rank));
 }
 
 static void
@@ -208,35 +273,21 @@ begin (WeftSim *sim, void *target, void *data)
       weft_sim_schedule (x->net->sim, 0, all_done, x, NULL);
       return;
     }
-  for (uint64_t k = 0; k < x->total; k++)
-    if (x->remaining[k] == 0)
-      ready (x, k);
+  for (uint32_t r = 0; r < x->schedule->n_ranks; r++)
+    start_rank (x, r);
 }
 
-void
-weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
-              const WeftProtocol *protocol, WeftTime *spans, WeftEventFn done,
-              void *target, void *data)
+static Exec *
+exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
+          const WeftProtocol *protocol)
 {
   Exec *x = g_new0 (Exec, 1);
 
-  x->spans = spans;
-  for (uint32_t r = 0; spans && r < s->n_ranks; r++)
-    {
-      spans[2 * r] = WEFT_TIME_MAX;
-      spans[2 * r + 1] = 0;
-    }
-
   g_assert (s->matches != NULL);
-  /* The network frees it, so that a run stopped early leaks nothing. */
-  weft_network_adopt (net, x, (GDestroyNotify) exec_free);
   x->net = net;
   x->schedule = s;
   x->gpus = gpus;
   x->protocol = *protocol;
-  x->done = done;
-  x->target = target;
-  x->data = data;
 
   x->offset = g_new (uint64_t, s->n_ranks + 1);
   x->offset[0] = 0;
@@ -258,7 +309,7 @@ weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         x->rank_of[x->offset[r] + i] = r;
-        x->remaining[x->offset[r] + i] = step->n_deps;
+        x->remaining[x->offset[r] + i] = MAX (step->n_deps, 1);
         for (uint32_t d = 0; d < step->n_deps; d++)
           x->out_start[x->offset[r] + g_array_index (s->deps, uint32_t,
                                                      step->first_dep + d) + 1]++;
@@ -279,5 +330,42 @@ weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
             x->out[fill[from]++] = x->offset[r] + i;
           }
       }
+  return x;
+}
+
+void
+weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
+              const WeftProtocol *protocol, WeftTime *spans, WeftEventFn done,
+              void *target, void *data)
+{
+  Exec *x = exec_new (net, s, gpus, protocol);
+
+  x->spans = spans;
+  for (uint32_t r = 0; spans && r < s->n_ranks; r++)
+    {
+      spans[2 * r] = WEFT_TIME_MAX;
+      spans[2 * r + 1] = 0;
+    }
+  /* The network frees it, so that a run stopped early leaks nothing. */
+  weft_network_adopt (net, x, (GDestroyNotify) exec_free);
+  x->done = done;
+  x->target = target;
+  x->data = data;
   weft_sim_schedule (net->sim, protocol->base, begin, x, NULL);
+}
+
+WeftExec *
+weft_exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *nodes,
+               const WeftProtocol *protocol, WeftRankFn rank_done,
+               void *target)
+{
+  Exec *x = exec_new (net, s, nodes, protocol);
+
+  x->rank_done = rank_done;
+  x->target = target;
+  x->inflate = 1 / protocol->efficiency;
+  x->left = g_new (uint32_t, MAX (s->n_ranks, 1));
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    x->left[r] = s->steps[r]->len;
+  return x;
 }

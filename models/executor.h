@@ -28,4 +28,22 @@ void weft_execute (WeftNetwork *net, const WeftSchedule *schedule,
                    WeftTime *spans, WeftEventFn done, void *target,
                    void *data);
 
+/* An instance of a schedule whose ranks join one at a time, as the ranks
+ * of a traced collective reach it: each joining rank starts its steps after
+ * the protocol's base latency; rank_done(sim, target, r) runs (as an event
+ * of its own, so it may free the instance) when rank r has joined and
+ * finished all its steps.  rank r is node @nodes[r]; the schedule and
+ * @nodes must outlive the instance, which the caller frees.  Instances of
+ * different protocols share a network whose links run at NCCL's Simple
+ * rate (WeftNetworkConfig.nccl = 1): a send puts bytes / efficiency on the
+ * wire (LL's flags, say). */
+typedef struct _WeftExec WeftExec;
+typedef void (*WeftRankFn) (WeftSim *sim, void *target, uint32_t rank);
+
+WeftExec *weft_exec_new (WeftNetwork *net, const WeftSchedule *schedule,
+                         const uint32_t *nodes, const WeftProtocol *protocol,
+                         WeftRankFn rank_done, void *target);
+void weft_exec_join (WeftExec *exec, uint32_t rank);
+void weft_exec_free (WeftExec *exec);
+
 G_END_DECLS
