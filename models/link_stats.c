@@ -29,12 +29,14 @@ weft_link_stats_free (WeftLinkStats *stats)
   g_free (stats);
 }
 
+static void coarsen (WeftLinkStats *stats);
+
 /* Traffic on a link is mostly reported in time order (a link serialises,
  * and the flow model closes a link's rate segments one after another), so
  * the common case appends or adds to the last bin; the analytical model's
  * overlapping transfers may go back, and are inserted in order. */
 static void
-add_to_bin (WeftLinkStat *s, uint32_t bin, double bytes)
+add_to_bin (WeftLinkStats *stats, WeftLinkStat *s, uint32_t bin, double bytes)
 {
   if (s->n_bins > 0 && s->bin[s->n_bins - 1] == bin)
     {
@@ -72,6 +74,43 @@ add_to_bin (WeftLinkStat *s, uint32_t bin, double bytes)
   s->bin[lo] = bin;
   s->bin_bytes[lo] = bytes;
   s->n_bins++;
+  if (++stats->n_bins > stats->max_bins && stats->max_bins)
+    coarsen (stats);
+}
+
+/* Halve the resolution: bins pair up, so the stored bins fall to at most
+ * about half. */
+static void
+coarsen (WeftLinkStats *stats)
+{
+  stats->bin_width *= 2;
+  stats->n_bins = 0;
+  for (uint32_t l = 0; l < stats->n_links; l++)
+    {
+      WeftLinkStat *s = &stats->links[l];
+      uint32_t k = 0;
+      for (uint32_t i = 0; i < s->n_bins; i++)
+        {
+          uint32_t bin = s->bin[i] / 2;
+          if (k > 0 && s->bin[k - 1] == bin)
+            s->bin_bytes[k - 1] += s->bin_bytes[i];
+          else
+            {
+              s->bin[k] = bin;
+              s->bin_bytes[k++] = s->bin_bytes[i];
+            }
+        }
+      s->n_bins = k;
+      stats->n_bins += k;
+    }
+}
+
+void
+weft_link_stats_set_budget (WeftLinkStats *stats, uint64_t max_bins)
+{
+  stats->max_bins = max_bins;
+  while (max_bins && stats->n_bins > max_bins)
+    coarsen (stats);
 }
 
 void
@@ -79,20 +118,21 @@ weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
                         WeftTime t1, double bytes)
 {
   WeftLinkStat *s = &stats->links[link];
-  WeftTime w = stats->bin_width;
 
-  if (bytes <= 0 || w == 0)
+  if (bytes <= 0 || stats->bin_width == 0)
     return;
   if (t1 <= t0)
     {
-      add_to_bin (s, (uint32_t) (t0 / w), bytes);
+      add_to_bin (stats, s, (uint32_t) (t0 / stats->bin_width), bytes);
       return;
     }
   double per_ps = bytes / (double) (t1 - t0);
   for (WeftTime t = t0; t < t1;)
     {
+      /* The width may double on the way (a budget). */
+      WeftTime w = stats->bin_width;
       WeftTime end = MIN (t1, (t / w + 1) * w);
-      add_to_bin (s, (uint32_t) (t / w), per_ps * (double) (end - t));
+      add_to_bin (stats, s, (uint32_t) (t / w), per_ps * (double) (end - t));
       t = end;
     }
 }

@@ -28,6 +28,9 @@ typedef struct {
 
 typedef struct {
   WeftTime bin_width;           /* ps; 0: no bins, totals only */
+  uint64_t max_bins;            /* 0, or the most bins kept over all links:
+                                   past it the width doubles */
+  uint64_t n_bins;              /* bins kept over all links */
   WeftLinkStat *links;
   uint32_t n_links;
 } WeftLinkStats;
@@ -36,6 +39,11 @@ typedef struct {
  * only each link's bytes and busy time, which costs less). */
 WeftLinkStats *weft_link_stats_new (uint32_t n_links, WeftTime bin_width);
 void weft_link_stats_free (WeftLinkStats *stats);
+
+/* Keep at most about @max_bins bins over all links (0: no bound): when
+ * there would be more, the bin width doubles and neighbouring bins merge,
+ * as often as needed.  Totals are unchanged. */
+void weft_link_stats_set_budget (WeftLinkStats *stats, uint64_t max_bins);
 
 /* Spread @bytes over [@t0, @t1) of link @link (t1 > t0), or put them all in
  * the bin of @t0 when t1 == t0.  Does not touch the byte count or busy
