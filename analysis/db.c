@@ -82,6 +82,24 @@ static const char schema[] =
   "  algbw_GBps REAL NOT NULL,"
   "  busbw_GBps REAL NOT NULL,"
   "  PRIMARY KEY (run_id, id));"
+  /* Traces (schema 2): what each op is in the trace, and each rank's
+   * step. */
+  "CREATE TABLE IF NOT EXISTS trace_ops ("
+  "  run_id INTEGER NOT NULL,"
+  "  op_id INTEGER NOT NULL,"
+  "  job TEXT NOT NULL,"
+  "  name TEXT NOT NULL,"
+  "  critical INTEGER NOT NULL,"
+  "  PRIMARY KEY (run_id, op_id));"
+  "CREATE TABLE IF NOT EXISTS trace_ranks ("
+  "  run_id INTEGER NOT NULL,"
+  "  job TEXT NOT NULL,"
+  "  rank INTEGER NOT NULL,"
+  "  node INTEGER NOT NULL,"
+  "  step_ps INTEGER NOT NULL,"
+  "  compute_ps INTEGER NOT NULL,"
+  "  exposed_ps INTEGER NOT NULL,"
+  "  PRIMARY KEY (run_id, job, rank));"
   /* Per link over a run: bytes, mean utilization over the run's span, peak
    * utilization of a bin. */
   "CREATE VIEW IF NOT EXISTS link_summary AS"
@@ -401,6 +419,129 @@ weft_db_write_op (WeftDb *db, int64_t run, int64_t op_id, const WeftOpRow *op,
   return FALSE;
 }
 
+static gboolean
+step_row (sqlite3_stmt *st)
+{
+  gboolean ok = sqlite3_step (st) == SQLITE_DONE;
+
+  sqlite3_reset (st);
+  return ok;
+}
+
+gboolean
+weft_db_write_trace (WeftDb *db, int64_t run, const WeftTrace *t,
+                     const WeftTraceResult *r, GError **error)
+{
+  sqlite3_stmt *top = NULL, *trk = NULL;
+  gboolean ok;
+
+  if (sqlite3_prepare_v2 (db->handle, "INSERT INTO trace_ops VALUES "
+                          "(?, ?, ?, ?, ?)", -1, &top, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db->handle, "INSERT INTO trace_ranks VALUES "
+                             "(?, ?, ?, ?, ?, ?, ?)", -1, &trk, NULL)
+             != SQLITE_OK)
+    {
+      sqlite3_finalize (top);
+      return fail (db, error, "cannot prepare statements");
+    }
+  ok = exec (db, "BEGIN", error);
+  g_autofree uint8_t *critical = g_new0 (uint8_t, MAX (t->ops->len, 1));
+  for (guint k = 0; r->critical && k < r->critical->len; k++)
+    critical[g_array_index (r->critical, uint32_t, k)] = 1;
+  for (uint32_t i = 0; ok && i < t->ops->len; i++)
+    {
+      const WeftTraceOp *op = weft_trace_op (t, i);
+      const WeftTraceJob *job = &g_array_index (t->jobs, WeftTraceJob,
+                                                op->job);
+      WeftTime start = WEFT_TIME_MAX, end = 0;
+      for (uint32_t k = 0; k < op->n_ranks; k++)
+        {
+          start = MIN (start, r->start[op->first_rank + k]);
+          end = MAX (end, r->end[op->first_rank + k]);
+        }
+      double seconds = (end - start) * 1e-12;
+      double algbw = 0, busbw = 0;
+      if (op->kind == WEFT_TRACE_COLLECTIVE && seconds > 0)
+        {
+          algbw = op->bytes / seconds / 1e9;
+          busbw = algbw * weft_op_bus_factor (op->op, op->n_ranks);
+        }
+      else if (op->kind != WEFT_TRACE_COMPUTE
+               && op->kind != WEFT_TRACE_SLEEP && seconds > 0)
+        algbw = busbw = op->bytes / seconds / 1e9;
+      sqlite3_stmt *st = db->insert_op;
+      sqlite3_bind_int64 (st, 1, run);
+      sqlite3_bind_int64 (st, 2, i);
+      sqlite3_bind_text (st, 3, weft_trace_op_kind (op), -1, SQLITE_STATIC);
+      sqlite3_bind_text (st, 4, r->algorithm[i] >= 0
+                                    ? weft_algorithm_name (r->algorithm[i])
+                                    : "", -1, SQLITE_STATIC);
+      sqlite3_bind_text (st, 5, r->protocol[i] >= 0
+                                    ? weft_protocol_name (r->protocol[i])
+                                    : "", -1, SQLITE_STATIC);
+      sqlite3_bind_int64 (st, 6, (sqlite3_int64) op->bytes);
+      sqlite3_bind_int64 (st, 7, op->n_ranks);
+      sqlite3_bind_int64 (st, 8, (sqlite3_int64) start);
+      sqlite3_bind_int64 (st, 9, (sqlite3_int64) end);
+      sqlite3_bind_double (st, 10, (end - start) / 1e6);
+      sqlite3_bind_double (st, 11, algbw);
+      sqlite3_bind_double (st, 12, busbw);
+      ok = step_row (st);
+      for (uint32_t k = 0; ok && k < op->n_ranks; k++)
+        {
+          uint32_t s = op->first_rank + k;
+          uint32_t g = g_array_index (t->ranks, uint32_t, s);
+          sqlite3_stmt *rk = db->insert_rank;
+          sqlite3_bind_int64 (rk, 1, run);
+          sqlite3_bind_int64 (rk, 2, i);
+          sqlite3_bind_int64 (rk, 3, g - job->first_rank);
+          sqlite3_bind_int64 (rk, 4, g_array_index (t->gpus, uint32_t, g));
+          sqlite3_bind_int64 (rk, 5, (sqlite3_int64) r->start[s]);
+          sqlite3_bind_int64 (rk, 6, (sqlite3_int64) r->end[s]);
+          ok = step_row (rk);
+        }
+      sqlite3_bind_int64 (top, 1, run);
+      sqlite3_bind_int64 (top, 2, i);
+      sqlite3_bind_text (top, 3, job->name, -1, SQLITE_STATIC);
+      sqlite3_bind_text (top, 4, op->name, -1, SQLITE_STATIC);
+      sqlite3_bind_int (top, 5, critical[i]);
+      ok = ok && step_row (top);
+    }
+  for (guint j = 0; ok && j < t->jobs->len; j++)
+    {
+      const WeftTraceJob *job = &g_array_index (t->jobs, WeftTraceJob, j);
+      for (uint32_t k = 0; ok && k < job->n_ranks; k++)
+        {
+          uint32_t g = job->first_rank + k;
+          sqlite3_bind_int64 (trk, 1, run);
+          sqlite3_bind_text (trk, 2, job->name, -1, SQLITE_STATIC);
+          sqlite3_bind_int64 (trk, 3, k);
+          sqlite3_bind_int64 (trk, 4, g_array_index (t->gpus, uint32_t, g));
+          sqlite3_bind_int64 (trk, 5, (sqlite3_int64) r->step[g]);
+          sqlite3_bind_int64 (trk, 6, (sqlite3_int64) r->compute[g]);
+          sqlite3_bind_int64 (trk, 7, (sqlite3_int64) r->exposed[g]);
+          ok = step_row (trk);
+        }
+    }
+  const WeftLinkStats *stats = r->stats;
+  BinWriter w = { db, run, 0, 0, r->time, stats ? stats->bin_width : 0, ok };
+  for (uint32_t l = 0; stats && stats->bin_width && w.ok && l < stats->n_links;
+       l++)
+    {
+      w.link = l;
+      weft_link_stats_bins (stats, l, write_bin, &w);
+    }
+  ok = w.ok;
+  sqlite3_finalize (top);
+  sqlite3_finalize (trk);
+  if (ok)
+    return exec (db, "COMMIT", error);
+  if (error && *error == NULL)
+    fail (db, error, "cannot record the trace");
+  exec (db, "ROLLBACK", NULL);
+  return FALSE;
+}
+
 gboolean
 weft_db_end_run (WeftDb *db, int64_t run, const char *status,
                  double wall_seconds, uint64_t events, GError **error)
@@ -568,7 +709,12 @@ weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
           "INSERT INTO link_util SELECT %lld, link_id, t0_ps, t1_ps, bytes "
           "FROM shard.link_util WHERE run_id = %lld;"
           "INSERT INTO run_params SELECT %lld, key, value FROM "
-          "shard.run_params WHERE run_id = %lld;",
+          "shard.run_params WHERE run_id = %lld;"
+          "INSERT INTO trace_ops SELECT %lld, op_id, job, name, critical "
+          "FROM shard.trace_ops WHERE run_id = %lld;"
+          "INSERT INTO trace_ranks SELECT %lld, job, rank, node, step_ps, "
+          "compute_ps, exposed_ps FROM shard.trace_ranks WHERE run_id = %lld;",
+          (long long) to, (long long) from, (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from);

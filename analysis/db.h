@@ -7,10 +7,11 @@
 
 #include "link_stats.h"
 #include "topology.h"
+#include "trace_run.h"
 
 G_BEGIN_DECLS
 
-#define WEFT_DB_SCHEMA_VERSION 1
+#define WEFT_DB_SCHEMA_VERSION 2
 
 #define WEFT_DB_ERROR (weft_db_error_quark ())
 GQuark weft_db_error_quark (void);
@@ -56,6 +57,14 @@ gboolean weft_db_write_op (WeftDb *db, int64_t run, int64_t op_id,
                            const WeftOpRow *op, const WeftLinkStats *stats,
                            const WeftTime *spans, const uint32_t *nodes,
                            uint32_t n_ranks, GError **error);
+
+/* Record a replayed trace in one transaction: every op in ops (its kind,
+ * algorithm and protocol as chosen, its span from the first rank reaching
+ * it to the last finishing it), each (op, rank) in rank_ops (job ranks),
+ * trace_ops (job, id, on the critical path), trace_ranks (step, compute
+ * and exposed communication per rank) and link_util from @r->stats. */
+gboolean weft_db_write_trace (WeftDb *db, int64_t run, const WeftTrace *t,
+                              const WeftTraceResult *r, GError **error);
 
 /* End @run with @status ("complete", "interrupted" or "failed"). */
 gboolean weft_db_end_run (WeftDb *db, int64_t run, const char *status,

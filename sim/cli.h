@@ -3,6 +3,9 @@
 
 #include <glib.h>
 
+#include "network.h"
+#include "scenario.h"
+
 G_BEGIN_DECLS
 
 /* Exit statuses of the weft program. */
@@ -22,6 +25,26 @@ gboolean weft_cli_parse (GOptionContext *context, const char *command,
 /* Print "weft CMD: message" and the command's usage to stderr. */
 void weft_cli_usage_error (GOptionContext *context, const char *command,
                            const char *message);
+
+/* `weft run --trace`: what the command line asked for. */
+typedef struct {
+  const char *scenario_path;
+  const WeftScenario *scenario;
+  const char *trace_path;
+  WeftFidelity fidelity;
+  uint64_t seed;
+  uint32_t channels, chunks;
+  int algorithm, protocol;      /* for collectives left to auto: a
+                                   WeftAlgorithm / WeftProtocolKind, or -1 */
+  const char *db_path;          /* NULL: weft.db */
+  WeftTime bin_width;           /* 0: widening bins within a budget */
+  const char *command;
+  const volatile int *interrupted;
+} WeftTraceRun;
+
+/* Replay a trace, print each job's ranks and the critical path, and record
+ * it all in the database.  Returns the exit status. */
+int weft_run_trace (const WeftTraceRun *run);
 
 int weft_cmd_run (int argc, char **argv);
 int weft_cmd_topo (int argc, char **argv);

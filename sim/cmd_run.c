@@ -147,12 +147,14 @@ default_bin_width (const GArray *rows)
 static gboolean
 apply_workload (const WeftScenario *scenario, char **op, char **alg,
                 char **proto, char **begin, char **end, char **ranks,
-                char **fidelity, gint64 *factor, gint64 *channels,
-                gint64 *chunks, gint64 *seed, GError **error)
+                char **fidelity, char **trace, gint64 *factor,
+                gint64 *channels, gint64 *chunks, gint64 *seed,
+                GError **error)
 {
   static const char *const keys[] = {
     "op", "algorithm", "protocol", "minbytes", "maxbytes", "stepfactor",
-    "ranks", "fidelity", "channels", "chunks", "seed", "description", NULL
+    "ranks", "fidelity", "channels", "chunks", "seed", "trace",
+    "description", NULL
   };
   WeftCfg *w = weft_cfg_get (scenario->root, "workload");
   WeftCfg *v;
@@ -167,6 +169,18 @@ apply_workload (const WeftScenario *scenario, char **op, char **alg,
   if (!weft_cfg_expect_map (w, "workload", error)
       || !weft_cfg_check_keys (w, keys, error))
     return FALSE;
+  if (*trace == NULL && (v = weft_cfg_get (w, "trace")))
+    {
+      /* A trace file, relative to the scenario. */
+      if (!weft_cfg_expect_scalar (v, "trace", error))
+        return FALSE;
+      g_autofree char *dir = g_path_get_dirname (scenario->path);
+      *trace = g_path_is_absolute (v->text)
+                   ? g_strdup (v->text)
+                   : g_build_filename (dir, v->text, NULL);
+      if (!g_file_test (*trace, G_FILE_TEST_EXISTS))
+        return weft_cfg_error (error, v, "no trace file '%s'", *trace);
+    }
   struct { const char *key; char **var; } strings[] = {
     { "op", op }, { "algorithm", alg }, { "protocol", proto },
     { "minbytes", begin }, { "maxbytes", end }, { "ranks", ranks },
@@ -241,7 +255,7 @@ weft_cmd_run (int argc, char **argv)
   g_autofree char *op_name = NULL, *alg_name = NULL, *proto_name = NULL;
   g_autofree char *begin = NULL, *end = NULL, *fidelity_name = NULL;
   g_autofree char *ranks = NULL, *log_level = NULL;
-  g_autofree char *db_path = NULL, *bin_text = NULL;
+  g_autofree char *db_path = NULL, *bin_text = NULL, *trace_path = NULL;
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) params_kv = NULL;
   /* G_MININT64: not given, so the workload section or the default. */
@@ -278,6 +292,10 @@ weft_cmd_run (int argc, char **argv)
       "Pieces that follow each other through a channel (default: 8)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
       "Seed of every random stream (default: 1)", "N" },
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
+      "Replay this trace (docs/trace-format.md) instead of a sweep; "
+      "--algorithm and --protocol then apply to the collectives the trace "
+      "leaves to auto (default: none)", "FILE" },
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
       "Override a value of the scenario, such as fabrics.0.levels=3; may be "
       "repeated (default: none)", "KEY=VALUE" },
@@ -325,13 +343,25 @@ weft_cmd_run (int argc, char **argv)
       return WEFT_EXIT_USAGE;
     }
   /* The scenario's workload section fills in what the flags leave out. */
+  /* Sweep options the command line gives rule out a trace the scenario
+   * names, and the other way round. */
+  gboolean sweep_flags = op_name || begin || end || ranks
+                         || factor != G_MININT64;
+  g_autofree char *own_trace = trace_path ? g_strdup (trace_path) : NULL;
+  if (sweep_flags && trace_path == NULL)
+    trace_path = g_strdup ("");
   if (!apply_workload (scenario, &op_name, &alg_name, &proto_name, &begin,
-                       &end, &ranks, &fidelity_name, &factor, &channels,
-                       &chunks, &seed, &error))
+                       &end, &ranks, &fidelity_name, &trace_path, &factor,
+                       &channels, &chunks, &seed, &error))
     {
       fprintf (stderr, "%s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
+  if (trace_path && *trace_path == '\0')
+    g_clear_pointer (&trace_path, g_free);
+  if (own_trace && sweep_flags)
+    return usage_error (context, "--trace replays a trace: --op, -b, -e, -f "
+                        "and --ranks are for sweeps");
   factor = factor == G_MININT64 ? 2 : factor;
   seed = seed == G_MININT64 ? 1 : seed;
   channels = channels == G_MININT64 ? 1 : channels;
@@ -365,7 +395,7 @@ weft_cmd_run (int argc, char **argv)
       op = weft_schedule_file_op (file);
       alg = WEFT_ALG_RING;      /* for its protocol costs */
     }
-  if (!auto_alg && file == NULL && !weft_algorithm_supports (alg, op))
+  if (!trace_path && !auto_alg && file == NULL && !weft_algorithm_supports (alg, op))
     {
       GString *valid = g_string_new (NULL);
       for (int a = 0; a < WEFT_ALG_COUNT; a++)
@@ -411,6 +441,21 @@ weft_cmd_run (int argc, char **argv)
     return usage_error (context, "unknown log level '%s'; valid: error, "
                         "warning, info, debug", log_level);
   weft_log_setup (level);
+
+  if (trace_path)
+    {
+      if (file)
+        return usage_error (context, "a schedule file cannot run a trace's "
+                            "collectives: name a built-in algorithm");
+      catch_signals ();
+      WeftTraceRun tr = {
+        path, scenario, trace_path, fidelity, (uint64_t) seed,
+        (uint32_t) channels, (uint32_t) chunks,
+        auto_alg ? -1 : (int) alg, auto_proto ? -1 : (int) proto, db_path,
+        bin_width, command, &interrupted,
+      };
+      return weft_run_trace (&tr);
+    }
 
   g_autoptr (GArray) gpus = select_ranks (scenario->topo, ranks, &error);
   if (gpus == NULL)

@@ -222,6 +222,106 @@ START_TEST (test_same_seed_same_rows)
 }
 END_TEST
 
+static void
+write_file (const char *name, const char *text)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+}
+
+START_TEST (test_trace_rows)
+{
+  /* A trace named by the scenario's workload, replayed twice: every op in
+   * ops, each rank in trace_ranks, the critical path marked, and the same
+   * rows both times. */
+  write_file ("s.yaml",
+              "weft: 1\n"
+              "include: " WEFT_SOURCE_DIR "/scenarios/presets/servers.yaml\n"
+              "nodes:\n"
+              "  - {name: dgx, template: dgx-h100}\n"
+              "workload: {trace: step.yaml}\n");
+  g_autofree char *step = NULL;
+  ck_assert (g_file_get_contents (WEFT_SOURCE_DIR
+                                  "/scenarios/traces/dgx-h100-step.yaml",
+                                  &step, NULL, NULL));
+  write_file ("step.yaml", step);
+  const char *a[] = { "run", "s.yaml", "--db", "t.db", NULL };
+  for (int i = 0; i < 2; i++)
+    {
+      Result r = weft_cmd (a);
+      ck_assert_msg (r.status == 0, "%s", r.err);
+      ck_assert_ptr_nonnull (strstr (r.out, "# Trace time:"));
+      ck_assert_ptr_nonnull (strstr (r.out, "critical path"));
+      result_clear (&r);
+    }
+  sqlite3 *h = open_db ("t.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'complete'"), 2);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM ops WHERE run_id = 1"),
+                    17);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM trace_ranks WHERE "
+                               "run_id = 1"), 8);
+  ck_assert_int_gt (scalar (h, "SELECT COUNT(*) FROM trace_ops WHERE "
+                               "run_id = 1 AND critical"), 2);
+  /* The step ends with the last op; every rank is as long. */
+  ck_assert_int_eq (scalar (h, "SELECT MAX(end_ps) FROM ops WHERE run_id = 1"),
+                    scalar (h, "SELECT MAX(step_ps) FROM trace_ranks WHERE "
+                               "run_id = 1"));
+  ck_assert_int_gt (scalar (h, "SELECT COUNT(*) FROM link_util WHERE "
+                               "run_id = 1"), 0);
+  const char *tables[] = {
+    "SELECT link_id, t0_ps, t1_ps, bytes FROM link_util WHERE run_id = %d",
+    "SELECT id, op, algorithm, protocol, bytes, start_ps, end_ps FROM ops "
+    "WHERE run_id = %d",
+    "SELECT op_id, rank, node, start_ps, end_ps FROM rank_ops WHERE "
+    "run_id = %d",
+    "SELECT job, rank, step_ps, compute_ps, exposed_ps FROM trace_ranks "
+    "WHERE run_id = %d",
+    "SELECT op_id, name, critical FROM trace_ops WHERE run_id = %d",
+  };
+  for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
+    {
+      g_autofree char *one = g_strdup_printf (tables[t], 1);
+      g_autofree char *two = g_strdup_printf (tables[t], 2);
+      g_autofree char *sql = g_strdup_printf (
+          "SELECT (SELECT COUNT(*) FROM (%s EXCEPT %s)) + "
+          "(SELECT COUNT(*) FROM (%s EXCEPT %s))", one, two, two, one);
+      ck_assert_int_eq (scalar (h, sql), 0);
+    }
+  sqlite3_close (h);
+}
+END_TEST
+
+START_TEST (test_bad_trace_writes_nothing)
+{
+  /* A trace with a mistake: one message with its position, exit 2, and no
+   * database.  Sweep options do not mix with a trace. */
+  write_file ("bad.yaml",
+              "ranks: 2\n"
+              "ops:\n"
+              "  - {id: a, kind: compute, rank: 0, time: 1us, deps: [b]}\n"
+              "  - {id: b, kind: compute, rank: 0, time: 1us, deps: [a]}\n");
+  const char *a[] = { "run", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                      "--trace", "bad.yaml", "--db", "b.db", NULL };
+  Result r = weft_cmd (a);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "bad.yaml:") && strstr (r.err, "cycle"),
+                 "%s", r.err);
+  ck_assert_str_eq (r.out, "");
+  result_clear (&r);
+  g_autofree char *db = g_build_filename (tmp_dir, "b.db", NULL);
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+
+  const char *b[] = { "run", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                      "--trace", "bad.yaml", "-b", "1M", "--db", "b.db",
+                      NULL };
+  r = weft_cmd (b);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "for sweeps"));
+  result_clear (&r);
+}
+END_TEST
+
 START_TEST (test_unwritable_database)
 {
   const char *a[] = { "run", "--db", "/nonexistent-dir/x.db", NULL };
@@ -610,6 +710,8 @@ results_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_bins_add_up_to_link_bytes);
   tcase_add_test (tc, test_same_seed_same_rows);
+  tcase_add_test (tc, test_trace_rows);
+  tcase_add_test (tc, test_bad_trace_writes_nothing);
   tcase_add_test (tc, test_unwritable_database);
   tcase_add_test (tc, test_interrupted_run);
   suite_add_tcase (s, tc);

@@ -1,0 +1,470 @@
+/* Tests of traces: reading them, replaying them against closed forms, and
+ * refusing bad ones. */
+#include "collective_run.h"
+#include "scenario.h"
+#include "trace_run.h"
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
+#define US ((WeftTime) 1000000)
+
+static WeftScenario *h100;
+
+static void
+setup (void)
+{
+  g_autoptr (GError) error = NULL;
+
+  h100 = weft_scenario_load (SCENARIOS "/dgx-h100.yaml", &error);
+  ck_assert_msg (h100 != NULL, "%s", error ? error->message : "");
+}
+
+static void
+teardown (void)
+{
+  weft_scenario_free (h100);
+}
+
+static WeftTrace *
+parse (const char *text, GError **error)
+{
+  g_autoptr (WeftCfg) root = weft_cfg_load_data ("t.yaml", text,
+                                                 strlen (text), error);
+  if (root == NULL)
+    return NULL;
+  return weft_trace_from_cfg (root, "t.yaml", h100->topo, error);
+}
+
+static const WeftTraceOptions defaults = {
+  { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE }, 0, { 1, 8, 0, NULL, 1 },
+  WEFT_TRACE_AUTO, WEFT_TRACE_AUTO,
+};
+
+/* Replay @text and return the result (the caller clears it). */
+static WeftTraceResult
+replay (const char *text, WeftTrace **keep)
+{
+  g_autoptr (GError) error = NULL;
+  WeftTrace *t = parse (text, &error);
+  WeftTraceResult r;
+
+  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  ck_assert_msg (weft_trace_run (h100->topo, t, &defaults, &r, &error), "%s",
+                 error ? error->message : "");
+  if (keep)
+    *keep = t;
+  else
+    weft_trace_free (t);
+  return r;
+}
+
+/* When op @name finished on its last rank. */
+static WeftTime
+op_end (const WeftTrace *t, const WeftTraceResult *r, const char *name)
+{
+  for (guint i = 0; i < t->ops->len; i++)
+    {
+      const WeftTraceOp *op = weft_trace_op (t, i);
+      if (strcmp (op->name, name) != 0)
+        continue;
+      WeftTime end = 0;
+      for (uint32_t s = op->first_rank; s < op->first_rank + op->n_ranks; s++)
+        end = MAX (end, r->end[s]);
+      return end;
+    }
+  ck_abort_msg ("no op %s", name);
+  return 0;
+}
+
+START_TEST (test_compute_serialises_sleep_does_not)
+{
+  /* Two computes on one rank with no order between them still run one
+   * after the other (one compute stream); a sleep beside them takes no
+   * compute; `at` holds an op back. */
+  WeftTrace *t;
+  WeftTraceResult r = replay (
+      "ranks: 2\n"
+      "ops:\n"
+      "  - {id: a, kind: compute, rank: 0, time: 30us}\n"
+      "  - {id: b, kind: compute, rank: 0, time: 50us}\n"
+      "  - {id: z, kind: sleep, rank: 0, time: 70us}\n"
+      "  - {id: c, kind: compute, rank: 1, time: 10us, at: 25us}\n"
+      "  - {id: d, kind: compute, rank: 1, time: 5us, deps: [c]}\n",
+      &t);
+
+  ck_assert_uint_eq (r.step[0], 80 * US);
+  ck_assert_uint_eq (r.compute[0], 80 * US);
+  ck_assert_uint_eq (r.exposed[0], 0);
+  ck_assert_uint_eq (op_end (t, &r, "z"), 70 * US);
+  ck_assert_uint_eq (op_end (t, &r, "c"), 35 * US);
+  ck_assert_uint_eq (r.step[1], 40 * US);
+  ck_assert_uint_eq (r.time, 80 * US);
+  /* The critical path: b waited for a's compute. */
+  ck_assert_uint_eq (r.critical->len, 2);
+  ck_assert_str_eq (weft_trace_op (t, g_array_index (r.critical, uint32_t,
+                                                     0))->name, "a");
+  weft_trace_result_clear (&r);
+  weft_trace_free (t);
+}
+END_TEST
+
+START_TEST (test_collective_as_alone)
+{
+  /* A collective in a trace takes what it takes alone (the sweep's
+   * figure), for each protocol: the network runs at Simple's share and
+   * LL's and LL128's sends carry their overhead on the wire instead. */
+  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t n = 0; n < h100->topo->n_nodes; n++)
+    if (h100->topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+  const char *protos[] = { "LL", "LL128", "Simple" };
+  for (int p = 0; p < 3; p++)
+    {
+      g_autofree char *text = g_strdup_printf (
+          "ranks: 8\n"
+          "ops:\n"
+          "  - {id: ar, kind: all_reduce, ranks: \"0-7\", size: 16MiB,\n"
+          "     algorithm: ring, protocol: %s}\n", protos[p]);
+      WeftTraceResult r = replay (text, NULL);
+      WeftCollectiveResult alone;
+      ck_assert (weft_collective_run (h100->topo, (uint32_t *) gpus->data, 8,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING, p,
+                                      16 << 20, &defaults.params,
+                                      &defaults.run, &alone, NULL));
+      /* Equal but for rounding: each transfer's time is rounded to the
+       * picosecond, from twice the bytes (LL) or from half the rate. */
+      ck_assert_msg (fabs ((double) r.time - (double) alone.time)
+                         <= 1e-5 * alone.time,
+                     "%s: trace %" G_GUINT64_FORMAT " alone %"
+                     G_GUINT64_FORMAT, protos[p], r.time, alone.time);
+      /* All of it is communication nothing hides. */
+      ck_assert_uint_eq (r.exposed[3], r.time);
+      ck_assert_uint_eq (r.compute[3], 0);
+      weft_trace_result_clear (&r);
+    }
+}
+END_TEST
+
+START_TEST (test_overlap_hides_communication)
+{
+  /* An all_reduce beside compute: exposed communication is the part of
+   * it that compute does not cover, max(0, T - compute). */
+  WeftTrace *t;
+  WeftTraceResult alone = replay (
+      "ranks: 8\n"
+      "ops:\n"
+      "  - {id: ar, kind: all_reduce, ranks: \"0-7\", size: 64MiB}\n",
+      NULL);
+  WeftTime T = alone.time;
+  weft_trace_result_clear (&alone);
+
+  WeftTraceResult r = replay (
+      "ranks: 8\n"
+      "ops:\n"
+      "  - {id: ar, kind: all_reduce, ranks: \"0-7\", size: 64MiB}\n"
+      "  - {id: long, kind: compute, rank: 0, time: 1ms}\n"
+      "  - {id: short, kind: compute, rank: 1, time: 100us}\n"
+      "  - {id: after, kind: compute, ranks: \"0-7\", time: 10us,\n"
+      "     deps: [ar]}\n",
+      &t);
+  ck_assert_uint_gt (T, 100 * US);
+  ck_assert_uint_lt (T, 1000 * US);
+  ck_assert_uint_eq (op_end (t, &r, "ar"), T);
+  ck_assert_uint_eq (r.exposed[0], 0);
+  ck_assert_uint_eq (r.exposed[1], T - 100 * US);
+  ck_assert_uint_eq (r.exposed[2], T);
+  /* `after` waits for the all_reduce, and on rank 0 for its compute too. */
+  ck_assert_uint_eq (r.step[0], 1010 * US);
+  ck_assert_uint_eq (r.step[2], T + 10 * US);
+  ck_assert_uint_eq (r.compute[1], 110 * US);
+  weft_trace_result_clear (&r);
+  weft_trace_free (t);
+}
+END_TEST
+
+START_TEST (test_pipeline_send_recv)
+{
+  /* A pipeline stage hands its activations on: rank 1 computes once they
+   * are there.  Sending 1 GiB over NVLink runs at the GPU's NCCL rate (18
+   * links of 20.6 GB/s), plus latencies of a few microseconds. */
+  WeftTrace *t;
+  WeftTraceResult r = replay (
+      "ranks: 2\n"
+      "ops:\n"
+      "  - {id: f0, kind: compute, rank: 0, time: 100us}\n"
+      "  - {id: s, kind: send, rank: 0, peer: 1, size: 1GiB, deps: [f0]}\n"
+      "  - {id: r, kind: recv, rank: 1, peer: 0, size: 1GiB}\n"
+      "  - {id: f1, kind: compute, rank: 1, time: 100us, deps: [r]}\n",
+      &t);
+  double wire = (double) (1 << 30) / (18 * 20.6e9) * 1e12;
+  WeftTime p2p = op_end (t, &r, "r") - 100 * US;
+  ck_assert_msg (p2p > wire && p2p < wire + 30 * US, "p2p %" G_GUINT64_FORMAT
+                 " wire %.0f", p2p, wire);
+  ck_assert_uint_eq (r.step[1], op_end (t, &r, "r") + 100 * US);
+  /* The path runs f0, then the send, its receive and f1. */
+  ck_assert_uint_eq (r.critical->len, 4);
+  const char *path[] = { "f0", "s", "r", "f1" };
+  for (int k = 0; k < 4; k++)
+    ck_assert_str_eq (weft_trace_op (t, g_array_index (r.critical, uint32_t,
+                                                       k))->name, path[k]);
+  /* Rank 1 waited for the data: the receive is exposed; rank 0's send is
+   * after its compute, exposed too. */
+  ck_assert_uint_eq (r.exposed[1], op_end (t, &r, "r"));
+  weft_trace_result_clear (&r);
+  weft_trace_free (t);
+}
+END_TEST
+
+START_TEST (test_jobs_share_links)
+{
+  /* Two jobs on the same two GPUs each send 1 GiB the same way: they share
+   * the links, so each takes about twice as long as alone (max-min: half
+   * the rate each). */
+  WeftTraceResult alone = replay (
+      "jobs:\n"
+      "  - name: a\n"
+      "    placement: [dgx/gpu0, dgx/gpu1]\n"
+      "    ops:\n"
+      "      - {id: s, kind: send, rank: 0, peer: 1, size: 1GiB}\n"
+      "      - {id: r, kind: recv, rank: 1, peer: 0, size: 1GiB}\n",
+      NULL);
+  WeftTrace *t;
+  WeftTraceResult both = replay (
+      "jobs:\n"
+      "  - name: a\n"
+      "    placement: [dgx/gpu0, dgx/gpu1]\n"
+      "    ops:\n"
+      "      - {id: s, kind: send, rank: 0, peer: 1, size: 1GiB}\n"
+      "      - {id: r, kind: recv, rank: 1, peer: 0, size: 1GiB}\n"
+      "  - name: b\n"
+      "    placement: \"dgx/gpu[0-1]\"\n"
+      "    ops:\n"
+      "      - {id: s, kind: send, rank: 0, peer: 1, size: 1GiB}\n"
+      "      - {id: r, kind: recv, rank: 1, peer: 0, size: 1GiB}\n",
+      &t);
+  double ratio = (double) both.time / (double) alone.time;
+  ck_assert_msg (ratio > 1.95 && ratio < 2.0, "ratio %.4f", ratio);
+  ck_assert_uint_eq (t->jobs->len, 2);
+  ck_assert_uint_eq (both.step[0], both.step[2]);
+  weft_trace_result_clear (&alone);
+  weft_trace_result_clear (&both);
+  weft_trace_free (t);
+}
+END_TEST
+
+START_TEST (test_speedups_and_seed_change_nothing)
+{
+  /* Same trace, same seed: the same times, slot for slot; remembered
+   * routes on or off changes nothing. */
+  const char *text =
+      "ranks: 8\n"
+      "communicators: {even: \"0-6:2\", odd: [1, 3, 5, 7]}\n"
+      "ops:\n"
+      "  - {id: c, kind: compute, ranks: \"0-7\", time: 20us}\n"
+      "  - {id: e, kind: all_gather, comm: even, size: 8MiB, deps: [c]}\n"
+      "  - {id: o, kind: reduce_scatter, comm: odd, size: 8MiB, deps: [c]}\n"
+      "  - {id: w, kind: all_to_all, ranks: \"0-7\", size: 1MiB,\n"
+      "     deps: [e, o]}\n";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) t = parse (text, &error);
+  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  WeftTraceResult a, b, c;
+  WeftTraceOptions plain = defaults;
+  plain.run.plain = TRUE;
+  ck_assert (weft_trace_run (h100->topo, t, &defaults, &a, NULL));
+  ck_assert (weft_trace_run (h100->topo, t, &defaults, &b, NULL));
+  ck_assert (weft_trace_run (h100->topo, t, &plain, &c, NULL));
+  ck_assert_uint_gt (a.time, 20 * US);
+  for (guint s = 0; s < t->ranks->len; s++)
+    {
+      ck_assert_uint_eq (a.end[s], b.end[s]);
+      ck_assert_uint_eq (a.end[s], c.end[s]);
+    }
+  weft_trace_result_clear (&a);
+  weft_trace_result_clear (&b);
+  weft_trace_result_clear (&c);
+}
+END_TEST
+
+START_TEST (test_bins_stay_within_budget)
+{
+  /* A budget of bins widens them as the run goes; the bytes stay. */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) t = parse (
+      "ranks: 8\n"
+      "ops:\n"
+      "  - {id: ar, kind: all_reduce, ranks: \"0-7\", size: 256MiB,\n"
+      "     algorithm: ring}\n", &error);
+  WeftTraceOptions o = defaults;
+  WeftTraceResult wide, fine;
+  o.run.bin_width = 1000;       /* 1 ns */
+  ck_assert (weft_trace_run (h100->topo, t, &o, &fine, NULL));
+  o.max_bins = 5000;
+  ck_assert (weft_trace_run (h100->topo, t, &o, &wide, NULL));
+  ck_assert_uint_gt (wide.stats->bin_width, 1000);
+  uint64_t bins = 0;
+  for (uint32_t l = 0; l < wide.stats->n_links; l++)
+    {
+      bins += wide.stats->links[l].n_bins;
+      ck_assert_uint_eq (wide.stats->links[l].bytes,
+                         fine.stats->links[l].bytes);
+    }
+  ck_assert_uint_le (bins, 5000);
+  ck_assert_uint_eq (wide.time, fine.time);
+  weft_trace_result_clear (&wide);
+  weft_trace_result_clear (&fine);
+}
+END_TEST
+
+/* @text fails to load with a message containing each of the strings
+ * after it. */
+static void
+refused (const char *text, ...)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) t = parse (text, &error);
+  va_list ap;
+
+  ck_assert_msg (t == NULL, "accepted:\n%s", text);
+  va_start (ap, text);
+  for (const char *s = va_arg (ap, const char *); s; s = va_arg (ap, const char *))
+    ck_assert_msg (strstr (error->message, s) != NULL,
+                   "'%s' not in '%s'", s, error->message);
+  va_end (ap);
+}
+
+START_TEST (test_bad_traces)
+{
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: compute, rank: 0, time: 1us, deps: [c]}\n"
+           "  - {id: b, kind: compute, rank: 0, time: 1us, deps: [a]}\n"
+           "  - {id: c, kind: compute, rank: 0, time: 1us, deps: [b]}\n",
+           "t.yaml:", "cycle: 'b' -> 'c' -> 'a' -> 'b'", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: compute, rank: 0, time: 1us, deps: [nope]}\n",
+           "t.yaml:3:", "depends on 'nope', which is no op", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: compute, rank: 2, time: 1us}\n",
+           "t.yaml:3:", "rank 2 is outside the placement", NULL);
+  refused ("ranks: 4\ncommunicators: {c: \"0-5\"}\nops: []\n",
+           "t.yaml:2:", "rank 5 is outside the placement",
+           "the job has 4 ranks", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: s, kind: send, rank: 0, peer: 1, size: 1MiB}\n",
+           "t.yaml:3:", "send 's' from rank 0 to rank 1",
+           "no matching recv on rank 1 from rank 0", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: s, kind: send, rank: 0, peer: 1, size: 1MiB}\n"
+           "  - {id: r, kind: recv, rank: 1, peer: 0, size: 2MiB}\n",
+           "t.yaml:4:", "the sizes differ", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: all_reduce, ranks: \"0-1\", size: -5MiB}\n",
+           "t.yaml:3:51:", "is negative", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: all_reduce, ranks: \"0-1\"}\n",
+           "t.yaml:3:", "has no size", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: compute, rank: 0}\n",
+           "t.yaml:3:", "has no time", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: all_reduce, ranks: \"0-1\", size: 64}\n",
+           "t.yaml:3:", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: allreduce, ranks: \"0-1\", size: 1MiB}\n",
+           "t.yaml:3:", "unknown kind 'allreduce'", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: compute, rank: 0, time: 1us}\n"
+           "  - {id: a, kind: compute, rank: 1, time: 1us}\n",
+           "t.yaml:4:", "duplicate op id 'a'", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: compute, rank: 0, time: 1us}\n"
+           "  - {id: b, kind: compute, rank: 1, time: 1us, deps: [a]}\n",
+           "t.yaml:4:", "runs on none of its ranks", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: all_reduce, comm: tp, size: 1MiB}\n",
+           "t.yaml:3:", "unknown communicator 'tp'", NULL);
+  refused ("ranks: 2\nops:\n"
+           "  - {id: a, kind: all_reduce, ranks: \"0-1\", size: 1MiB,\n"
+           "     algorithm: pairwise}\n",
+           "t.yaml:3:", "pairwise cannot run all_reduce", NULL);
+  refused ("placement: [dgx/gpu0, dgx/nvswitch0]\nops: []\n",
+           "t.yaml:1:", "'dgx/nvswitch0' is no GPU", NULL);
+  refused ("ranks: 9\nops: []\n", "t.yaml:1:", "9 ranks", NULL);
+}
+END_TEST
+
+START_TEST (test_deadlock_named)
+{
+  /* Rank 0 runs x then y, rank 1 y then x: each all_reduce waits for a
+   * rank that waits for the other. */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) t = parse (
+      "ranks: 2\n"
+      "ops:\n"
+      "  - {id: a0, kind: compute, rank: 0, time: 1us}\n"
+      "  - {id: a1, kind: compute, rank: 1, time: 1us}\n"
+      "  - {id: x, kind: all_reduce, ranks: \"0-1\", size: 1MiB,\n"
+      "     deps: [a0, y]}\n"
+      "  - {id: y, kind: all_reduce, ranks: \"0-1\", size: 1MiB,\n"
+      "     deps: [a1]}\n", &error);
+  /* x waits for y on both ranks: no deadlock, a chain. */
+  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  WeftTraceResult r;
+  ck_assert (weft_trace_run (h100->topo, t, &defaults, &r, NULL));
+  weft_trace_result_clear (&r);
+
+  g_autoptr (WeftTrace) bad = parse (
+      "ranks: 2\n"
+      "ops:\n"
+      "  - {id: s0, kind: recv, rank: 0, peer: 1, size: 1MiB}\n"
+      "  - {id: s1, kind: recv, rank: 1, peer: 0, size: 1MiB}\n"
+      "  - {id: r0, kind: send, rank: 0, peer: 1, size: 1MiB, deps: [s0]}\n"
+      "  - {id: r1, kind: send, rank: 1, peer: 0, size: 1MiB, deps: [s1]}\n",
+      &error);
+  ck_assert_msg (bad != NULL, "%s", error ? error->message : "");
+  ck_assert (!weft_trace_run (h100->topo, bad, &defaults, &r, &error));
+  ck_assert_msg (strstr (error->message, "t.yaml:3:") != NULL
+                     && strstr (error->message, "never finishes") != NULL
+                     && strstr (error->message, "'r1'") != NULL,
+                 "%s", error->message);
+}
+END_TEST
+
+static Suite *
+trace_suite (void)
+{
+  Suite *s = suite_create ("trace");
+  TCase *tc = tcase_create ("replay");
+
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_set_timeout (tc, 120);
+  tcase_add_test (tc, test_compute_serialises_sleep_does_not);
+  tcase_add_test (tc, test_collective_as_alone);
+  tcase_add_test (tc, test_overlap_hides_communication);
+  tcase_add_test (tc, test_pipeline_send_recv);
+  tcase_add_test (tc, test_jobs_share_links);
+  tcase_add_test (tc, test_speedups_and_seed_change_nothing);
+  tcase_add_test (tc, test_bins_stay_within_budget);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("errors");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_bad_traces);
+  tcase_add_test (tc, test_deadlock_named);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (trace_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}
