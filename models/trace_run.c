@@ -475,8 +475,10 @@ per_rank (Runner *x)
           else if (op->kind != WEFT_TRACE_SLEEP && span[1] > span[0])
             g_array_append_val (comm, span);
         }
-      qsort (comm->data, comm->len, 2 * sizeof (WeftTime), cmp_interval);
-      qsort (comp->data, comp->len, 2 * sizeof (WeftTime), cmp_interval);
+      if (comm->len > 1)
+        qsort (comm->data, comm->len, 2 * sizeof (WeftTime), cmp_interval);
+      if (comp->len > 1)
+        qsort (comp->data, comp->len, 2 * sizeof (WeftTime), cmp_interval);
       const WeftTime *c = (const WeftTime *) comm->data;
       const WeftTime *p = (const WeftTime *) comp->data;
       guint j = 0;

@@ -48,6 +48,7 @@ int weft_run_trace (const WeftTraceRun *run);
 
 int weft_cmd_run (int argc, char **argv);
 int weft_cmd_topo (int argc, char **argv);
+int weft_cmd_trace (int argc, char **argv);
 int weft_cmd_params (int argc, char **argv);
 int weft_cmd_report (int argc, char **argv);
 int weft_cmd_plot (int argc, char **argv);

@@ -4,6 +4,8 @@
 #include "scenario.h"
 #include "trace_run.h"
 
+#include <glib/gstdio.h>
+
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -433,6 +435,78 @@ START_TEST (test_deadlock_named)
 }
 END_TEST
 
+/* Run `weft trace generate` with @args into @path. */
+static void
+generate (const char *path, const char *args)
+{
+  g_autofree char *cmd = g_strdup_printf ("%s trace generate %s -o %s",
+                                          WEFT_BINARY, args, path);
+  int status;
+  g_autofree char *err = NULL;
+
+  ck_assert (g_spawn_command_line_sync (cmd, NULL, &err, &status, NULL));
+  ck_assert_msg (g_spawn_check_wait_status (status, NULL), "%s", err);
+}
+
+START_TEST (test_generated_traces)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-trace-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "t.yaml", NULL);
+  g_autoptr (GError) error = NULL;
+
+  /* No parallelism: no communication, and the step is every layer's
+   * forward and backward (twice as long) for every microbatch, then the
+   * optimizer. */
+  generate (path, "--tp 1 --layers 6 --microbatches 3 --layer-time 10us "
+            "--optimizer-time 7us --steps 2");
+  g_autoptr (WeftTrace) alone = weft_trace_load (path, h100->topo, &error);
+  ck_assert_msg (alone != NULL, "%s", error ? error->message : "");
+  ck_assert_uint_eq (alone->ops->len, 2 * (3 * 6 * 2 + 1));
+  WeftTraceResult r;
+  ck_assert (weft_trace_run (h100->topo, alone, &defaults, &r, NULL));
+  ck_assert_uint_eq (r.time, 2 * (3 * 6 * 30 + 7) * US);
+  ck_assert_uint_eq (r.exposed[0], 0);
+  weft_trace_result_clear (&r);
+
+  /* tp 2 x pp 2 x dp 2 on the 8 GPUs, with mixture of experts: the ops
+   * counted by kind, and the replay finishes with every rank computing
+   * exactly its layers. */
+  generate (path, "--tp 2 --pp 2 --dp 2 --layers 4 --microbatches 3 "
+            "--buckets 2 --moe-size 1MiB --layer-time 10us "
+            "--optimizer-time 5us");
+  g_autoptr (WeftTrace) t = weft_trace_load (path, h100->topo, &error);
+  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  guint kinds[5] = { 0 }, a2a = 0;
+  for (guint i = 0; i < t->ops->len; i++)
+    {
+      kinds[weft_trace_op (t, i)->kind]++;
+      a2a += weft_trace_op (t, i)->kind == WEFT_TRACE_COLLECTIVE
+             && weft_trace_op (t, i)->op == WEFT_OP_ALL_TO_ALL;
+    }
+  /* Per rank, 3 microbatches x 2 layers of its stage, forward and back,
+   * and the optimizer. */
+  ck_assert_uint_eq (kinds[WEFT_TRACE_COMPUTE], 8 * (3 * 2 * 2 + 1));
+  /* Each layer on each stage: a tp all_reduce per dp replica and a dp
+   * all_to_all per tp rank; plus the gradient buckets (2 per stage and tp
+   * rank). */
+  ck_assert_uint_eq (a2a, 3 * 4 * 2 * 2);
+  ck_assert_uint_eq (kinds[WEFT_TRACE_COLLECTIVE],
+                     3 * 4 * 2 * 2 * 2 + 2 * 2 * 2);
+  /* Activations forward and gradients back, a send and a receive each,
+   * for every microbatch and tp rank of both replicas. */
+  ck_assert_uint_eq (kinds[WEFT_TRACE_SEND], 3 * 2 * 2 * 2);
+  ck_assert_uint_eq (kinds[WEFT_TRACE_RECV], 3 * 2 * 2 * 2);
+  ck_assert (weft_trace_run (h100->topo, t, &defaults, &r, NULL));
+  for (uint32_t k = 0; k < 8; k++)
+    ck_assert_uint_eq (r.compute[k], (3 * 2 * 30 + 5) * US);
+  /* The step is at least a stage's compute plus the pipeline's fill. */
+  ck_assert_uint_gt (r.time, (3 * 2 * 30 + 5 + 2 * 10) * US);
+  weft_trace_result_clear (&r);
+  g_remove (path);
+  g_rmdir (dir);
+}
+END_TEST
+
 static Suite *
 trace_suite (void)
 {
@@ -448,6 +522,7 @@ trace_suite (void)
   tcase_add_test (tc, test_jobs_share_links);
   tcase_add_test (tc, test_speedups_and_seed_change_nothing);
   tcase_add_test (tc, test_bins_stay_within_budget);
+  tcase_add_test (tc, test_generated_traces);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("errors");

@@ -51,6 +51,7 @@
 #include "routing.h"
 #include "scenario.h"
 #include "sim.h"
+#include "trace_run.h"
 
 #include <glib/gstdio.h>
 #include <stdlib.h>
@@ -610,9 +611,72 @@ bench_scale (int argc, char **argv)
   return 0;
 }
 
+/* Load a trace and replay it, timing each (no database). */
+static int
+bench_trace (int argc, char **argv)
+{
+  gint64 chunks = 8;
+  GOptionEntry entries[] = {
+    { "chunks", 0, 0, G_OPTION_ARG_INT64, &chunks,
+      "Pieces that follow each other in each collective (default: 8)", "N" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new ("TRACE "
+                                                             "[SCENARIO]");
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || argc < 2
+      || argc > 3)
+    {
+      fprintf (stderr, "weft-bench trace: %s\n",
+               error ? error->message : "expected TRACE [SCENARIO]");
+      return 2;
+    }
+  const char *path = argc == 3 ? argv[2]
+                               : scenario_path ("h100-1024-fat-tree.yaml");
+  g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
+  if (s == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+  gint64 t0 = g_get_monotonic_time ();
+  g_autoptr (WeftTrace) t = weft_trace_load (argv[1], s->topo, &error);
+  if (t == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+  double load = seconds_since (t0);
+  WeftTraceOptions options = {
+    { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE }, 0,
+    { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 1 },
+    WEFT_TRACE_AUTO, WEFT_TRACE_AUTO,
+  };
+  WeftTraceResult r;
+  t0 = g_get_monotonic_time ();
+  if (!weft_trace_run (s->topo, t, &options, &r, &error))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return 2;
+    }
+  double run = seconds_since (t0);
+  struct rusage usage;
+  getrusage (RUSAGE_SELF, &usage);
+  printf ("trace ops=%u slots=%u ranks=%u chunks=%u load_s=%.2f run_s=%.2f "
+          "events=%" G_GUINT64_FORMAT " simulated_us=%.2f peak_rss_MiB=%.0f\n",
+          t->ops->len, t->ranks->len, t->gpus->len, options.params.chunks,
+          load, run, r.events, r.time / 1e6, usage.ru_maxrss / 1024.0);
+  weft_trace_result_clear (&r);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
+  if (argc >= 2 && g_strcmp0 (argv[1], "trace") == 0)
+    return bench_trace (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "scale") == 0)
     return bench_scale (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "db") == 0)
@@ -636,6 +700,7 @@ main (int argc, char **argv)
                    "  versus  packet against flow on one all-to-all\n"
                    "  db      writing link_util rows to the database\n"
                    "  scale   one all_reduce over thousands of GPUs\n"
+                   "  trace   load and replay a trace\n"
                    "\n'weft-bench BENCHMARK --help' lists its options.\n");
   return 2;
 }
