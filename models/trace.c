@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "chakra.h"
 #include "names.h"
 #include "units.h"
 
@@ -14,7 +15,12 @@ weft_trace_free (WeftTrace *t)
   if (t == NULL)
     return;
   for (guint j = 0; t->jobs && j < t->jobs->len; j++)
-    g_free (g_array_index (t->jobs, WeftTraceJob, j).name);
+    {
+      g_free (g_array_index (t->jobs, WeftTraceJob, j).name);
+      g_free (g_array_index (t->jobs, WeftTraceJob, j).chakra);
+    }
+  if (t->slot_edges)
+    g_array_unref (t->slot_edges);
   if (t->jobs)
     g_array_unref (t->jobs);
   if (t->ops)
@@ -59,6 +65,7 @@ typedef struct {
   int algorithm, protocol;      /* the job's defaults */
   GHashTable *comms;            /* name -> GArray of job ranks */
   GHashTable *ids;              /* name -> op index + 1 */
+  const WeftCfg *at;            /* the job's map */
 } Job;
 
 static gboolean
@@ -397,10 +404,53 @@ read_deps (Job *job, const WeftCfg *ops, uint32_t first_op, GError **error)
   return TRUE;
 }
 
-static char *
-op_where (const WeftTrace *t, const WeftTraceOp *op)
+char *
+weft_trace_where (const WeftTrace *t, const WeftTraceOp *op)
 {
+  const WeftTraceJob *job = &g_array_index (t->jobs, WeftTraceJob, op->job);
+
+  if (op->line == 0 && job->chakra)
+    return g_strdup_printf ("%s.%d.et: node %s", job->chakra, op->col,
+                            op->name);
   return g_strdup_printf ("%s:%d:%d", t->path, op->line, op->col);
+}
+
+#define op_where weft_trace_where
+
+void
+weft_trace_slot_edges (const WeftTrace *t, GArray *from, GArray *to)
+{
+  g_autofree uint32_t *slot_on = g_new (uint32_t, MAX (t->gpus->len, 1));
+
+  memset (slot_on, 0xff, MAX (t->gpus->len, 1) * sizeof (uint32_t));
+  for (uint32_t b = 0; b < t->ops->len; b++)
+    {
+      const WeftTraceOp *ob = weft_trace_op (t, b);
+      const uint32_t *rb = &g_array_index (t->ranks, uint32_t, ob->first_rank);
+      for (uint32_t d = 0; d < ob->n_deps; d++)
+        {
+          const WeftTraceOp *oa = weft_trace_op (
+              t, g_array_index (t->deps, uint32_t, ob->first_dep + d));
+          const uint32_t *ra = &g_array_index (t->ranks, uint32_t,
+                                               oa->first_rank);
+          for (uint32_t k = 0; k < oa->n_ranks; k++)
+            slot_on[ra[k]] = oa->first_rank + k;
+          for (uint32_t k = 0; k < ob->n_ranks; k++)
+            if (slot_on[rb[k]] != G_MAXUINT32)
+              {
+                uint32_t f = slot_on[rb[k]], s = ob->first_rank + k;
+                g_array_append_val (from, f);
+                g_array_append_val (to, s);
+              }
+          for (uint32_t k = 0; k < oa->n_ranks; k++)
+            slot_on[ra[k]] = G_MAXUINT32;
+        }
+    }
+  for (guint e = 0; e < t->slot_edges->len; e += 2)
+    {
+      g_array_append_val (from, g_array_index (t->slot_edges, uint32_t, e));
+      g_array_append_val (to, g_array_index (t->slot_edges, uint32_t, e + 1));
+    }
 }
 
 /* Pair the k-th send from a to b with tag t with the k-th receive on b
@@ -561,14 +611,26 @@ check_acyclic (WeftTrace *t, GError **error)
  * the next @n GPUs of the scenario in order from *@next. */
 static gboolean
 place (Job *job, const WeftCfg *placement, const WeftCfg *ranks,
-       uint32_t *next, GError **error)
+       uint64_t files, uint32_t *next, GError **error)
 {
   const WeftTopology *topo = job->topo;
   GArray *gpus = job->t->gpus;
-  uint64_t n = 0;
+  uint64_t n = files;
 
   if (ranks && !weft_cfg_uint (ranks, 1, 1 << 24, &n, error))
     return FALSE;
+  if (topo == NULL)
+    {
+      /* Not placed: converting. */
+      if (n == 0)
+        return weft_cfg_error (error, placement ? placement : job->at,
+                               "the job needs 'ranks' here");
+      uint32_t none = WEFT_NONE;
+      for (uint64_t i = 0; i < n; i++)
+        g_array_append_val (gpus, none);
+      job->n = (uint32_t) n;
+      return TRUE;
+    }
   if (placement == NULL)
     {
       uint32_t have = 0;
@@ -629,17 +691,44 @@ read_job (WeftTrace *t, const WeftTopology *topo, const WeftCfg *map,
 {
   static const char *const keys[] = {
     "name", "ranks", "placement", "algorithm", "protocol", "communicators",
-    "ops", "description", NULL
+    "ops", "chakra", "description", NULL
   };
   Job job = { t, topo, t->jobs->len, t->gpus->len, 0, WEFT_TRACE_AUTO,
-              WEFT_TRACE_AUTO, NULL, NULL };
+              WEFT_TRACE_AUTO, NULL, NULL, map };
   WeftCfg *v;
   gboolean ok = FALSE;
+  g_autofree char *chakra = NULL;
+  uint64_t files = 0;
 
   if (!weft_cfg_expect_map (map, "a job", error)
-      || !weft_cfg_check_keys (map, keys, error)
-      || !place (&job, weft_cfg_get (map, "placement"),
-                 weft_cfg_get (map, "ranks"), next, error)
+      || !weft_cfg_check_keys (map, keys, error))
+    return FALSE;
+  if ((v = weft_cfg_get (map, "chakra")))
+    {
+      /* Chakra files beside the trace: as many ranks as files, unless
+       * said. */
+      if (!weft_cfg_expect_scalar (v, "chakra", error))
+        return FALSE;
+      if ((v = weft_cfg_get_key (map, "ops")))
+        return weft_cfg_error (error, v, "a job has 'ops' or 'chakra' files, "
+                               "not both");
+      v = weft_cfg_get (map, "chakra");
+      g_autofree char *dir = g_path_get_dirname (t->path);
+      chakra = g_path_is_absolute (v->text)
+                   ? g_strdup (v->text)
+                   : g_build_filename (dir, v->text, NULL);
+      for (;; files++)
+        {
+          g_autofree char *f = g_strdup_printf ("%s.%" G_GUINT64_FORMAT ".et",
+                                                chakra, files);
+          if (!g_file_test (f, G_FILE_TEST_EXISTS))
+            break;
+        }
+      if (files == 0)
+        return weft_cfg_error (error, v, "no Chakra file %s.0.et", chakra);
+    }
+  if (!place (&job, weft_cfg_get (map, "placement"),
+              weft_cfg_get (map, "ranks"), files, next, error)
       || !algorithm_of (map, &job.algorithm, &job.protocol, error))
     return FALSE;
   if ((v = weft_cfg_get (map, "name")))
@@ -648,7 +737,8 @@ read_job (WeftTrace *t, const WeftTopology *topo, const WeftCfg *map,
         return FALSE;
       name = v->text;
     }
-  WeftTraceJob j = { g_strdup (name), job.base, job.n };
+  WeftTraceJob j = { g_strdup (name), job.base, job.n,
+                     g_steal_pointer (&chakra) };
   g_array_append_val (t->jobs, j);
 
   job.comms = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
@@ -666,10 +756,17 @@ read_job (WeftTrace *t, const WeftTopology *topo, const WeftCfg *map,
             goto out;
         }
     }
+  uint32_t first_op = t->ops->len;
+  if (j.chakra)
+    {
+      ok = weft_chakra_read (t, job.job, job.comms, job.algorithm,
+                             job.protocol, error)
+           && match_p2p (t, first_op, error);
+      goto out;
+    }
   WeftCfg *ops = weft_cfg_require (map, "ops", error);
   if (ops == NULL || !weft_cfg_expect_seq (ops, "ops", error))
     goto out;
-  uint32_t first_op = t->ops->len;
   for (size_t i = 0; i < ops->n; i++)
     if (!read_op (&job, ops->items[i], error))
       goto out;
@@ -695,6 +792,7 @@ weft_trace_from_cfg (const WeftCfg *root, const char *path,
   t->deps = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   t->jobs = g_array_new (FALSE, FALSE, sizeof (WeftTraceJob));
   t->gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  t->slot_edges = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   t->names = g_string_chunk_new (4096);
 
   if (!weft_cfg_expect_map (root, "a trace", error))

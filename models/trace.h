@@ -51,6 +51,9 @@ typedef struct {
 typedef struct {
   char *name;
   uint32_t first_rank, n_ranks; /* its ranks are global ranks first_rank.. */
+  char *chakra;                 /* read from Chakra files <chakra>.<rank>.et,
+                                   or NULL; its ops' line is 0 and col the
+                                   job rank of the node */
 } WeftTraceJob;
 
 typedef struct {
@@ -59,14 +62,19 @@ typedef struct {
   GArray *ranks;                /* uint32_t global ranks of each op's slots */
   GArray *deps;                 /* uint32_t op indices */
   GArray *jobs;                 /* WeftTraceJob */
-  GArray *gpus;                 /* uint32_t: global rank -> GPU node */
+  GArray *gpus;                 /* uint32_t: global rank -> GPU node
+                                   (WEFT_NONE when read without a topology) */
+  GArray *slot_edges;           /* uint32_t pairs (from, to): slot to slot
+                                   dependencies besides those of deps
+                                   (Chakra's, which are per rank) */
   GStringChunk *names;
 } WeftTrace;
 
 #define WEFT_TRACE_ERROR (weft_trace_error_quark ())
 GQuark weft_trace_error_quark (void);
 
-/* Read the trace at @path for the GPUs of @topo.  Any mistake (a
+/* Read the trace at @path for the GPUs of @topo (NULL: without placing
+ * the ranks, for converting; every job must then give `ranks`).  Any mistake (a
  * dependency cycle, naming the ops on it; an unknown id; a rank outside
  * the placement; a send without its receive, naming both sides; a missing
  * or malformed size) fails with "file:line:col: what is wrong". */
@@ -78,6 +86,15 @@ WeftTrace *weft_trace_from_cfg (const WeftCfg *root, const char *path,
                                 const WeftTopology *topo, GError **error);
 
 void weft_trace_free (WeftTrace *trace);
+
+/* Every slot-to-slot dependency: for op b, its dependency a and each rank
+ * they share, a's slot on the rank before b's; then slot_edges.  Appends
+ * the pairs to @from and @to (uint32_t). */
+void weft_trace_slot_edges (const WeftTrace *trace, GArray *from, GArray *to);
+
+/* "file:line:col" of @op, or for an op read from Chakra files
+ * "<prefix>.<rank>.et: node <id>". */
+char *weft_trace_where (const WeftTrace *trace, const WeftTraceOp *op);
 
 static inline const WeftTraceOp *
 weft_trace_op (const WeftTrace *t, uint32_t i)

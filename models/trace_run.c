@@ -81,9 +81,9 @@ op_of_slot (const WeftTrace *t, uint32_t slot)
 static GError *
 op_error (const WeftTrace *t, const WeftTraceOp *op, GError *cause)
 {
-  GError *e = g_error_new (WEFT_TRACE_ERROR, 0, "%s:%d:%d: op '%s': %s",
-                           t->path, op->line, op->col, op->name,
-                           cause->message);
+  g_autofree char *where = weft_trace_where (t, op);
+  GError *e = g_error_new (WEFT_TRACE_ERROR, 0, "%s: op '%s': %s", where,
+                           op->name, cause->message);
   g_error_free (cause);
   return e;
 }
@@ -119,9 +119,10 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
 
   if (alg != WEFT_TRACE_AUTO && !weft_algorithm_supports (alg, op->op))
     {
-      g_set_error (error, WEFT_TRACE_ERROR, 0, "%s:%d:%d: algorithm %s cannot "
-                   "run %s", t->path, op->line, op->col,
-                   weft_algorithm_name (alg), weft_op_name (op->op));
+      g_autofree char *where = weft_trace_where (t, op);
+      g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: algorithm %s cannot "
+                   "run %s", where, weft_algorithm_name (alg),
+                   weft_op_name (op->op));
       return FALSE;
     }
   /* Auto: the fastest alone on these GPUs, as `weft run` picks. */
@@ -372,43 +373,16 @@ begin (WeftSim *sim, void *target, void *data)
       slot_ready (x, s);
 }
 
-/* Slot edges: for op b and each dependency a, b's slot on rank r waits
- * for a's slot on r. */
 static void
 build_edges (Runner *x)
 {
-  const WeftTrace *t = x->t;
-  uint32_t n_slots = t->ranks->len;
-  g_autofree uint32_t *slot_on = g_new (uint32_t, MAX (t->gpus->len, 1));
+  uint32_t n_slots = x->t->ranks->len;
   GArray *from = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   GArray *to = g_array_new (FALSE, FALSE, sizeof (uint32_t));
 
-  memset (slot_on, 0xff, MAX (t->gpus->len, 1) * sizeof (uint32_t));
-  for (uint32_t b = 0; b < t->ops->len; b++)
-    {
-      const WeftTraceOp *ob = weft_trace_op (t, b);
-      for (uint32_t d = 0; d < ob->n_deps; d++)
-        {
-          const WeftTraceOp *oa = weft_trace_op (
-              t, g_array_index (t->deps, uint32_t, ob->first_dep + d));
-          const uint32_t *ra = &g_array_index (t->ranks, uint32_t,
-                                               oa->first_rank);
-          const uint32_t *rb = &g_array_index (t->ranks, uint32_t,
-                                               ob->first_rank);
-          for (uint32_t k = 0; k < oa->n_ranks; k++)
-            slot_on[ra[k]] = oa->first_rank + k;
-          for (uint32_t k = 0; k < ob->n_ranks; k++)
-            if (slot_on[rb[k]] != WEFT_NONE)
-              {
-                uint32_t f = slot_on[rb[k]], s = ob->first_rank + k;
-                g_array_append_val (from, f);
-                g_array_append_val (to, s);
-                x->remaining[s]++;
-              }
-          for (uint32_t k = 0; k < oa->n_ranks; k++)
-            slot_on[ra[k]] = WEFT_NONE;
-        }
-    }
+  weft_trace_slot_edges (x->t, from, to);
+  for (guint e = 0; e < to->len; e++)
+    x->remaining[g_array_index (to, uint32_t, e)]++;
   x->out_start = g_new0 (uint64_t, n_slots + 1);
   for (guint e = 0; e < from->len; e++)
     x->out_start[g_array_index (from, uint32_t, e) + 1]++;
@@ -593,11 +567,12 @@ stuck (Runner *x, GError **error)
                                   weft_trace_op_kind (other), other->name);
         }
       gboolean found = reached && missing->len > 0;
+      g_autofree char *where = weft_trace_where (t, op);
       if (found)
-        g_set_error (error, WEFT_TRACE_ERROR, 1, "%s:%d:%d: the trace never "
+        g_set_error (error, WEFT_TRACE_ERROR, 1, "%s: the trace never "
                      "finishes: %s '%s' waits for rank%s %s%s, which never "
                      "reach%s it: the ranks wait for each other in a circle",
-                     t->path, op->line, op->col, weft_trace_op_kind (op),
+                     where, weft_trace_op_kind (op),
                      op->name, strchr (missing->str, ',') ? "s" : "",
                      missing->str, waiting->str,
                      strchr (missing->str, ',') ? "" : "es");

@@ -11,6 +11,7 @@
  * back, and all-reduces the gradients over dp in buckets as soon as the
  * layers of a bucket are done with the last microbatch, overlapped with
  * the rest of backward; an optimizer compute waits for every bucket. */
+#include "chakra.h"
 #include "cli.h"
 #include "units.h"
 
@@ -321,9 +322,66 @@ usage_error (GOptionContext *context, const char *format, ...)
   return WEFT_EXIT_USAGE;
 }
 
+/* `weft trace chakra TRACE PREFIX`: a trace's job as Chakra files. */
+static int
+to_chakra (int argc, char **argv)
+{
+  g_autofree char *job_name = NULL;
+  GOptionEntry entries[] = {
+    { "job", 0, 0, G_OPTION_ARG_STRING, &job_name,
+      "The job to write (default: the first)", "NAME" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new (
+      "chakra TRACE PREFIX");
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_set_summary (
+      context,
+      "Write a job of a trace as Chakra execution traces, PREFIX.<rank>.et,\n"
+      "one file per rank, and PREFIX.yaml, a trace that replays them.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!weft_cli_parse (context, "trace", &argc, &argv))
+    return WEFT_EXIT_USAGE;
+  if (argc != 4)
+    {
+      weft_cli_usage_error (context, "trace chakra",
+                            "expected a trace and a prefix");
+      return WEFT_EXIT_USAGE;
+    }
+  g_autoptr (WeftTrace) t = weft_trace_load (argv[2], NULL, &error);
+  if (t == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  guint j = 0;
+  while (job_name && j < t->jobs->len
+         && strcmp (g_array_index (t->jobs, WeftTraceJob, j).name, job_name))
+    j++;
+  if (j == t->jobs->len)
+    {
+      fprintf (stderr, "weft trace: %s has no job '%s'\n", argv[2], job_name);
+      return WEFT_EXIT_USAGE;
+    }
+  if (!weft_chakra_write (t, j, argv[3], &error))
+    {
+      fprintf (stderr, "weft trace: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
+  fprintf (stderr, "weft trace: %u ranks in %s.0.et ... %s.%u.et, replay "
+           "with %s.yaml\n", g_array_index (t->jobs, WeftTraceJob, j).n_ranks,
+           argv[3], argv[3],
+           g_array_index (t->jobs, WeftTraceJob, j).n_ranks - 1, argv[3]);
+  return WEFT_EXIT_OK;
+}
+
 int
 weft_cmd_trace (int argc, char **argv)
 {
+  if (argc >= 2 && strcmp (argv[1], "chakra") == 0)
+    return to_chakra (argc, argv);
+
   gint64 tp = 8, pp = 1, dp = 1, layers = 0, micro = 4, steps = 1;
   gint64 buckets = 4;
   g_autofree char *tp_size = NULL, *act_size = NULL, *grad_size = NULL;
@@ -376,7 +434,7 @@ weft_cmd_trace (int argc, char **argv)
   if (!weft_cli_parse (context, "trace", &argc, &argv))
     return WEFT_EXIT_USAGE;
   if (argc != 2 || strcmp (argv[1], "generate") != 0)
-    return usage_error (context, "expected 'generate'");
+    return usage_error (context, "expected 'generate' or 'chakra'");
   if (tp < 1 || pp < 1 || dp < 1 || micro < 1 || steps < 1 || buckets < 1
       || tp * pp * dp > (1 << 24))
     return usage_error (context, "--tp, --pp, --dp, --microbatches, --steps "

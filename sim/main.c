@@ -19,7 +19,8 @@ static const Command commands[] = {
   { "topo", "check a scenario and summarise its topology", weft_cmd_topo },
   { "sweep", "run every combination of values, points in parallel",
     weft_cmd_sweep },
-  { "trace", "write a training job's trace (weft trace generate)",
+  { "trace", "write a training job's trace (weft trace generate), or a "
+    "trace as Chakra files (weft trace chakra)",
     weft_cmd_trace },
   { "report", "summarise a run of a results database", weft_cmd_report },
   { "plot", "draw a run's pictures with gnuplot", weft_cmd_plot },

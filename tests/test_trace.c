@@ -1,5 +1,7 @@
 /* Tests of traces: reading them, replaying them against closed forms, and
  * refusing bad ones. */
+#include "chakra.h"
+#include "chakra.pb-c.h"
 #include "collective_run.h"
 #include "scenario.h"
 #include "trace_run.h"
@@ -507,6 +509,251 @@ START_TEST (test_generated_traces)
 }
 END_TEST
 
+#define CHAKRA_DATA WEFT_SOURCE_DIR "/tests/data/chakra"
+
+/* Replay @path and return the result; the trace goes to *@keep. */
+static WeftTraceResult
+replay_file (const char *path, WeftTrace **keep)
+{
+  g_autoptr (GError) error = NULL;
+  WeftTraceResult r;
+
+  *keep = weft_trace_load (path, h100->topo, &error);
+  ck_assert_msg (*keep != NULL, "%s", error ? error->message : "");
+  ck_assert_msg (weft_trace_run (h100->topo, *keep, &defaults, &r, &error),
+                 "%s", error ? error->message : "");
+  return r;
+}
+
+START_TEST (test_chakra_round_trip)
+{
+  /* A trace and the Chakra files written from it replay alike, rank for
+   * rank: the shipped small one, and the example training step written
+   * now. */
+  const char *pairs[][2] = {
+    { CHAKRA_DATA "/source.yaml", CHAKRA_DATA "/small.yaml" },
+    { WEFT_SOURCE_DIR "/scenarios/traces/dgx-h100-step.yaml", NULL },
+  };
+  g_autofree char *dir = g_dir_make_tmp ("weft-chakra-XXXXXX", NULL);
+  g_autofree char *prefix = g_build_filename (dir, "step", NULL);
+  g_autofree char *step_yaml = g_strdup_printf ("%s.yaml", prefix);
+
+  for (guint p = 0; p < G_N_ELEMENTS (pairs); p++)
+    {
+      WeftTrace *a, *b;
+      WeftTraceResult ra = replay_file (pairs[p][0], &a);
+      if (pairs[p][1] == NULL)
+        {
+          g_autoptr (GError) error = NULL;
+          ck_assert_msg (weft_chakra_write (a, 0, prefix, &error), "%s",
+                         error ? error->message : "");
+        }
+      WeftTraceResult rb = replay_file (pairs[p][1] ? pairs[p][1] : step_yaml,
+                                        &b);
+      ck_assert_uint_eq (a->ranks->len, b->ranks->len);
+      ck_assert_uint_eq (a->gpus->len, b->gpus->len);
+      ck_assert_uint_gt (ra.time, 0);
+      ck_assert_uint_eq (ra.time, rb.time);
+      for (guint r = 0; r < a->gpus->len; r++)
+        {
+          ck_assert_uint_eq (ra.step[r], rb.step[r]);
+          ck_assert_uint_eq (ra.compute[r], rb.compute[r]);
+          ck_assert_uint_eq (ra.exposed[r], rb.exposed[r]);
+        }
+      weft_trace_result_clear (&ra);
+      weft_trace_result_clear (&rb);
+      weft_trace_free (a);
+      weft_trace_free (b);
+    }
+
+  /* The shipped files are what the writer makes, byte for byte. */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) src = weft_trace_load (CHAKRA_DATA "/source.yaml",
+                                               NULL, &error);
+  ck_assert_msg (src != NULL, "%s", error ? error->message : "");
+  g_autofree char *again = g_build_filename (dir, "small", NULL);
+  ck_assert (weft_chakra_write (src, 0, again, NULL));
+  for (int r = 0; r < 4; r++)
+    {
+      g_autofree char *mine = g_strdup_printf ("%s.%d.et", again, r);
+      g_autofree char *shipped = g_strdup_printf (CHAKRA_DATA "/small.%d.et",
+                                                  r);
+      g_autofree char *x = NULL, *y = NULL;
+      gsize nx, ny;
+      ck_assert (g_file_get_contents (mine, &x, &nx, NULL));
+      ck_assert (g_file_get_contents (shipped, &y, &ny, NULL));
+      ck_assert_uint_eq (nx, ny);
+      ck_assert (memcmp (x, y, nx) == 0);
+      g_remove (mine);
+    }
+  g_autofree char *small_yaml = g_strdup_printf ("%s.yaml", again);
+  g_remove (small_yaml);
+  for (int r = 0; r < 8; r++)
+    {
+      g_autofree char *f = g_strdup_printf ("%s.%d.et", prefix, r);
+      g_remove (f);
+    }
+  g_remove (step_yaml);
+  g_rmdir (dir);
+}
+END_TEST
+
+/* Chakra files made by hand for the errors: per rank, nodes given as
+ * (id, type, dep or -1, comm_type or -1, pg or NULL, peer or -1). */
+typedef struct {
+  int rank, id, type, dep, comm_type;
+  const char *pg;
+  int peer;
+} Hand;
+
+static char *
+write_hand (const char *dir, const Hand *nodes, guint n, const char *comms)
+{
+  g_autofree char *prefix = g_build_filename (dir, "h", NULL);
+
+  for (int r = 0; r < 2; r++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s.%d.et", prefix, r);
+      GByteArray *bytes = g_byte_array_new ();
+      ChakraProtoMsg__GlobalMetadata meta
+          = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+      uint8_t buf[256];
+      size_t len = chakra_proto_msg__global_metadata__pack (&meta, buf);
+      uint8_t head = (uint8_t) len;
+      g_byte_array_append (bytes, &head, 1);
+      g_byte_array_append (bytes, buf, len);
+      for (guint i = 0; i < n; i++)
+        {
+          if (nodes[i].rank != r)
+            continue;
+          ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
+          ChakraProtoMsg__AttributeProto a[3], *ap[3];
+          uint64_t dep = (uint64_t) nodes[i].dep;
+          node.id = (uint64_t) nodes[i].id;
+          node.type = nodes[i].type;
+          node.duration_micros = 1;
+          if (nodes[i].dep >= 0)
+            node.n_data_deps = 1, node.data_deps = &dep;
+          for (int k = 0; k < 3; k++)
+            {
+              chakra_proto_msg__attribute_proto__init (&a[k]);
+              ap[k] = &a[k];
+            }
+          node.attr = ap;
+          if (nodes[i].comm_type >= 0)
+            {
+              a[0].name = "comm_type";
+              a[0].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+              a[0].int64_val = nodes[i].comm_type;
+              a[1].name = "comm_size";
+              a[1].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+              a[1].uint64_val = 1024;
+              node.n_attr = 2;
+              if (nodes[i].pg)
+                {
+                  a[2].name = "pg_name";
+                  a[2].value_case
+                      = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+                  a[2].string_val = (char *) nodes[i].pg;
+                  node.n_attr = 3;
+                }
+            }
+          if (nodes[i].peer >= 0)
+            {
+              gboolean send = nodes[i].type
+                              == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+              a[0].name = send ? "comm_dst" : "comm_src";
+              a[0].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+              a[0].int32_val = nodes[i].peer;
+              a[1].name = "comm_size";
+              a[1].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL;
+              a[1].int32_val = 4096;
+              node.n_attr = 2;
+            }
+          len = chakra_proto_msg__node__pack (&node, buf);
+          head = (uint8_t) len;
+          g_byte_array_append (bytes, &head, 1);
+          g_byte_array_append (bytes, buf, len);
+        }
+      ck_assert (g_file_set_contents (path, (char *) bytes->data, bytes->len,
+                                      NULL));
+      g_byte_array_unref (bytes);
+    }
+  g_autofree char *yaml = g_strdup_printf ("chakra: h\ncommunicators: %s\n",
+                                           comms);
+  char *path = g_build_filename (dir, "h.yaml", NULL);
+  ck_assert (g_file_set_contents (path, yaml, -1, NULL));
+  return path;
+}
+
+START_TEST (test_chakra_errors)
+{
+  enum { COMP = 4, SEND = 5, RECV = 6, COLL = 7 };
+  g_autofree char *dir = g_dir_make_tmp ("weft-chakra-XXXXXX", NULL);
+  struct {
+    Hand nodes[4];
+    guint n;
+    const char *comms, *want[3];
+  } cases[] = {
+    { { { 0, 1, COMP, 9, -1, NULL, -1 } }, 1, "{}",
+      { "h.0.et: node 1", "depends on node 9, which is not in the file" } },
+    { { { 0, 1, COMP, 2, -1, NULL, -1 }, { 0, 2, COMP, 1, -1, NULL, -1 } }, 2,
+      "{}", { "h.0.et:", "cycle: nodes" } },
+    { { { 0, 1, COLL, -1, 0, "tp", -1 }, { 1, 1, COLL, -1, 0, "tp", -1 } }, 2,
+      "{}", { "h.0.et: node 1", "process group 'tp' is not among" } },
+    { { { 0, 1, COLL, -1, 0, NULL, -1 }, { 0, 2, COLL, 1, 0, NULL, -1 },
+        { 1, 1, COLL, -1, 0, NULL, -1 } }, 3, "{}",
+      { "h.1.et: 1 collectives", "every rank of a group runs the same" } },
+    { { { 0, 1, COLL, -1, 3, NULL, -1 }, { 1, 1, COLL, -1, 3, NULL, -1 } }, 2,
+      "{}", { "h.0.et: node 1", "cannot run" } },
+    { { { 0, 1, SEND, -1, -1, NULL, 1 } }, 1, "{}",
+      { "h.0.et: node 1", "send '1' from rank 0 to rank 1",
+        "no matching recv on rank 1" } },
+    { { { 0, 1, RECV, -1, -1, NULL, 0 } }, 1, "{}",
+      { "h.0.et: node 1", "comm_src is the rank itself" } },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree char *path = write_hand (dir, cases[c].nodes, cases[c].n,
+                                          cases[c].comms);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftTrace) t = weft_trace_load (path, h100->topo, &error);
+      ck_assert_msg (t == NULL, "case %u accepted", c);
+      for (int k = 0; k < 3 && cases[c].want[k]; k++)
+        ck_assert_msg (strstr (error->message, cases[c].want[k]) != NULL,
+                       "case %u: '%s' not in '%s'", c, cases[c].want[k],
+                       error->message);
+    }
+
+  /* Not a Chakra file at all, and one cut short. */
+  g_autofree char *path = write_hand (dir, NULL, 0, "{}");
+  g_autofree char *zero = g_build_filename (dir, "h.0.et", NULL);
+  ck_assert (g_file_set_contents (zero, "\x7fnot a trace", -1, NULL));
+  g_autoptr (GError) error = NULL;
+  ck_assert (weft_trace_load (path, h100->topo, &error) == NULL);
+  ck_assert_msg (strstr (error->message, "h.0.et: byte 0: a message runs "
+                                         "past the end") != NULL,
+                 "%s", error->message);
+  g_autofree char *small = NULL;
+  gsize len;
+  ck_assert (g_file_get_contents (CHAKRA_DATA "/small.0.et", &small, &len,
+                                  NULL));
+  ck_assert (g_file_set_contents (zero, small, (gssize) len - 3, NULL));
+  g_clear_error (&error);
+  ck_assert (weft_trace_load (path, h100->topo, &error) == NULL);
+  ck_assert_msg (strstr (error->message, "runs past the end") != NULL, "%s",
+                 error->message);
+
+  const char *names[] = { "h.0.et", "h.1.et", "h.yaml" };
+  for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+    {
+      g_autofree char *f = g_build_filename (dir, names[k], NULL);
+      g_remove (f);
+    }
+  g_rmdir (dir);
+}
+END_TEST
+
 static Suite *
 trace_suite (void)
 {
@@ -523,12 +770,14 @@ trace_suite (void)
   tcase_add_test (tc, test_speedups_and_seed_change_nothing);
   tcase_add_test (tc, test_bins_stay_within_budget);
   tcase_add_test (tc, test_generated_traces);
+  tcase_add_test (tc, test_chakra_round_trip);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("errors");
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_bad_traces);
   tcase_add_test (tc, test_deadlock_named);
+  tcase_add_test (tc, test_chakra_errors);
   suite_add_tcase (s, tc);
   return s;
 }
