@@ -131,7 +131,8 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
   g_array_append_vals (runs, o->compare, o->n_compare);
   if (sqlite3_prepare_v2 (h, "SELECT o.op, o.bytes, o.busbw_GBps, o.nranks, "
                           "r.scenario FROM ops o JOIN runs r ON r.id = "
-                          "o.run_id WHERE o.run_id = ? ORDER BY o.op, o.bytes",
+                          "o.run_id WHERE o.run_id = ? AND o.bytes > 0 "
+                          "ORDER BY o.op, o.bytes",
                           -1, &st, NULL) != SQLITE_OK)
     return query_fail (h, error);
   for (guint i = 0; i < runs->len; i++)
@@ -358,11 +359,25 @@ plot_timeline (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
 {
   sqlite3_stmt *st;
   GString *data = g_string_new (NULL);
-  int ranks = 0, rows = 0;
+  int ranks = 0, rows = 0, trace = 0;
 
-  if (sqlite3_prepare_v2 (h, "SELECT rank, start_ps / 1e6, end_ps / 1e6, "
-                          "op_id FROM rank_ops WHERE run_id = ? ORDER BY "
-                          "op_id, rank", -1, &st, NULL) != SQLITE_OK)
+  /* A trace's ranks compute and communicate at once: compute in the lower
+   * half of a rank's row, communication in the upper, coloured by kind.
+   * A sweep's operations follow each other: full rows, coloured by op. */
+  if (sqlite3_prepare_v2 (h, "SELECT EXISTS (SELECT 1 FROM trace_ops WHERE "
+                          "run_id = ?)", -1, &st, NULL) != SQLITE_OK)
+    {
+      g_string_free (data, TRUE);
+      return query_fail (h, error);
+    }
+  sqlite3_bind_int64 (st, 1, run);
+  trace = sqlite3_step (st) == SQLITE_ROW && sqlite3_column_int (st, 0);
+  sqlite3_finalize (st);
+  if (sqlite3_prepare_v2 (h, "SELECT r.rank, r.start_ps / 1e6, r.end_ps / 1e6, "
+                          "r.op_id, o.op FROM rank_ops r JOIN ops o ON "
+                          "o.run_id = r.run_id AND o.id = r.op_id WHERE "
+                          "r.run_id = ? ORDER BY r.op_id, r.rank", -1, &st,
+                          NULL) != SQLITE_OK)
     {
       g_string_free (data, TRUE);
       return query_fail (h, error);
@@ -371,10 +386,25 @@ plot_timeline (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
   while (sqlite3_step (st) == SQLITE_ROW)
     {
       int rank = sqlite3_column_int (st, 0);
-      g_string_append_printf (data, "%d %.4f %.4f %lld\n", rank,
+      const char *kind = (const char *) sqlite3_column_text (st, 4);
+      double y = rank, half = 0.35;
+      int colour = (int) (sqlite3_column_int64 (st, 3) % 8);
+      if (trace)
+        {
+          gboolean computes = g_strcmp0 (kind, "compute") == 0
+                              || g_strcmp0 (kind, "sleep") == 0;
+          gboolean p2p = g_strcmp0 (kind, "send") == 0
+                         || g_strcmp0 (kind, "recv") == 0;
+          y = computes ? rank - 0.19 : rank + 0.19;
+          half = 0.17;
+          colour = g_strcmp0 (kind, "compute") == 0 ? 0
+                   : computes                       ? 7
+                   : p2p                            ? 2
+                                                    : 1;
+        }
+      g_string_append_printf (data, "%.2f %.4f %.4f %d %.2f\n", y,
                               sqlite3_column_double (st, 1),
-                              sqlite3_column_double (st, 2),
-                              sqlite3_column_int64 (st, 3));
+                              sqlite3_column_double (st, 2), colour, half);
       ranks = MAX (ranks, rank + 1);
       rows++;
     }
@@ -384,7 +414,8 @@ plot_timeline (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
       g_string_free (data, TRUE);
       return TRUE;
     }
-  g_autofree char *extra = g_strdup_printf ("ranks=%d", ranks);
+  g_autofree char *extra = g_strdup_printf ("ranks=%d;trace=%d", ranks,
+                                            trace);
   return draw ("timeline", data, o, tmp, title, extra, written, error);
 }
 

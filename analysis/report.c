@@ -37,6 +37,91 @@ weft_results_pick_run (WeftDb *db, int64_t run, GError **error)
   return found;
 }
 
+/* A replayed trace: each job's step from its ranks, the ops by kind, and
+ * the critical path, instead of a sweep's rows. */
+static gboolean
+report_trace (sqlite3 *h, int64_t run, int top, FILE *out, GError **error)
+{
+  sqlite3_stmt *st;
+
+  if (sqlite3_prepare_v2 (h, "SELECT job, COUNT(*), MAX(step_ps), "
+                          "AVG(compute_ps), AVG(exposed_ps) FROM trace_ranks "
+                          "WHERE run_id = ? GROUP BY job ORDER BY MIN(rowid)",
+                          -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  fprintf (out, "# %-14s %8s %14s %14s %14s\n", "job", "ranks", "step (us)",
+           "compute", "exposed comm");
+  fprintf (out, "# %-14s %8s %14s %14s %14s\n", "", "", "(slowest rank)",
+           "(mean, us)", "(mean, us)");
+  while (sqlite3_step (st) == SQLITE_ROW)
+    fprintf (out, "  %-14s %8d %14.2f %14.2f %14.2f\n",
+             sqlite3_column_text (st, 0), sqlite3_column_int (st, 1),
+             sqlite3_column_double (st, 2) / 1e6,
+             sqlite3_column_double (st, 3) / 1e6,
+             sqlite3_column_double (st, 4) / 1e6);
+  sqlite3_finalize (st);
+
+  if (sqlite3_prepare_v2 (h, "SELECT op, algorithm, protocol, COUNT(*), "
+                          "SUM(bytes), AVG(time_us), AVG(busbw_GBps) FROM ops "
+                          "WHERE run_id = ? GROUP BY op, algorithm, protocol "
+                          "ORDER BY SUM(time_us) DESC", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  fprintf (out, "\nThe ops by kind:\n");
+  fprintf (out, "  %-14s %-18s %-8s %9s %16s %12s %10s\n", "kind", "algorithm",
+           "protocol", "ops", "bytes", "mean (us)", "busbw");
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      gboolean moves = sqlite3_column_int64 (st, 4) > 0;
+      fprintf (out, "  %-14s %-18s %-8s %9lld %16lld %12.2f ",
+               sqlite3_column_text (st, 0), sqlite3_column_text (st, 1),
+               sqlite3_column_text (st, 2), sqlite3_column_int64 (st, 3),
+               sqlite3_column_int64 (st, 4), sqlite3_column_double (st, 5));
+      if (moves)
+        fprintf (out, "%10.2f\n", sqlite3_column_double (st, 6));
+      else
+        fprintf (out, "%10s\n", "-");
+    }
+  sqlite3_finalize (st);
+
+  /* The critical path: its time by kind, and its longest ops. */
+  if (sqlite3_prepare_v2 (h, "SELECT o.op, COUNT(*), SUM(o.time_us) FROM ops o "
+                          "JOIN trace_ops t ON t.run_id = o.run_id AND "
+                          "t.op_id = o.id WHERE o.run_id = ? AND t.critical "
+                          "GROUP BY o.op ORDER BY SUM(o.time_us) DESC",
+                          -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  fprintf (out, "\nWhere the time went (the critical path, by kind):\n");
+  while (sqlite3_step (st) == SQLITE_ROW)
+    fprintf (out, "  %-14s %6lld ops %14.2f us\n", sqlite3_column_text (st, 0),
+             sqlite3_column_int64 (st, 1), sqlite3_column_double (st, 2));
+  sqlite3_finalize (st);
+  if (sqlite3_prepare_v2 (h, "SELECT t.name, t.job, o.op, o.nranks, "
+                          "o.start_ps, o.end_ps, o.time_us FROM ops o "
+                          "JOIN trace_ops t ON t.run_id = o.run_id AND "
+                          "t.op_id = o.id WHERE o.run_id = ? AND t.critical "
+                          "ORDER BY o.time_us DESC, o.id LIMIT ?",
+                          -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  sqlite3_bind_int (st, 2, top);
+  fprintf (out, "\nThe %d longest ops on the critical path:\n", top);
+  fprintf (out, "  %-20s %-10s %-14s %6s %12s %12s %12s\n", "op", "job", "kind",
+           "ranks", "start (us)", "end (us)", "time (us)");
+  while (sqlite3_step (st) == SQLITE_ROW)
+    fprintf (out, "  %-20s %-10s %-14s %6d %12.2f %12.2f %12.2f\n",
+             sqlite3_column_text (st, 0), sqlite3_column_text (st, 1),
+             sqlite3_column_text (st, 2), sqlite3_column_int (st, 3),
+             sqlite3_column_int64 (st, 4) / 1e6,
+             sqlite3_column_int64 (st, 5) / 1e6, sqlite3_column_double (st, 6));
+  sqlite3_finalize (st);
+  fprintf (out, "\n");
+  return TRUE;
+}
+
 gboolean
 weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
                      GError **error)
@@ -62,6 +147,18 @@ weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
              sqlite3_column_text (st, 7) ? (const char *) sqlite3_column_text (st, 7)
                                          : "");
   sqlite3_finalize (st);
+
+  gboolean trace = FALSE;
+  if (sqlite3_prepare_v2 (h, "SELECT EXISTS (SELECT 1 FROM trace_ops WHERE "
+                          "run_id = ?)", -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  trace = sqlite3_step (st) == SQLITE_ROW && sqlite3_column_int (st, 0);
+  sqlite3_finalize (st);
+  if (trace && !report_trace (h, run, top, out, error))
+    return FALSE;
+  if (trace)
+    goto links;
 
   /* The operations, as nccl-tests prints them. */
   if (sqlite3_prepare_v2 (h, "SELECT op, bytes, time_us, algbw_GBps, "
@@ -90,6 +187,7 @@ weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
   sqlite3_finalize (st);
   fprintf (out, "# Avg bus bandwidth    : %g\n\n", rows ? sum / rows : 0.0);
 
+links:
   /* The busiest links. */
   if (sqlite3_prepare_v2 (h, "SELECT name, type, mean_util, peak_util, bytes "
                           "FROM hottest_links WHERE run_id = ? LIMIT ?",
@@ -116,8 +214,9 @@ weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
       != SQLITE_OK)
     return query_fail (h, error);
   sqlite3_bind_int64 (st, 1, run);
-  fprintf (out, "\nWhere the time went (the longest operations):\n");
-  while (sqlite3_step (st) == SQLITE_ROW)
+  if (!trace)
+    fprintf (out, "\nWhere the time went (the longest operations):\n");
+  while (!trace && sqlite3_step (st) == SQLITE_ROW)
     fprintf (out, "  %5.1f%%  %s of %lld B by %s, %.2f us\n",
              sqlite3_column_double (st, 4), sqlite3_column_text (st, 0),
              sqlite3_column_int64 (st, 1), sqlite3_column_text (st, 2),
