@@ -52,6 +52,7 @@ struct Runner {
   WeftTime *engine_free;        /* per global rank: compute free from */
   uint32_t *engine_slot;        /* ...and the slot that holds it */
   uint64_t done;                /* slots finished */
+  const WeftTraceOptions *options;
 };
 
 static void plan_free (Plan *p)
@@ -354,6 +355,9 @@ slot_done (Runner *x, uint32_t slot)
 {
   x->res->end[slot] = weft_sim_now (x->sim);
   x->done++;
+  if (x->options->progress && (x->done & 0xffff) == 0)
+    x->options->progress (x->done, x->t->ranks->len,
+                          x->options->progress_data);
   for (uint64_t e = x->out_start[slot]; e < x->out_start[slot + 1]; e++)
     if (--x->remaining[x->out[e]] == 0)
       {
@@ -698,6 +702,7 @@ weft_trace_run (const WeftTopology *topo, const WeftTrace *t,
   x.topo = topo;
   x.t = t;
   x.res = res;
+  x.options = options;
   x.plans = g_ptr_array_new_with_free_func ((GDestroyNotify) plan_free);
   x.plan_of = g_new0 (uint32_t, MAX (n_ops, 1));
   res->algorithm = g_new (int8_t, MAX (n_ops, 1));

@@ -13,6 +13,10 @@ typedef struct {
   int algorithm;                /* for collectives the trace leaves to auto:
                                    a WeftAlgorithm or WEFT_TRACE_AUTO */
   int protocol;                 /* likewise, a WeftProtocolKind */
+  /* If not NULL, called now and then with the (op, rank) slots finished
+   * and their number. */
+  void (*progress) (uint64_t done, uint64_t total, void *data);
+  void *progress_data;
 } WeftTraceOptions;
 
 typedef struct {

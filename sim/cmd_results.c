@@ -37,8 +37,9 @@ weft_cmd_report (int argc, char **argv)
 
   g_option_context_set_summary (context, "Summarise a run of a results "
                                 "database: its operations as nccl-tests\n"
-                                "prints them, the busiest links, and where "
-                                "the time went.");
+                                "prints them (for a trace: each job's step, "
+                                "the ops by kind and\nthe critical path), "
+                                "the busiest links, and where the time went.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "report", &argc, &argv))
     return WEFT_EXIT_USAGE;

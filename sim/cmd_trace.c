@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The database keeps at most about this many link_util rows of a trace:
  * the bins widen as the run goes on. */
@@ -149,6 +150,14 @@ print_path (const WeftTrace *t, const WeftTraceResult *r)
     }
 }
 
+static void
+show_progress (uint64_t done, uint64_t total, void *data)
+{
+  (void) data;
+  fprintf (stderr, "\rweft run: %.0f%% of the trace's (op, rank) pairs done",
+           100.0 * (double) done / (double) total);
+}
+
 int
 weft_run_trace (const WeftTraceRun *run)
 {
@@ -176,6 +185,7 @@ weft_run_trace (const WeftTraceRun *run)
     run->bin_width ? 0 : BIN_BUDGET,
     { run->channels, run->chunks, 0, NULL, 1 },
     run->algorithm, run->protocol,
+    isatty (STDERR_FILENO) ? show_progress : NULL, NULL,
   };
   WeftRunInfo info = { run->scenario_path, run->scenario->sha256,
                        weft_fidelity_name (run->fidelity), run->seed,
@@ -195,7 +205,10 @@ weft_run_trace (const WeftTraceRun *run)
 
   gint64 wall_start = g_get_monotonic_time ();
   WeftTraceResult result;
-  if (!weft_trace_run (topo, trace, &options, &result, &error))
+  gboolean ran = weft_trace_run (topo, trace, &options, &result, &error);
+  if (options.progress)
+    fprintf (stderr, "\r%60s\r", "");
+  if (!ran)
     {
       /* Bad input found by running it (ranks that wait for each other):
        * the run is recorded as failed, with why. */

@@ -254,6 +254,17 @@ START_TEST (test_trace_rows)
       ck_assert_ptr_nonnull (strstr (r.out, "critical path"));
       result_clear (&r);
     }
+  /* The report speaks of jobs and the critical path; compute is no
+   * bandwidth. */
+  const char *rep[] = { "report", "t.db", "--run", "1", NULL };
+  Result r = weft_cmd (rep);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull (strstr (r.out, "The ops by kind:"));
+  ck_assert_ptr_nonnull (strstr (r.out, "the critical path, by kind"));
+  ck_assert_ptr_nonnull (strstr (r.out, "job0"));
+  ck_assert_ptr_null (strstr (r.out, "Avg bus bandwidth"));
+  result_clear (&r);
+
   sqlite3 *h = open_db ("t.db");
   ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
                                "'complete'"), 2);

@@ -44,7 +44,7 @@ parse (const char *text, GError **error)
 
 static const WeftTraceOptions defaults = {
   { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE }, 0, { 1, 8, 0, NULL, 1 },
-  WEFT_TRACE_AUTO, WEFT_TRACE_AUTO,
+  WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL,
 };
 
 /* Replay @text and return the result (the caller clears it). */
