@@ -66,7 +66,16 @@ typedef struct {
   GHashTable *comms;            /* name -> GArray of job ranks */
   GHashTable *ids;              /* name -> op index + 1 */
   const WeftCfg *at;            /* the job's map */
+  uint32_t first_op;
+  GArray *pending;              /* Pending: deps named, resolved at the end */
 } Job;
+
+/* A dependency as written, until every id of the job is known. */
+typedef struct {
+  uint32_t op;
+  const char *name;             /* in the trace's string chunk */
+  int line, col;
+} Pending;
 
 static gboolean
 rank_number (const WeftCfg *at, const char *text, uint32_t limit,
@@ -331,6 +340,16 @@ read_op (Job *job, const WeftCfg *map, GError **error)
                            weft_op_name (op.op));
   if ((v = weft_cfg_get (map, "deps")) && v->kind != WEFT_CFG_SEQ)
     return weft_cfg_error (error, v, "deps is a list of op ids");
+  for (size_t d = 0; v && d < v->n; d++)
+    {
+      const WeftCfg *name = v->items[d];
+      if (!weft_cfg_expect_scalar (name, "a dependency", error))
+        return FALSE;
+      Pending p = { job->t->ops->len,
+                    g_string_chunk_insert_const (job->t->names, name->text),
+                    name->line, name->col };
+      g_array_append_val (job->pending, p);
+    }
   g_hash_table_insert (job->ids, (gpointer) op.name,
                        GUINT_TO_POINTER (job->t->ops->len + 1));
   g_array_append_val (job->t->ops, op);
@@ -363,40 +382,44 @@ share_rank (const WeftTrace *t, const WeftTraceOp *a, const WeftTraceOp *b,
   return FALSE;
 }
 
-/* Deps, now that every id of the job is known. */
+/* Deps, now that every id of the job is known: each op's in order. */
 static gboolean
-read_deps (Job *job, const WeftCfg *ops, uint32_t first_op, GError **error)
+read_deps (Job *job, GError **error)
 {
   WeftTrace *t = job->t;
   g_autoptr (GHashTable) scratch = g_hash_table_new (g_direct_hash,
                                                      g_direct_equal);
+  guint p = 0;
 
-  for (size_t i = 0; i < ops->n; i++)
+  for (uint32_t i = job->first_op; i < t->ops->len; i++)
     {
-      WeftTraceOp *op = &g_array_index (t->ops, WeftTraceOp, first_op + i);
-      WeftCfg *deps = weft_cfg_get (ops->items[i], "deps");
+      WeftTraceOp *op = &g_array_index (t->ops, WeftTraceOp, i);
       op->first_dep = t->deps->len;
-      for (size_t d = 0; deps && d < deps->n; d++)
+      for (; p < job->pending->len
+             && g_array_index (job->pending, Pending, p).op == i;
+           p++)
         {
-          WeftCfg *name = deps->items[d];
-          if (!weft_cfg_expect_scalar (name, "a dependency", error))
-            return FALSE;
-          gpointer k = g_hash_table_lookup (job->ids, name->text);
+          const Pending *d = &g_array_index (job->pending, Pending, p);
+          gpointer k = g_hash_table_lookup (job->ids, d->name);
+          const char *why = NULL;
+          uint32_t dep = k ? GPOINTER_TO_UINT (k) - 1 : 0;
           if (k == NULL)
-            return weft_cfg_error (error, name, "op '%s' depends on '%s', "
-                                   "which is no op of the job", op->name,
-                                   name->text);
-          uint32_t dep = GPOINTER_TO_UINT (k) - 1;
-          if (dep == first_op + i)
-            return weft_cfg_error (error, name, "op '%s' depends on itself",
-                                   op->name);
-          if (!share_rank (t, op, weft_trace_op (t, dep), scratch))
-            return weft_cfg_error (error, name, "op '%s' depends on '%s', "
-                                   "which runs on none of its ranks (a "
-                                   "dependency orders work on the ranks two "
-                                   "ops share; ranks wait for each other "
-                                   "through communication)", op->name,
-                                   name->text);
+            why = "which is no op of the job";
+          else if (dep == i)
+            why = "itself";
+          else if (!share_rank (t, op, weft_trace_op (t, dep), scratch))
+            why = "which runs on none of its ranks (a dependency orders work "
+                  "on the ranks two ops share; ranks wait for each other "
+                  "through communication)";
+          if (why)
+            {
+              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s:%d:%d: op '%s' "
+                           "depends on %s%s%s%s", t->path, d->line, d->col,
+                           op->name, dep == i && k ? "" : "'",
+                           dep == i && k ? "" : d->name,
+                           dep == i && k ? "" : "', ", why);
+              return FALSE;
+            }
           g_array_append_val (t->deps, dep);
         }
       op->n_deps = t->deps->len - op->first_dep;
@@ -685,23 +708,49 @@ place (Job *job, const WeftCfg *placement, const WeftCfg *ranks,
   return TRUE;
 }
 
-static gboolean
-read_job (WeftTrace *t, const WeftTopology *topo, const WeftCfg *map,
-          const char *name, uint32_t *next, GError **error)
+/* What reading a trace keeps between the items it streams. */
+typedef struct {
+  WeftTrace *t;
+  const WeftTopology *topo;
+  uint32_t next;                /* default placement: the next GPU */
+  Job job;
+  const WeftCfg *open;          /* the map of the job being read, or NULL */
+} Reader;
+
+static void
+job_clear (Job *job)
 {
-  static const char *const keys[] = {
-    "name", "ranks", "placement", "algorithm", "protocol", "communicators",
-    "ops", "chakra", "description", NULL
-  };
-  Job job = { t, topo, t->jobs->len, t->gpus->len, 0, WEFT_TRACE_AUTO,
-              WEFT_TRACE_AUTO, NULL, NULL, map };
+  g_clear_pointer (&job->comms, g_hash_table_unref);
+  g_clear_pointer (&job->ids, g_hash_table_unref);
+  g_clear_pointer (&job->pending, g_array_unref);
+}
+
+static const char *const job_keys[] = {
+  "name", "ranks", "placement", "algorithm", "protocol", "communicators",
+  "ops", "chakra", "description", NULL
+};
+
+/* Start reading the job @map (as far as it is read: the keys before its
+ * ops).  A Chakra job is read whole. */
+static gboolean
+job_begin (Reader *rd, const WeftCfg *map, GError **error)
+{
+  WeftTrace *t = rd->t;
+  Job *job = &rd->job;
   WeftCfg *v;
-  gboolean ok = FALSE;
   g_autofree char *chakra = NULL;
   uint64_t files = 0;
 
+  job_clear (job);
+  *job = (Job) { t, rd->topo, t->jobs->len, t->gpus->len, 0, WEFT_TRACE_AUTO,
+                 WEFT_TRACE_AUTO, NULL, NULL, map, t->ops->len, NULL };
+  job->comms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                      (GDestroyNotify) g_array_unref);
+  job->ids = g_hash_table_new (g_str_hash, g_str_equal);
+  job->pending = g_array_new (FALSE, FALSE, sizeof (Pending));
+  rd->open = map;
   if (!weft_cfg_expect_map (map, "a job", error)
-      || !weft_cfg_check_keys (map, keys, error))
+      || !weft_cfg_check_keys (map, job_keys, error))
     return FALSE;
   if ((v = weft_cfg_get (map, "chakra")))
     {
@@ -727,64 +776,98 @@ read_job (WeftTrace *t, const WeftTopology *topo, const WeftCfg *map,
       if (files == 0)
         return weft_cfg_error (error, v, "no Chakra file %s.0.et", chakra);
     }
-  if (!place (&job, weft_cfg_get (map, "placement"),
-              weft_cfg_get (map, "ranks"), files, next, error)
-      || !algorithm_of (map, &job.algorithm, &job.protocol, error))
+  if (!place (job, weft_cfg_get (map, "placement"),
+              weft_cfg_get (map, "ranks"), files, &rd->next, error)
+      || !algorithm_of (map, &job->algorithm, &job->protocol, error))
     return FALSE;
+  g_autofree char *name = g_strdup_printf ("job%u", t->jobs->len);
   if ((v = weft_cfg_get (map, "name")))
     {
       if (!weft_cfg_expect_scalar (v, "name", error))
         return FALSE;
-      name = v->text;
+      g_free (name);
+      name = g_strdup (v->text);
     }
-  WeftTraceJob j = { g_strdup (name), job.base, job.n,
+  for (guint k = 0; k < t->jobs->len; k++)
+    if (strcmp (g_array_index (t->jobs, WeftTraceJob, k).name, name) == 0)
+      return weft_cfg_error (error, v ? v : map, "two jobs are named '%s'",
+                             name);
+  WeftTraceJob j = { g_steal_pointer (&name), job->base, job->n,
                      g_steal_pointer (&chakra) };
   g_array_append_val (t->jobs, j);
 
-  job.comms = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                     (GDestroyNotify) g_array_unref);
-  job.ids = g_hash_table_new (g_str_hash, g_str_equal);
   if ((v = weft_cfg_get (map, "communicators")))
     {
       if (!weft_cfg_expect_map (v, "communicators", error))
-        goto out;
+        return FALSE;
       for (size_t i = 0; i < v->n; i++)
         {
           GArray *set = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-          g_hash_table_insert (job.comms, v->keys[i]->text, set);
-          if (!rank_set (v->items[i], job.n, set, error))
-            goto out;
+          g_hash_table_insert (job->comms, g_strdup (v->keys[i]->text), set);
+          if (!rank_set (v->items[i], job->n, set, error))
+            return FALSE;
         }
     }
-  uint32_t first_op = t->ops->len;
   if (j.chakra)
     {
-      ok = weft_chakra_read (t, job.job, job.comms, job.algorithm,
-                             job.protocol, error)
-           && match_p2p (t, first_op, error);
-      goto out;
+      rd->open = NULL;
+      return weft_chakra_read (t, job->job, job->comms, job->algorithm,
+                               job->protocol, error)
+             && match_p2p (t, job->first_op, error);
     }
-  WeftCfg *ops = weft_cfg_require (map, "ops", error);
-  if (ops == NULL || !weft_cfg_expect_seq (ops, "ops", error))
-    goto out;
-  for (size_t i = 0; i < ops->n; i++)
-    if (!read_op (&job, ops->items[i], error))
-      goto out;
-  ok = read_deps (&job, ops, first_op, error)
-       && match_p2p (t, first_op, error);
-
-out:
-  g_hash_table_unref (job.comms);
-  g_hash_table_unref (job.ids);
-  return ok;
+  return TRUE;
 }
 
-WeftTrace *
-weft_trace_from_cfg (const WeftCfg *root, const char *path,
-                     const WeftTopology *topo, GError **error)
+/* Finish the job @map, read whole now: its dependencies and pairs. */
+static gboolean
+job_end (Reader *rd, const WeftCfg *map, GError **error)
 {
-  g_autoptr (WeftTrace) t = g_new0 (WeftTrace, 1);
-  uint32_t next = 0;
+  WeftCfg *ops = weft_cfg_get_key (map, "ops");
+
+  rd->open = NULL;
+  if (!weft_cfg_check_keys (map, job_keys, error)
+      || (ops == NULL && !weft_cfg_require (map, "ops", error)))
+    return FALSE;
+  /* Its ops were read as they came: what they depend on comes first. */
+  for (size_t i = 0; ops && i < map->n; i++)
+    if (map->keys[i]->line > ops->line
+        || (map->keys[i]->line == ops->line && map->keys[i]->col > ops->col))
+      {
+        const char *k = map->keys[i]->text;
+        if (strcmp (k, "description") != 0)
+          return weft_cfg_error (error, map->keys[i], "'%s' must come before "
+                                 "'ops' in a job: a trace is read as it "
+                                 "comes, and its ops need it", k);
+      }
+  return read_deps (&rd->job, error) && match_p2p (rd->t, rd->job.first_op,
+                                                   error);
+}
+
+/* The streamed items: each job's ops as they come, and with several jobs
+ * each job once it is read whole. */
+static gboolean
+stream_item (const WeftCfg *map, const char *key, const WeftCfg *item,
+             void *data, GError **error)
+{
+  Reader *rd = data;
+
+  if (strcmp (key, "ops") == 0)
+    return item == NULL ? job_begin (rd, map, error)
+                        : read_op (&rd->job, item, error);
+  /* A job of the list, whole: finish it, or read it now if it had no ops
+   * to start it (Chakra files). */
+  if (item == NULL)
+    return TRUE;
+  if (rd->open == item)
+    return job_end (rd, item, error);
+  return job_begin (rd, item, error) && (rd->open == NULL
+                                         || job_end (rd, item, error));
+}
+
+static WeftTrace *
+trace_new (const char *path)
+{
+  WeftTrace *t = g_new0 (WeftTrace, 1);
 
   t->path = g_strdup (path);
   t->ops = g_array_new (FALSE, FALSE, sizeof (WeftTraceOp));
@@ -794,45 +877,71 @@ weft_trace_from_cfg (const WeftCfg *root, const char *path,
   t->gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   t->slot_edges = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   t->names = g_string_chunk_new (4096);
+  return t;
+}
 
-  if (!weft_cfg_expect_map (root, "a trace", error))
-    return NULL;
+/* Read @text (or the file @path when @text is NULL). */
+static WeftTrace *
+load (const char *path, const char *text, size_t len,
+      const WeftTopology *topo, GError **error)
+{
+  static const char *const streamed[] = { "ops", "jobs", NULL };
+  g_autoptr (WeftTrace) t = trace_new (path);
+  Reader rd = { t, topo, 0, { 0 }, NULL };
+  g_autoptr (WeftCfg) root = NULL;
+  gboolean ok = FALSE;
+
+  root = text ? weft_cfg_load_data_streaming (path, text, len, streamed,
+                                              stream_item, &rd, error)
+              : weft_cfg_load_file_streaming (path, streamed, stream_item,
+                                              &rd, error);
+  if (root == NULL || !weft_cfg_expect_map (root, "a trace", error))
+    goto out;
   WeftCfg *jobs = weft_cfg_get (root, "jobs");
   if (jobs)
     {
       static const char *const keys[] = { "jobs", "description", NULL };
       if (!weft_cfg_check_keys (root, keys, error)
           || !weft_cfg_expect_seq (jobs, "jobs", error))
-        return NULL;
-      if (jobs->n == 0)
-        return weft_cfg_error (error, jobs, "no jobs"), NULL;
-      for (size_t i = 0; i < jobs->n; i++)
+        goto out;
+      if (t->jobs->len == 0)
         {
-          g_autofree char *name = g_strdup_printf ("job%zu", i);
-          if (!read_job (t, topo, jobs->items[i], name, &next, error))
-            return NULL;
-          for (size_t k = 0; k < i; k++)
-            if (strcmp (g_array_index (t->jobs, WeftTraceJob, k).name,
-                        g_array_index (t->jobs, WeftTraceJob, i).name) == 0)
-              return weft_cfg_error (error, jobs->items[i], "two jobs are "
-                                     "named '%s'",
-                                     g_array_index (t->jobs, WeftTraceJob,
-                                                    i).name), NULL;
+          weft_cfg_error (error, jobs, "no jobs");
+          goto out;
         }
     }
-  else if (!read_job (t, topo, root, "job0", &next, error))
-    return NULL;
-  if (!check_acyclic (t, error))
-    return NULL;
-  return g_steal_pointer (&t);
+  else if (rd.open == root)
+    {
+      if (!job_end (&rd, root, error))
+        goto out;
+    }
+  else if (t->jobs->len == 0)
+    {
+      /* No ops were streamed: Chakra files, or a mistake. */
+      if (!job_begin (&rd, root, error))
+        goto out;
+      if (rd.open)
+        {
+          weft_cfg_require (root, "ops", error);
+          goto out;
+        }
+    }
+  ok = check_acyclic (t, error);
+
+out:
+  job_clear (&rd.job);
+  return ok ? g_steal_pointer (&t) : NULL;
+}
+
+WeftTrace *
+weft_trace_load_data (const char *name, const char *text, size_t len,
+                      const WeftTopology *topo, GError **error)
+{
+  return load (name, text, len, topo, error);
 }
 
 WeftTrace *
 weft_trace_load (const char *path, const WeftTopology *topo, GError **error)
 {
-  g_autoptr (WeftCfg) root = weft_cfg_load_file (path, error);
-
-  if (root == NULL)
-    return NULL;
-  return weft_trace_from_cfg (root, path, topo, error);
+  return load (path, NULL, 0, topo, error);
 }

@@ -77,13 +77,17 @@ GQuark weft_trace_error_quark (void);
  * the ranks, for converting; every job must then give `ranks`).  Any mistake (a
  * dependency cycle, naming the ops on it; an unknown id; a rank outside
  * the placement; a send without its receive, naming both sides; a missing
- * or malformed size) fails with "file:line:col: what is wrong". */
+ * or malformed size) fails with "file:line:col: what is wrong".  The ops
+ * are read as they come (a million of them cost the memory of the ops, not
+ * of their YAML), so what they refer to (ranks, placement,
+ * communicators) comes before them in a job. */
 WeftTrace *weft_trace_load (const char *path, const WeftTopology *topo,
                             GError **error);
 
-/* As weft_trace_load(), from the tree @root. */
-WeftTrace *weft_trace_from_cfg (const WeftCfg *root, const char *path,
-                                const WeftTopology *topo, GError **error);
+/* As weft_trace_load(), from @len bytes of @text named @name. */
+WeftTrace *weft_trace_load_data (const char *name, const char *text,
+                                 size_t len, const WeftTopology *topo,
+                                 GError **error);
 
 void weft_trace_free (WeftTrace *trace);
 

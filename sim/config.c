@@ -16,6 +16,9 @@ typedef struct {
   const char *file;             /* interned */
   GHashTable *anchors;          /* name -> WeftCfg (a reference) */
   int depth;
+  const char *const *stream_keys;   /* items of sequences under these... */
+  WeftCfgItemFn stream;         /* ...go here instead of into the tree */
+  void *stream_data;
 } Loader;
 
 static WeftCfg *
@@ -138,6 +141,49 @@ append (WeftCfg *cfg, WeftCfg *key, WeftCfg *item)
   cfg->items[cfg->n++] = item;
 }
 
+/* A sequence whose items go to the loader's stream function one by one,
+ * with @map, the map it is the value of (as far as it is read), and are
+ * not kept; the sequence stays in the tree, empty.  The function hears
+ * first of the sequence itself, with a NULL item. */
+static WeftCfg *
+stream_seq (Loader *loader, WeftCfg *map, const char *key,
+            yaml_event_t *event, GError **error)
+{
+  WeftCfg *seq = cfg_new (WEFT_CFG_SEQ, loader->file, event->start_mark);
+
+  yaml_event_delete (event);
+  if (!loader->stream (map, key, NULL, loader->stream_data, error))
+    goto fail;
+  loader->depth++;
+  for (;;)
+    {
+      yaml_event_t child;
+      if (!next_event (loader, &child, error))
+        goto fail_depth;
+      if (child.type == YAML_SEQUENCE_END_EVENT)
+        {
+          yaml_event_delete (&child);
+          break;
+        }
+      WeftCfg *item = parse_node (loader, &child, error);
+      if (item == NULL)
+        goto fail_depth;
+      gboolean ok = loader->stream (map, key, item, loader->stream_data,
+                                    error);
+      weft_cfg_unref (item);
+      if (!ok)
+        goto fail_depth;
+    }
+  loader->depth--;
+  return seq;
+
+fail_depth:
+  loader->depth--;
+fail:
+  weft_cfg_unref (seq);
+  return NULL;
+}
+
 /* Parse the node that starts with @event (which this function consumes). */
 static WeftCfg *
 parse_node (Loader *loader, yaml_event_t *event, GError **error)
@@ -226,7 +272,12 @@ parse_node (Loader *loader, yaml_event_t *event, GError **error)
                 weft_cfg_unref (key);
                 goto fail;
               }
-            WeftCfg *value = parse_node (loader, &value_event, error);
+            WeftCfg *value;
+            if (loader->stream && value_event.type == YAML_SEQUENCE_START_EVENT
+                && g_strv_contains (loader->stream_keys, key->text))
+              value = stream_seq (loader, cfg, key->text, &value_event, error);
+            else
+              value = parse_node (loader, &value_event, error);
             if (value == NULL)
               {
                 weft_cfg_unref (key);
@@ -255,9 +306,10 @@ parse_node (Loader *loader, yaml_event_t *event, GError **error)
   return cfg;
 }
 
-WeftCfg *
-weft_cfg_load_data (const char *name, const char *text, size_t len,
-                    GError **error)
+static WeftCfg *
+load_data (const char *name, const char *text, size_t len,
+           const char *const *stream_keys, WeftCfgItemFn stream,
+           void *stream_data, GError **error)
 {
   Loader loader = { 0 };
   WeftCfg *root = NULL;
@@ -265,6 +317,9 @@ weft_cfg_load_data (const char *name, const char *text, size_t len,
   gboolean ok = FALSE;
 
   loader.file = g_intern_string (name);
+  loader.stream_keys = stream_keys;
+  loader.stream = stream;
+  loader.stream_data = stream_data;
   loader.anchors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                           (GDestroyNotify) weft_cfg_unref);
   yaml_parser_initialize (&loader.parser);
@@ -315,7 +370,23 @@ out:
 }
 
 WeftCfg *
-weft_cfg_load_file (const char *path, GError **error)
+weft_cfg_load_data (const char *name, const char *text, size_t len,
+                    GError **error)
+{
+  return load_data (name, text, len, NULL, NULL, NULL, error);
+}
+
+WeftCfg *
+weft_cfg_load_data_streaming (const char *name, const char *text, size_t len,
+                              const char *const *keys, WeftCfgItemFn fn,
+                              void *data, GError **error)
+{
+  return load_data (name, text, len, keys, fn, data, error);
+}
+
+WeftCfg *
+weft_cfg_load_file_streaming (const char *path, const char *const *keys,
+                              WeftCfgItemFn fn, void *data, GError **error)
 {
   g_autofree char *text = NULL;
   gsize len;
@@ -327,7 +398,13 @@ weft_cfg_load_file (const char *path, GError **error)
                    "%s: cannot read the file: %s", path, io->message);
       return NULL;
     }
-  return weft_cfg_load_data (path, text, len, error);
+  return load_data (path, text, len, keys, fn, data, error);
+}
+
+WeftCfg *
+weft_cfg_load_file (const char *path, GError **error)
+{
+  return weft_cfg_load_file_streaming (path, NULL, NULL, NULL, error);
 }
 
 WeftCfg *

@@ -52,6 +52,28 @@ WeftCfg *weft_cfg_load_file (const char *path, GError **error);
 WeftCfg *weft_cfg_load_data (const char *name, const char *text, size_t len,
                              GError **error);
 
+/* Handed each item of a streamed sequence (see below) with @map, the map
+ * the sequence is the value of, as far as it has been read, and @key, its
+ * key there; first, as the sequence starts, with @item NULL.  Returns
+ * FALSE with @error to stop. */
+typedef gboolean (*WeftCfgItemFn) (const WeftCfg *map, const char *key,
+                                   const WeftCfg *item, void *data,
+                                   GError **error);
+
+/* As weft_cfg_load_file(), but the items of every sequence that is the
+ * value of a map key among the NULL-terminated @keys go to @fn one at a
+ * time as they are read and are then freed; the sequence stays in the
+ * tree, empty.  A list of a million entries then costs the memory of one.
+ * Fails as weft_cfg_load_file() does, or with @fn's error. */
+WeftCfg *weft_cfg_load_file_streaming (const char *path,
+                                       const char *const *keys,
+                                       WeftCfgItemFn fn, void *data,
+                                       GError **error);
+WeftCfg *weft_cfg_load_data_streaming (const char *name, const char *text,
+                                       size_t len, const char *const *keys,
+                                       WeftCfgItemFn fn, void *data,
+                                       GError **error);
+
 WeftCfg *weft_cfg_ref (WeftCfg *cfg);
 void weft_cfg_unref (WeftCfg *cfg);
 

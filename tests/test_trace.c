@@ -35,11 +35,8 @@ teardown (void)
 static WeftTrace *
 parse (const char *text, GError **error)
 {
-  g_autoptr (WeftCfg) root = weft_cfg_load_data ("t.yaml", text,
-                                                 strlen (text), error);
-  if (root == NULL)
-    return NULL;
-  return weft_trace_from_cfg (root, "t.yaml", h100->topo, error);
+  return weft_trace_load_data ("t.yaml", text, strlen (text), h100->topo,
+                               error);
 }
 
 static const WeftTraceOptions defaults = {
@@ -397,6 +394,18 @@ START_TEST (test_bad_traces)
   refused ("placement: [dgx/gpu0, dgx/nvswitch0]\nops: []\n",
            "t.yaml:1:", "'dgx/nvswitch0' is no GPU", NULL);
   refused ("ranks: 9\nops: []\n", "t.yaml:1:", "9 ranks", NULL);
+  /* Ops are read as they come: what they refer to comes first. */
+  refused ("ops:\n  - {id: a, kind: all_reduce, comm: c, size: 1MiB}\n"
+           "communicators: {c: \"0-1\"}\n",
+           "t.yaml:2:", "unknown communicator 'c'", NULL);
+  refused ("ranks: 2\nops: []\ncommunicators: {c: \"0-1\"}\n",
+           "t.yaml:3:1:", "'communicators' must come before 'ops'", NULL);
+  refused ("ranks: 2\n", "t.yaml:1:1:", "ops", NULL);
+  refused ("jobs:\n  - {name: a, ranks: 2, ops: []}\n  - {name: b, ranks: 2}\n",
+           "t.yaml:3:5:", "ops", NULL);
+  refused ("jobs:\n  - {name: a, ranks: 2, ops: []}\n"
+           "  - {name: a, ranks: 2, ops: []}\n",
+           "t.yaml:3:", "two jobs are named 'a'", NULL);
 }
 END_TEST
 
