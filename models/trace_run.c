@@ -2,8 +2,8 @@
  *
  * Each (op, rank) pair is a slot.  A slot is ready once the slots of its
  * op's dependencies on the same rank have finished (and not before the
- * op's `at`).  A compute slot then waits for its rank's compute, which
- * runs one op at a time; a sleep waits its time; a collective or a send or
+ * op's `at`).  A compute slot then waits for its GPU's compute, which
+ * runs one op at a time (of any job placed there); a sleep waits its time; a collective or a send or
  * receive joins an instance of the op's schedule (weft_exec_join()), which
  * the network runs while compute goes on.  The instance is made when the
  * first of its ranks arrives and freed when the last has finished. */
@@ -49,7 +49,8 @@ struct Runner {
                                    (or held its compute), or WEFT_NONE */
   uint64_t *out_start;          /* per slot: dependent slots */
   uint32_t *out;
-  WeftTime *engine_free;        /* per global rank: compute free from */
+  WeftTime *engine_free;        /* per GPU node: compute free from (jobs
+                                   on one GPU share its compute) */
   uint32_t *engine_slot;        /* ...and the slot that holds it */
   uint64_t done;                /* slots finished */
   const WeftTraceOptions *options;
@@ -303,11 +304,12 @@ slot_start (Runner *x, uint32_t slot)
     {
     case WEFT_TRACE_COMPUTE:
       {
-        WeftTime begin = MAX (now, x->engine_free[rank]);
+        uint32_t gpu = g_array_index (x->t->gpus, uint32_t, rank);
+        WeftTime begin = MAX (now, x->engine_free[gpu]);
         if (begin > now)
-          x->pred[slot] = x->engine_slot[rank];
-        x->engine_free[rank] = begin + op->duration;
-        x->engine_slot[rank] = slot;
+          x->pred[slot] = x->engine_slot[gpu];
+        x->engine_free[gpu] = begin + op->duration;
+        x->engine_slot[gpu] = slot;
         x->res->start[slot] = begin;
         weft_sim_schedule_at (x->sim, begin + op->duration, slot_done_event,
                               x, GUINT_TO_POINTER (slot));
@@ -634,9 +636,10 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
   x->remaining = g_new0 (uint32_t, MAX (n_slots, 1));
   x->pred = g_new (uint32_t, MAX (n_slots, 1));
   memset (x->pred, 0xff, MAX (n_slots, 1) * sizeof (uint32_t));
-  x->engine_free = g_new0 (WeftTime, MAX (n_ranks, 1));
-  x->engine_slot = g_new (uint32_t, MAX (n_ranks, 1));
-  memset (x->engine_slot, 0xff, MAX (n_ranks, 1) * sizeof (uint32_t));
+  uint32_t n_nodes = MAX (x->topo->n_nodes, 1);
+  x->engine_free = g_new0 (WeftTime, n_nodes);
+  x->engine_slot = g_new (uint32_t, n_nodes);
+  memset (x->engine_slot, 0xff, n_nodes * sizeof (uint32_t));
   res->start = g_new (WeftTime, MAX (n_slots, 1));
   res->end = g_new (WeftTime, MAX (n_slots, 1));
   for (uint32_t s = 0; s < n_slots; s++)

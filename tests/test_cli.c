@@ -372,6 +372,42 @@ START_TEST (test_run_workload_section)
 }
 END_TEST
 
+START_TEST (test_trace_command)
+{
+  /* A generated trace on standard output; bad requests exit 2. */
+  Result r = weft ("trace", "generate", "--tp", "2", "--dp", "2", "--layers",
+                   "2", "--microbatches", "1", NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert (g_str_has_prefix (r.out, "# weft trace generate --tp 2 --pp 1 "
+                                      "--dp 2"));
+  ck_assert_ptr_nonnull (strstr (r.out, "\nranks: 4\n"));
+  ck_assert_ptr_nonnull (strstr (r.out, "kind: all_reduce, comm: tp0.0"));
+  result_clear (&r);
+
+  r = weft ("trace", "generate", "--pp", "2", "--layers", "5", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "--layers must be a multiple of "
+                                        "--pp"));
+  ck_assert_str_eq (r.out, "");
+  result_clear (&r);
+
+  r = weft ("trace", "generate", "--tp-size", "16", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "--tp-size"));
+  result_clear (&r);
+
+  r = weft ("trace", "frobnicate", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "expected 'generate' or 'chakra'"));
+  result_clear (&r);
+
+  r = weft ("trace", "chakra", "/nonexistent/t.yaml", "/tmp/x", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "/nonexistent/t.yaml"));
+  result_clear (&r);
+}
+END_TEST
+
 static Suite *
 cli_suite (void)
 {
@@ -401,6 +437,7 @@ cli_suite (void)
   tcase_add_test (tc, test_topo);
   tcase_add_test (tc, test_params);
   tcase_add_test (tc, test_set_overrides);
+  tcase_add_test (tc, test_trace_command);
   suite_add_tcase (s, tc);
   return s;
 }

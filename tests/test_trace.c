@@ -253,6 +253,23 @@ START_TEST (test_jobs_share_links)
   weft_trace_result_clear (&alone);
   weft_trace_result_clear (&both);
   weft_trace_free (t);
+
+  /* Jobs on one GPU share its compute too: 10 us each, one after the
+   * other (the first job's first). */
+  both = replay (
+      "jobs:\n"
+      "  - {name: a, placement: [dgx/gpu3], ops: [{id: c, kind: compute,\n"
+      "     rank: 0, time: 10us}]}\n"
+      "  - {name: b, placement: [dgx/gpu3], ops: [{id: c, kind: compute,\n"
+      "     rank: 0, time: 10us}]}\n", &t);
+  ck_assert_uint_eq (both.step[0], 10 * US);
+  ck_assert_uint_eq (both.step[1], 20 * US);
+  ck_assert_uint_eq (both.compute[1], 10 * US);
+  alone = replay ("ranks: 1\nops: [{id: c, kind: compute, rank: 0, "
+                  "time: 10us}]\n", NULL);
+  weft_trace_result_clear (&alone);
+  weft_trace_result_clear (&both);
+  weft_trace_free (t);
 }
 END_TEST
 
