@@ -45,6 +45,10 @@ uint32_t weft_tree_build (uint32_t lo, uint32_t hi, uint32_t *parent);
  * for nothing), and becomes its last step. */
 void weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
                      uint64_t size, uint32_t tag, uint32_t *after);
+/* NVLS inside each server (p->local GPUs, p->n_switches switches each,
+ * ranks n + g * n_switches ..), double binary tree across servers. */
+void weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                                const WeftCollectiveParams *p);
 void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
 void weft_direct_all_to_all (WeftSchedule *s, uint64_t size);

@@ -11,7 +11,7 @@ static const char *const op_names[] = {
 static const char *const alg_names[] = { "ring", "tree", "rhd", "direct",
                                          "pairwise", "nvls", "hierarchical",
                                          "hierarchical-rhd",
-                                         "hierarchical-tree" };
+                                         "hierarchical-tree", "nvls-tree" };
 
 /* Which algorithm implements which operation. */
 static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
@@ -24,6 +24,7 @@ static const gboolean supports[WEFT_ALG_COUNT][WEFT_OP_COUNT] = {
   [WEFT_ALG_HIER] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
   [WEFT_ALG_HIER_RHD] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
   [WEFT_ALG_HIER_TREE] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
+  [WEFT_ALG_NVLS_TREE] = { TRUE, FALSE, FALSE, FALSE, FALSE, FALSE, FALSE },
 };
 
 const char *
@@ -73,14 +74,14 @@ const char *
 weft_algorithm_names (void)
 {
   return "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, "
-         "hierarchical-rhd, hierarchical-tree, or a schedule file";
+         "hierarchical-rhd, hierarchical-tree, nvls-tree, or a schedule file";
 }
 
 gboolean
 weft_algorithm_is_hierarchical (WeftAlgorithm alg)
 {
   return alg == WEFT_ALG_HIER || alg == WEFT_ALG_HIER_RHD
-         || alg == WEFT_ALG_HIER_TREE;
+         || alg == WEFT_ALG_HIER_TREE || alg == WEFT_ALG_NVLS_TREE;
 }
 
 gboolean
@@ -133,7 +134,11 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
                           uint64_t size, const WeftCollectiveParams *params)
 {
   gboolean nvls = alg == WEFT_ALG_NVLS;
-  WeftSchedule *s = weft_schedule_new (n + (nvls ? params->n_switches : 0));
+  uint32_t switches = nvls ? params->n_switches
+                      : alg == WEFT_ALG_NVLS_TREE
+                          ? params->n_switches * (n / MAX (params->local, 1))
+                          : 0;
+  WeftSchedule *s = weft_schedule_new (n + switches);
   WeftCollectiveParams p = *params;
 
   g_assert (weft_algorithm_supports (alg, op));
@@ -157,6 +162,8 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
         weft_hier_all_reduce (s, size, &p, WEFT_ALG_RHD);
       else if (alg == WEFT_ALG_HIER_TREE)
         weft_hier_all_reduce (s, size, &p, WEFT_ALG_TREE);
+      else if (alg == WEFT_ALG_NVLS_TREE)
+        weft_nvls_tree_all_reduce (s, size, &p);
       else
         weft_rhd_all_reduce (s, size);
       break;

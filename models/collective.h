@@ -27,13 +27,16 @@ typedef enum {
   WEFT_ALG_HIER,                /* two levels: NVLink in, ring across */
   WEFT_ALG_HIER_RHD,            /* ... halving-doubling across */
   WEFT_ALG_HIER_TREE,           /* ... double binary tree across */
+  WEFT_ALG_NVLS_TREE,           /* NVLS inside servers, tree across */
   WEFT_ALG_COUNT,
 } WeftAlgorithm;
 
 typedef struct {
   uint32_t channels;            /* independent rings or trees of pieces */
   uint32_t chunks;              /* pipeline depth within a channel */
-  uint32_t n_switches;          /* NVLS: switches that reduce, ranks n.. */
+  uint32_t n_switches;          /* NVLS: switches that reduce, ranks n..
+                                   (nvls-tree: per server, server by
+                                   server) */
   const double *switch_share;   /* NVLS: each one's share of the buffer */
   uint32_t local;               /* hierarchical: ranks per server */
 } WeftCollectiveParams;
@@ -72,7 +75,8 @@ double weft_op_bus_factor (WeftOp op, uint32_t n_ranks);
  * broadcast, reduce, all_to_all and send_recv; the whole gathered or
  * scattered buffer for all_gather and reduce_scatter.  Sizes that do not
  * divide evenly are split exactly.  Broadcast and reduce use rank 0 as the
- * root.  NVLS adds params->n_switches switch ranks after the GPUs. */
+ * root.  NVLS adds params->n_switches switch ranks after the GPUs, and
+ * nvls-tree that many for each server. */
 WeftSchedule *weft_collective_schedule (WeftOp op, WeftAlgorithm alg,
                                         uint32_t n_ranks, uint64_t size,
                                         const WeftCollectiveParams *params);

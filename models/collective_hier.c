@@ -179,3 +179,121 @@ weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
         }
     }
 }
+
+/* NCCL's NVLS_TREE: inside each server the GPUs upload their buffer to the
+ * NVSwitch chips, which add it up (each chip its share, as for NVLS) and
+ * hand GPU i slice i of the sum; slice i is all-reduced across servers
+ * among the GPUs of local index i by double binary tree; then GPU i
+ * uploads its slice and the chips multicast it to the server's other
+ * GPUs.  Pieces pipeline as in weft_hier_all_reduce(). */
+void
+weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p)
+{
+  uint32_t n = s->n_gpus, local = p->local, servers = n / local;
+  uint32_t m = p->n_switches, pieces = p->channels * p->chunks;
+  g_autofree uint32_t *after = g_new (uint32_t, n);
+  g_autofree uint32_t *staged = g_new (uint32_t, n);
+  g_autofree uint32_t *members = g_new (uint32_t, servers);
+  g_autofree uint32_t *dep = g_new (uint32_t, servers);
+  g_autofree uint64_t *share = g_new (uint64_t, m);
+  g_autofree uint32_t *got = g_new (uint32_t, MAX (local, m));
+  double total = 0;
+
+  g_assert (local >= 1 && n % local == 0 && m > 0);
+  for (uint32_t j = 0; j < m; j++)
+    total += p->switch_share[j];
+  for (uint32_t r = 0; r < n; r++)
+    staged[r] = WEFT_NO_STEP;
+  for (uint32_t k = 0; k < pieces; k++)
+    {
+      uint64_t part = weft_part (size, pieces, k), given = 0;
+      uint32_t tag = 5 * k;
+      for (uint32_t j = 0; j < m; j++)
+        {
+          share[j] = (uint64_t) ((double) part * p->switch_share[j] / total);
+          given += share[j];
+        }
+      share[0] += part - given;
+      for (uint32_t r = 0; r < n; r++)
+        after[r] = staged[r];
+
+      /* 1. Reduce in the switches; GPU i gets slice i (of every share). */
+      for (uint32_t g = 0; g < servers; g++)
+        {
+          for (uint32_t j = 0; j < m; j++)
+            {
+              uint32_t sw = n + g * m + j;
+              if (share[j] == 0)
+                continue;
+              for (uint32_t i = 0; i < local; i++)
+                weft_schedule_send (s, g * local + i, sw, tag, share[j],
+                                    after[g * local + i]);
+              for (uint32_t i = 0; i < local; i++)
+                got[i] = weft_schedule_recv (s, sw, g * local + i, tag,
+                                             share[j], WEFT_NO_STEP);
+              uint32_t sum = weft_schedule_add (s, sw, WEFT_STEP_REDUCE, 0, 0,
+                                                share[j], got, local);
+              for (uint32_t i = 0; i < local; i++)
+                weft_schedule_send (s, sw, g * local + i, tag + 1,
+                                    weft_part (share[j], local, i), sum);
+            }
+          for (uint32_t i = 0; i < local; i++)
+            {
+              uint32_t r = g * local + i, have = 0;
+              for (uint32_t j = 0; j < m; j++)
+                if (share[j] > 0)
+                  got[have++] = weft_schedule_recv (
+                      s, r, n + g * m + j, tag + 1,
+                      weft_part (share[j], local, i), WEFT_NO_STEP);
+              after[r] = staged[r] = weft_schedule_add (
+                  s, r, WEFT_STEP_REDUCE, 0, 0, 0, got, have);
+            }
+        }
+      /* 2. Across servers, slice i among the GPUs of local index i. */
+      for (uint32_t i = 0; i < local && servers > 1; i++)
+        {
+          uint64_t slice = 0;
+          for (uint32_t j = 0; j < m; j++)
+            slice += weft_part (share[j], local, i);
+          for (uint32_t g = 0; g < servers; g++)
+            {
+              members[g] = g * local + i;
+              dep[g] = after[members[g]];
+            }
+          tree (s, members, servers, slice, tag + 2, dep);
+          for (uint32_t g = 0; g < servers; g++)
+            after[members[g]] = dep[g];
+        }
+      /* 3. Each GPU uploads its slice; the switches multicast it to the
+       * server's other GPUs. */
+      for (uint32_t g = 0; g < servers && local > 1; g++)
+        for (uint32_t j = 0; j < m; j++)
+          {
+            uint32_t sw = n + g * m + j;
+            if (share[j] == 0)
+              continue;
+            for (uint32_t i = 0; i < local; i++)
+              weft_schedule_send (s, g * local + i, sw, tag + 3,
+                                  weft_part (share[j], local, i),
+                                  after[g * local + i]);
+            for (uint32_t i = 0; i < local; i++)
+              {
+                uint64_t bytes = weft_part (share[j], local, i);
+                uint32_t in = weft_schedule_recv (s, sw, g * local + i,
+                                                  tag + 3, bytes,
+                                                  WEFT_NO_STEP);
+                for (uint32_t o = 0; o < local; o++)
+                  if (o != i)
+                    weft_schedule_send (s, sw, g * local + o, tag + 4, bytes,
+                                        in);
+              }
+            for (uint32_t o = 0; o < local; o++)
+              for (uint32_t i = 0; i < local; i++)
+                if (i != o)
+                  weft_schedule_recv (s, g * local + o, sw, tag + 4,
+                                      weft_part (share[j], local, i),
+                                      WEFT_NO_STEP);
+          }
+    }
+}

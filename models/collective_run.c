@@ -81,6 +81,53 @@ nvls_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
   return FALSE;
 }
 
+/* nvls-tree: each server's switches that reduce (joined to all of its
+ * GPUs), as many in every server, appended server by server; the shares
+ * are the first server's. */
+static gboolean
+server_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+                 uint32_t local, GArray *nodes, GArray *shares,
+                 GError **error)
+{
+  uint32_t per = 0;
+
+  if (n / local < 2)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs GPUs in "
+                   "two servers or more (inside one server, use nvls)");
+      return FALSE;
+    }
+  for (uint32_t g = 0; g < n / local; g++)
+    {
+      g_autoptr (GArray) mine = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      g_autoptr (GArray) share = g_array_new (FALSE, FALSE, sizeof (double));
+      g_autoptr (GError) why = NULL;
+      g_array_append_vals (mine, gpus + g * local, local);
+      if (!nvls_switches (topo, gpus + g * local, local, mine, share, &why))
+        {
+          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "the fabric cannot run "
+                       "nvls-tree: the GPUs of server %u have no switches "
+                       "that reduce (reduce_bandwidth above 0) joined to all "
+                       "of them", g);
+          return FALSE;
+        }
+      if (g == 0)
+        {
+          per = share->len;
+          g_array_append_vals (shares, share->data, share->len);
+        }
+      else if (share->len != per)
+        {
+          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs as "
+                       "many switches that reduce in every server: server 0 "
+                       "has %u, server %u %u", per, g, share->len);
+          return FALSE;
+        }
+      g_array_append_vals (nodes, &g_array_index (mine, uint32_t, local), per);
+    }
+  return TRUE;
+}
+
 WeftSchedule *
 weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
                       uint32_t n, WeftOp op, WeftAlgorithm alg, uint64_t size,
@@ -102,6 +149,13 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   if (weft_algorithm_is_hierarchical (alg)
       && !ranks_per_server (topo, gpus, n, &p.local, error))
     return NULL;
+  if (alg == WEFT_ALG_NVLS_TREE)
+    {
+      if (!server_switches (topo, gpus, n, p.local, nodes, shares, error))
+        return NULL;
+      p.n_switches = shares->len;
+      p.switch_share = (const double *) shares->data;
+    }
   g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
                                                                 size, &p);
   if (!weft_schedule_check (schedule, error))
@@ -200,6 +254,8 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
   uint32_t local;
   if (weft_algorithm_is_hierarchical (alg) && !ranks_per_server (topo, gpus, n, &local, error))
     return FALSE;
+  if (alg == WEFT_ALG_NVLS_TREE)
+    return server_switches (topo, gpus, n, local, nodes, shares, error);
   return alg != WEFT_ALG_NVLS || n < 2
          || nvls_switches (topo, gpus, n, nodes, shares, error);
 }

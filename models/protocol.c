@@ -15,6 +15,15 @@
 static const WeftProtocol nvls = { "Simple", 0, US (12.5), US (12.5),
                                    US (9.0), 0.85 };
 
+/* NVLS_TREE runs Simple only: no base latency; NCCL's NVLSTree latency is
+ * intraLat + 2 log2(nodes) interLat, 25 us over NVLink and 20.9 us over
+ * the network: the 25 us are split over the four NVLink sends on the way
+ * (to the switch and back, for the reduction and for the multicast), and
+ * each send of the tree across servers pays 20.9 us.  Its bandwidth is
+ * the network's: Simple's full share. */
+static const WeftProtocol nvls_tree = { "Simple", 0, US (6.25), US (6.25),
+                                        US (20.9), 1.0 };
+
 /* [tree?][protocol] */
 static const WeftProtocol table[2][WEFT_PROTOCOL_COUNT] = {
   {
@@ -36,6 +45,8 @@ weft_protocol_get (WeftProtocolKind kind, WeftAlgorithm alg)
 {
   if (alg == WEFT_ALG_NVLS)
     return kind == WEFT_PROTOCOL_SIMPLE ? &nvls : NULL;
+  if (alg == WEFT_ALG_NVLS_TREE)
+    return kind == WEFT_PROTOCOL_SIMPLE ? &nvls_tree : NULL;
   return &table[alg == WEFT_ALG_TREE][kind];
 }
 

@@ -267,7 +267,7 @@ weft_cmd_run (int argc, char **argv)
       "all_to_all, send_recv (default: all_reduce)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &alg_name,
       "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, "
-      "hierarchical-rhd, hierarchical-tree, or a "
+      "hierarchical-rhd, hierarchical-tree, nvls-tree, or a "
       "schedule file; "
       "auto runs each that fits (all but rhd and hierarchical-rhd/-tree, "
       "which NCCL lacks) and keeps the "

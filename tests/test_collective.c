@@ -33,6 +33,10 @@ expected_bytes (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size)
 {
   if (alg == WEFT_ALG_NVLS)
     return 2 * (uint64_t) n * size;
+  if (alg == WEFT_ALG_NVLS_TREE)
+    /* One GPU a server: its buffer to the switches and back, then the
+     * tree across servers. */
+    return (4 * (uint64_t) n - 2) * size;
   switch (op)
     {
     case WEFT_OP_ALL_REDUCE:
@@ -243,6 +247,75 @@ hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
                      2 * (uint64_t) (8 * servers - 1) * size);
   return (double) r.time;
 }
+
+START_TEST (test_nvls_tree)
+{
+  /* NVLS inside each DGX H100, double binary tree across servers.  Bytes:
+   * every GPU's buffer up to the switches (n S), each slice back (m S for
+   * m servers), the tree across servers (2 (m - 1) S), the slices up again
+   * (m S) and multicast to the other GPUs (m (8 - 1) S): (2n + 3m - 2) S. */
+  const double halves[] = { 1, 1 };
+  WeftCollectiveParams params = { 2, 3, 2, halves, 4 };
+  for (uint32_t n = 8; n <= 28; n += 4)
+    {
+      g_autoptr (WeftSchedule) sched = weft_collective_schedule (
+          WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE, n, 1000003, &params);
+      g_autoptr (GError) error = NULL;
+      ck_assert_msg (weft_schedule_check (sched, &error), "n=%u: %s", n,
+                     error ? error->message : "");
+      ck_assert_uint_eq (weft_schedule_bytes_sent (sched),
+                         (2 * (uint64_t) n + 3 * (n / 4) - 2) * 1000003);
+    }
+
+  /* A small buffer takes NCCL's NVLSTree latency, intraLat + 2 log2(nodes)
+   * interLat = 25 + 2 x 2 x 20.9 = 108.6 us over 4 servers, plus the paths'
+   * own latencies (up to 2 us for each of the 4 sends across servers, as
+   * test_hierarchical_across_servers finds) and the few bytes' time. */
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE,
+                                      WEFT_PROTOCOL_SIMPLE, 1024, &serial,
+                                      &flow, &r, &error),
+                 "%s", error ? error->message : "");
+  ck_assert_msg (r.time >= 108600000 && r.time <= 117600000,
+                 "%" G_GUINT64_FORMAT " ps", r.time);
+
+  /* Pipelined, a large buffer is the network's: the same tree across
+   * servers as hierarchical-tree carries it, only the server's part
+   * differs (the switches add up instead of a ring), so the two take the
+   * same time within a few percent. */
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1 };
+  WeftCollectiveResult t;
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE,
+                                  WEFT_PROTOCOL_SIMPLE, 256 << 20, &piped,
+                                  &flow, &t, NULL));
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE,
+                                  WEFT_PROTOCOL_SIMPLE, 256 << 20, &piped,
+                                  &flow, &r, NULL));
+  ck_assert_msg (fabs ((double) r.time / (double) t.time - 1) <= 0.05,
+                 "nvls-tree %" G_GUINT64_FORMAT " ps, "
+                 "hierarchical-tree %" G_GUINT64_FORMAT " ps", r.time,
+                 t.time);
+
+  /* One server, or switches that do not reduce: refused. */
+  g_clear_error (&error);
+  ck_assert (!weft_collective_fits (s->topo, (uint32_t *) gpus->data, 8,
+                                    WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE,
+                                    WEFT_PROTOCOL_SIMPLE, &error));
+  ck_assert_ptr_nonnull (strstr (error->message, "two servers or more"));
+  g_clear_error (&error);
+  ck_assert (!weft_collective_fits (s->topo, (uint32_t *) gpus->data, 32,
+                                    WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE,
+                                    WEFT_PROTOCOL_LL, &error));
+}
+END_TEST
 
 START_TEST (test_hierarchical_across_servers)
 {
@@ -517,6 +590,7 @@ collective_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_ring_all_reduce_closed_form);
   tcase_add_test (tc, test_hierarchical_across_servers);
+  tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
   tcase_add_test (tc, test_speedups_change_nothing);
   tcase_add_test (tc, test_small_message_latency);
