@@ -207,6 +207,8 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
 
   if (options->plain)
     weft_routing_set_memo (net->routing, FALSE);
+  if (options->max_bins)
+    weft_link_stats_set_budget (net->stats, options->max_bins);
 
   weft_sim_set_interrupt (sim, options->interrupt);
   result->spans = options->bin_width

@@ -14,6 +14,9 @@ typedef struct {
   const volatile int *interrupt;/* stop early once *interrupt != 0 */
   gboolean plain;               /* switch the speed-ups off (for tests: the
                                    results must not change) */
+  uint64_t max_bins;            /* with bins: keep at most about this many
+                                   over all links, doubling their width as
+                                   needed (0: no bound) */
 } WeftRunOptions;
 
 typedef struct {

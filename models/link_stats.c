@@ -106,6 +106,14 @@ coarsen (WeftLinkStats *stats)
 }
 
 void
+weft_link_stats_widen (WeftLinkStats *stats, WeftTime width)
+{
+  while (stats->bin_width && stats->bin_width * 2 <= width)
+    coarsen (stats);
+  g_assert (stats->bin_width == 0 || stats->bin_width == width);
+}
+
+void
 weft_link_stats_set_budget (WeftLinkStats *stats, uint64_t max_bins)
 {
   stats->max_bins = max_bins;

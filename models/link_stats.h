@@ -45,6 +45,10 @@ void weft_link_stats_free (WeftLinkStats *stats);
  * as often as needed.  Totals are unchanged. */
 void weft_link_stats_set_budget (WeftLinkStats *stats, uint64_t max_bins);
 
+/* Widen the bins to @width, which must be the width times a power of two,
+ * merging them.  Totals are unchanged. */
+void weft_link_stats_widen (WeftLinkStats *stats, WeftTime width);
+
 /* Spread @bytes over [@t0, @t1) of link @link (t1 > t0), or put them all in
  * the bin of @t0 when t1 == t0.  Does not touch the byte count or busy
  * time, which the model keeps with weft_link_stats_count(). */

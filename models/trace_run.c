@@ -627,8 +627,8 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
 
   if (options->run.plain)
     weft_routing_set_memo (net->routing, FALSE);
-  if (options->max_bins)
-    weft_link_stats_set_budget (net->stats, options->max_bins);
+  if (options->run.max_bins)
+    weft_link_stats_set_budget (net->stats, options->run.max_bins);
   weft_sim_set_interrupt (sim, options->run.interrupt);
   x->sim = sim;
   x->net = net;

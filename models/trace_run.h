@@ -7,8 +7,8 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  WeftRunOptions run;           /* fidelity, seed, bins (a budget), stop */
-  uint64_t max_bins;            /* with bins: keep at most about this many */
+  WeftRunOptions run;           /* fidelity, seed, bins and their budget,
+                                   stop */
   WeftCollectiveParams params;  /* channels and chunks of every collective */
   int algorithm;                /* for collectives the trace leaves to auto:
                                    a WeftAlgorithm or WEFT_TRACE_AUTO */

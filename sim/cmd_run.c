@@ -114,32 +114,48 @@ typedef struct {
   uint64_t size;
   int alg;                      /* WeftAlgorithm, or -1: the schedule file */
   int proto;
-  WeftTime time;
-  uint32_t links_used;
+  WeftCollectiveResult result;  /* with its link bins and rank spans */
 } Row;
+
+static void
+result_clear (WeftCollectiveResult *r)
+{
+  weft_link_stats_free (r->stats);
+  g_free (r->spans);
+  r->stats = NULL;
+  r->spans = NULL;
+}
+
+static void
+row_clear (Row *row)
+{
+  result_clear (&row->result);
+}
 
 /* The database gets at most about this many link_util rows from a run by
  * default: a large fabric gets wider bins, not a database of gigabytes. */
-#define BIN_ROW_BUDGET 2000000.0
+#define BIN_ROW_BUDGET 2000000
+/* Bins start this wide, and double as the budget needs. */
+#define FIRST_BIN_WIDTH ((WeftTime) 1000000)      /* 1 us */
 
-/* The default bin width for @rows: a thousandth of the run, or wider where
- * the links each row uses, binned over its span, would pass the budget. */
+/* The common bin width of @rows: a thousandth of the run at least, and
+ * as wide as the widest any operation needed within its share of the
+ * budget; a power of two times FIRST_BIN_WIDTH, as theirs are. */
 static WeftTime
-default_bin_width (const GArray *rows)
+common_bin_width (const GArray *rows)
 {
-  WeftTime total = 0;
-  double link_time = 0, links = 0;
+  WeftTime total = 0, need = 0, width = FIRST_BIN_WIDTH;
 
   for (guint i = 0; i < rows->len; i++)
     {
       const Row *row = &g_array_index (rows, Row, i);
-      total += row->time;
-      link_time += (double) row->links_used * (double) row->time;
-      links += row->links_used;
+      total += row->result.time;
+      need = MAX (need, row->result.stats->bin_width);
     }
-  /* Row i takes about links_i x (time_i / width + 1) rows. */
-  double room = MAX (BIN_ROW_BUDGET - links, BIN_ROW_BUDGET / 2);
-  return MAX (MAX (total / 1000, (WeftTime) ceil (link_time / room)), 1);
+  need = MAX (need, total / 1000);
+  while (width < need)
+    width *= 2;
+  return width;
 }
 
 /* Take the workload section's values for the options not given on the
@@ -555,6 +571,7 @@ weft_cmd_run (int argc, char **argv)
   gint64 wall_start = g_get_monotonic_time ();
   uint64_t events = 0;
   g_autoptr (GArray) rows_done = g_array_new (FALSE, FALSE, sizeof (Row));
+  g_array_set_clear_func (rows_done, (GDestroyNotify) row_clear);
 
   printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
           weft_op_name (op), path, n, weft_fidelity_name (fidelity));
@@ -567,7 +584,6 @@ weft_cmd_run (int argc, char **argv)
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
           "", "", "(us)", "(GB/s)", "(GB/s)");
 
-  WeftRunOptions options = { fidelity, (uint64_t) seed, 0, &interrupted, FALSE };
   gboolean progress = isatty (STDERR_FILENO);
   double busbw_sum = 0;
   int rows = 0, total_rows = 0;
@@ -577,6 +593,22 @@ weft_cmd_run (int argc, char **argv)
       if (size > G_MAXUINT64 / (uint64_t) factor)
         break;
     }
+  /* Link bins are kept by the run that is written, each operation within
+   * its share of the database's budget: with one candidate that is the
+   * only run; with several, they are tried without bins and the fastest is
+   * run again with them (bins cost more than a run when there are many). */
+  int candidates = 0;
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
+      candidates += fits[a][pr];
+  WeftRunOptions binned = {
+    fidelity, (uint64_t) seed, bin_width ? bin_width : FIRST_BIN_WIDTH,
+    &interrupted, FALSE,
+    bin_width ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) total_rows, 10000),
+  };
+  WeftRunOptions options = binned;
+  if (candidates > 1)
+    options.bin_width = options.max_bins = 0;
   for (uint64_t size = min_bytes; size <= max_bytes;)
     {
       WeftCollectiveResult best = { .time = WEFT_TIME_MAX };
@@ -615,14 +647,49 @@ weft_cmd_run (int argc, char **argv)
                 }
               events += result.events;
               if (result.interrupted)
-                goto stopped;
+                {
+                  result_clear (&result);
+                  result_clear (&best);
+                  goto stopped;
+                }
               if (result.time < best.time)
                 {
+                  result_clear (&best);
                   best = result;
                   best_alg = a;
                   best_proto = pr;
                 }
+              else
+                result_clear (&result);
             }
+        }
+      if (candidates > 1)
+        {
+          /* The fastest again, with its bins: the same run, so the same
+           * time. */
+          WeftTime time = best.time;
+          gboolean ran = TRUE;
+          if (file != NULL)
+            {
+              g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
+                  file, size, &error);
+              weft_schedule_run (scenario->topo, (uint32_t *) gpus->data,
+                                 sched, weft_protocol_get (best_proto,
+                                                           WEFT_ALG_RING),
+                                 &binned, &best);
+            }
+          else
+            ran = weft_collective_run (scenario->topo, (uint32_t *) gpus->data,
+                                       n, op, best_alg, best_proto, size,
+                                       &params, &binned, &best, &error);
+          g_assert (ran);
+          events += best.events;
+          if (best.interrupted)
+            {
+              result_clear (&best);
+              goto stopped;
+            }
+          g_assert (best.time == time);
         }
       double seconds = best.time * 1e-12;
       double algbw = seconds > 0 ? size / seconds / 1e9 : 0;
@@ -636,8 +703,7 @@ weft_cmd_run (int argc, char **argv)
       fflush (stdout);
       busbw_sum += busbw;
       rows++;
-      Row row = { size, file ? -1 : (int) best_alg, best_proto, best.time,
-                  best.links_used };
+      Row row = { size, file ? -1 : (int) best_alg, best_proto, best };
       g_array_append_val (rows_done, row);
       if (size > G_MAXUINT64 / (uint64_t) factor)
         break;
@@ -648,45 +714,29 @@ weft_cmd_run (int argc, char **argv)
   printf ("# Avg bus bandwidth    : %g\n", rows ? busbw_sum / rows : 0.0);
 
   /* Record the operations one after another on the run's clock, with the
-   * link bytes of each, binned. */
-  options.bin_width = bin_width ? bin_width : default_bin_width (rows_done);
+   * link bytes of each in bins of one width. */
+  WeftTime width = bin_width ? bin_width : common_bin_width (rows_done);
   WeftTime clock = 0;
   for (guint i = 0; i < rows_done->len; i++)
     {
-      const Row *row = &g_array_index (rows_done, Row, i);
-      WeftCollectiveResult result;
-      gboolean ran;
-      if (row->alg < 0)
-        {
-          g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
-              file, row->size, &error);
-          weft_schedule_run (scenario->topo, (uint32_t *) gpus->data, sched,
-                             weft_protocol_get (row->proto, WEFT_ALG_RING),
-                             &options, &result);
-          ran = TRUE;
-        }
-      else
-        ran = weft_collective_run (scenario->topo, (uint32_t *) gpus->data, n,
-                                   op, row->alg, row->proto, row->size,
-                                   &params, &options, &result, &error);
-      g_assert (ran);
-      events += result.events;
-      double algbw = row->size / (result.time * 1e-12) / 1e9;
+      Row *row = &g_array_index (rows_done, Row, i);
+      const WeftCollectiveResult *result = &row->result;
+      if (interrupted)
+        goto stopped;
+      weft_link_stats_widen (result->stats, width);
+      double algbw = row->size / (result->time * 1e-12) / 1e9;
       WeftOpRow op_row = {
         weft_op_name (op),
         row->alg < 0 ? "file" : weft_algorithm_name (row->alg),
         weft_protocol_name (row->proto), row->size, n, clock,
-        clock + result.time, algbw, algbw * weft_op_bus_factor (op, n),
+        clock + result->time, algbw, algbw * weft_op_bus_factor (op, n),
       };
-      gboolean written = !result.interrupted
-                         && weft_db_write_op (db, run_id, i, &op_row,
-                                              result.stats, result.spans,
-                                              (uint32_t *) gpus->data,
-                                              result.n_spans, &error);
-      weft_link_stats_free (result.stats);
-      g_free (result.spans);
-      if (result.interrupted)
-        goto stopped;
+      gboolean written = weft_db_write_op (db, run_id, i, &op_row,
+                                           result->stats, result->spans,
+                                           (uint32_t *) gpus->data,
+                                           result->n_spans, &error);
+      clock += result->time;
+      row_clear (row);          /* its bins are in the database now */
       if (!written)
         {
           fprintf (stderr, "weft run: %s\n", error->message);
@@ -695,7 +745,6 @@ weft_cmd_run (int argc, char **argv)
                            events, NULL);
           return WEFT_EXIT_FAILURE;
         }
-      clock += result.time;
     }
   if (!weft_db_end_run (db, run_id, "complete",
                         (g_get_monotonic_time () - wall_start) / 1e6, events,

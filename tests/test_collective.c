@@ -200,7 +200,7 @@ START_TEST (test_ring_all_reduce_closed_form)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0 }, &r, NULL));
   double busbw = size / (r.time * 1e-12) * 14 / 8;
   ck_assert_msg (busbw <= link && busbw >= 0.97 * link, "busbw %.1f GB/s",
                  busbw / 1e9);
@@ -218,7 +218,7 @@ START_TEST (test_ring_all_reduce_closed_form)
     {
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
-                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE }, &r, NULL));
+                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &r, NULL));
       ck_assert_msg (fabs (r.time - closed) <= 0.002 * closed,
                      "%s: %" G_GUINT64_FORMAT " ps vs %.0f ps",
                      weft_fidelity_name (f), r.time, closed);
@@ -240,7 +240,7 @@ hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
                                       8 * servers, WEFT_OP_ALL_REDUCE, alg,
                                       WEFT_PROTOCOL_SIMPLE, size, &serial,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, 0, NULL, FALSE },
+                                                          1, 0, NULL, FALSE, 0 },
                                       &r, &error),
                  "%s", error ? error->message : "");
   ck_assert_uint_eq (r.bytes_sent,
@@ -274,7 +274,7 @@ START_TEST (test_nvls_tree)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
-  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE };
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
   ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
@@ -361,7 +361,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
                                       WEFT_OP_ALL_REDUCE, alg,
                                       WEFT_PROTOCOL_SIMPLE, size, &params,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, 0, NULL, plain },
+                                                          1, 0, NULL, plain, 0 },
                                       &r, &error),
                  "%s", error ? error->message : "");
   return r;
@@ -442,7 +442,7 @@ START_TEST (test_small_message_latency)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_LL, 8, &params,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0 }, &r, NULL));
   double us = r.time / 1e6;
   ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
 }
@@ -463,7 +463,7 @@ START_TEST (test_fidelities_agree_uncontended)
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
                                       WEFT_PROTOCOL_SIMPLE, 16 << 20, &params,
-                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE }, &r, NULL));
+                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &r, NULL));
       t[f] = r.time;
     }
   ck_assert_double_eq_tol ((double) t[0], (double) t[1], 0.01 * t[1]);
@@ -498,11 +498,11 @@ START_TEST (test_schedule_file_ring_matches_builtin)
         weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
                            weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
                                               WEFT_ALG_RING),
-                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE }, &a);
+                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &a);
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                         WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                         WEFT_PROTOCOL_SIMPLE, sizes[i], &params,
-                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE }, &b, NULL));
+                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &b, NULL));
         ck_assert_uint_eq (a.time, b.time);
         ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
       }

@@ -40,7 +40,7 @@ parse (const char *text, GError **error)
 }
 
 static const WeftTraceOptions defaults = {
-  { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE }, 0, { 1, 8, 0, NULL, 1 },
+  { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0 }, { 1, 8, 0, NULL, 1 },
   WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL,
 };
 
@@ -320,7 +320,7 @@ START_TEST (test_bins_stay_within_budget)
   WeftTraceResult wide, fine;
   o.run.bin_width = 1000;       /* 1 ns */
   ck_assert (weft_trace_run (h100->topo, t, &o, &fine, NULL));
-  o.max_bins = 5000;
+  o.run.max_bins = 5000;
   ck_assert (weft_trace_run (h100->topo, t, &o, &wide, NULL));
   ck_assert_uint_gt (wide.stats->bin_width, 1000);
   uint64_t bins = 0;
