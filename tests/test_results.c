@@ -333,6 +333,47 @@ START_TEST (test_bad_trace_writes_nothing)
 }
 END_TEST
 
+START_TEST (test_one_candidate_bins)
+{
+  /* One algorithm and protocol: one simulation a size, its bins widened as
+   * it went.  Every operation's bins end at one width, a power of two
+   * times 1 us and at least a thousandth of the run, and the rows are the
+   * same from run to run. */
+  const char *a[] = { "run", "--db", "o.db", "--algorithm", "ring",
+                      "--protocol", "Simple", "-b", "1M", "-e", "256M", "-f",
+                      "4", NULL };
+  for (int i = 0; i < 2; i++)
+    {
+      Result r = weft_cmd (a);
+      ck_assert_msg (r.status == 0, "%s", r.err);
+      result_clear (&r);
+    }
+  sqlite3 *h = open_db ("o.db");
+  sqlite3_int64 width = scalar (h, "SELECT MAX(t1_ps - t0_ps) FROM link_util "
+                                   "WHERE run_id = 1");
+  sqlite3_int64 span = scalar (h, "SELECT MAX(end_ps) FROM ops WHERE "
+                                  "run_id = 1");
+  ck_assert_int_ge (width, span / 1000);
+  ck_assert_int_eq (width % 1000000, 0);
+  ck_assert_int_eq ((width / 1000000) & (width / 1000000 - 1), 0);
+  /* Every bin is that wide but the last of an operation, cut at its end. */
+  g_autofree char *cut = g_strdup_printf (
+      "SELECT COUNT(*) FROM link_util u JOIN ops o ON o.run_id = u.run_id "
+      "AND u.t0_ps >= o.start_ps AND u.t0_ps < o.end_ps WHERE u.run_id = 1 "
+      "AND u.t1_ps - u.t0_ps != %lld AND u.t1_ps != o.end_ps",
+      (long long) width);
+  ck_assert_int_eq (scalar (h, cut), 0);
+  ck_assert_int_gt (scalar (h, "SELECT COUNT(*) FROM link_util WHERE "
+                               "run_id = 1"), 0);
+  ck_assert_int_eq (scalar (h, "SELECT (SELECT COUNT(*) FROM (SELECT link_id, "
+                               "t0_ps, t1_ps, bytes FROM link_util WHERE "
+                               "run_id = 1 EXCEPT SELECT link_id, t0_ps, "
+                               "t1_ps, bytes FROM link_util WHERE run_id = "
+                               "2))"), 0);
+  sqlite3_close (h);
+}
+END_TEST
+
 START_TEST (test_unwritable_database)
 {
   const char *a[] = { "run", "--db", "/nonexistent-dir/x.db", NULL };
@@ -722,6 +763,7 @@ results_suite (void)
   tcase_add_test (tc, test_bins_add_up_to_link_bytes);
   tcase_add_test (tc, test_same_seed_same_rows);
   tcase_add_test (tc, test_trace_rows);
+  tcase_add_test (tc, test_one_candidate_bins);
   tcase_add_test (tc, test_bad_trace_writes_nothing);
   tcase_add_test (tc, test_unwritable_database);
   tcase_add_test (tc, test_interrupted_run);
