@@ -116,6 +116,20 @@ read_file (RankFile *f, GError **error)
   return TRUE;
 }
 
+/* A node's dependencies, control and data alike: how many, and the d-th. */
+static size_t
+n_deps (const Node *n)
+{
+  return n->n_ctrl_deps + n->n_data_deps;
+}
+
+static uint64_t
+dep_id (const Node *n, size_t d)
+{
+  return d < n->n_ctrl_deps ? n->ctrl_deps[d]
+                            : n->data_deps[d - n->n_ctrl_deps];
+}
+
 static const Attr *
 attr (const Node *n, const char *name)
 {
@@ -427,7 +441,7 @@ check_rank_acyclic (const RankFile *f, GError **error)
         {
           uint32_t v = stack[depth - 1];
           const Node *node = g_ptr_array_index (f->nodes, v);
-          size_t nd = node->n_ctrl_deps + node->n_data_deps;
+          size_t nd = n_deps (node);
           if (edge[depth - 1] == nd)
             {
               state[v] = 2;
@@ -435,9 +449,7 @@ check_rank_acyclic (const RankFile *f, GError **error)
               continue;
             }
           uint32_t e = edge[depth - 1]++;
-          uint64_t id = e < node->n_ctrl_deps
-                            ? node->ctrl_deps[e]
-                            : node->data_deps[e - node->n_ctrl_deps];
+          uint64_t id = dep_id (node, e);
           uint32_t u = GPOINTER_TO_UINT (g_hash_table_lookup (f->index, &id))
                        - 1;
           if (state[u] == 2)
@@ -493,11 +505,9 @@ weft_chakra_read (WeftTrace *t, uint32_t j, GHashTable *comms, int alg,
     for (guint i = 0; i < files[r].nodes->len; i++)
       {
         const Node *node = g_ptr_array_index (files[r].nodes, i);
-        for (size_t d = 0; d < node->n_ctrl_deps + node->n_data_deps; d++)
+        for (size_t d = 0; d < n_deps (node); d++)
           {
-            uint64_t id = d < node->n_ctrl_deps
-                              ? node->ctrl_deps[d]
-                              : node->data_deps[d - node->n_ctrl_deps];
+            uint64_t id = dep_id (node, d);
             if (!g_hash_table_contains (files[r].index, &id))
               {
                 node_error (error, &files[r], node, "depends on node %"
@@ -570,11 +580,9 @@ weft_chakra_read (WeftTrace *t, uint32_t j, GHashTable *comms, int alg,
     for (guint i = 0; i < files[r].nodes->len; i++)
       {
         const Node *node = g_ptr_array_index (files[r].nodes, i);
-        for (size_t d = 0; d < node->n_ctrl_deps + node->n_data_deps; d++)
+        for (size_t d = 0; d < n_deps (node); d++)
           {
-            uint64_t id = d < node->n_ctrl_deps
-                              ? node->ctrl_deps[d]
-                              : node->data_deps[d - node->n_ctrl_deps];
+            uint64_t id = dep_id (node, d);
             uint32_t u = GPOINTER_TO_UINT (g_hash_table_lookup (files[r].index,
                                                                 &id)) - 1;
             uint32_t edge[2] = { files[r].slot[u], files[r].slot[i] };
@@ -669,16 +677,7 @@ write_rank (const WeftTrace *t, const WeftTraceJob *job, uint32_t r,
   for (guint k = 0; ok && k < n_slots; k++)
     {
       uint32_t s = slots[k];
-      uint32_t lo = 0, hi = t->ops->len;
-      while (hi - lo > 1)
-        {
-          uint32_t mid = (lo + hi) / 2;
-          if (weft_trace_op (t, mid)->first_rank <= s)
-            lo = mid;
-          else
-            hi = mid;
-        }
-      const WeftTraceOp *op = weft_trace_op (t, lo);
+      const WeftTraceOp *op = weft_trace_op (t, weft_trace_op_of_slot (t, s));
       g_autoptr (GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
       Attr *attrs[5];
       Node node = CHAKRA_PROTO_MSG__NODE__INIT;

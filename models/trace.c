@@ -37,6 +37,23 @@ weft_trace_free (WeftTrace *t)
   g_free (t);
 }
 
+uint32_t
+weft_trace_op_of_slot (const WeftTrace *t, uint32_t slot)
+{
+  uint32_t lo = 0, hi = t->ops->len;
+
+  /* Ops hold their slots in order: the last op starting at or before. */
+  while (hi - lo > 1)
+    {
+      uint32_t mid = (lo + hi) / 2;
+      if (weft_trace_op (t, mid)->first_rank <= slot)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
 const char *
 weft_trace_op_kind (const WeftTraceOp *op)
 {

@@ -106,6 +106,9 @@ weft_trace_op (const WeftTrace *t, uint32_t i)
   return &g_array_index (t->ops, WeftTraceOp, i);
 }
 
+/* The op that slot @slot (a place in trace->ranks) belongs to. */
+uint32_t weft_trace_op_of_slot (const WeftTrace *trace, uint32_t slot);
+
 /* The kind's name as the trace writes it: the collective's name, "send",
  * "recv", "compute" or "sleep". */
 const char *weft_trace_op_kind (const WeftTraceOp *op);

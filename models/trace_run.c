@@ -3,8 +3,8 @@
  * Each (op, rank) pair is a slot.  A slot is ready once the slots of its
  * op's dependencies on the same rank have finished (and not before the
  * op's `at`).  A compute slot then waits for its GPU's compute, which
- * runs one op at a time (of any job placed there); a sleep waits its time; a collective or a send or
- * receive joins an instance of the op's schedule (weft_exec_join()), which
+ * runs one op at a time (of any job placed there); a sleep waits its
+ * time; a collective or a send or receive joins an instance of the op's schedule (weft_exec_join()), which
  * the network runs while compute goes on.  The instance is made when the
  * first of its ranks arrives and freed when the last has finished. */
 #include "trace_run.h"
@@ -61,23 +61,6 @@ static void plan_free (Plan *p)
   weft_schedule_free (p->schedule);
   g_array_unref (p->nodes);
   g_free (p);
-}
-
-static uint32_t
-op_of_slot (const WeftTrace *t, uint32_t slot)
-{
-  uint32_t lo = 0, hi = t->ops->len;
-
-  /* Ops hold their slots in order: the last op starting at or before. */
-  while (hi - lo > 1)
-    {
-      uint32_t mid = (lo + hi) / 2;
-      if (weft_trace_op (t, mid)->first_rank <= slot)
-        lo = mid;
-      else
-        hi = mid;
-    }
-  return lo;
 }
 
 static GError *
@@ -294,7 +277,7 @@ instance_of (Runner *x, uint32_t i)
 static void
 slot_start (Runner *x, uint32_t slot)
 {
-  uint32_t i = op_of_slot (x->t, slot);
+  uint32_t i = weft_trace_op_of_slot (x->t, slot);
   const WeftTraceOp *op = weft_trace_op (x->t, i);
   uint32_t rank = g_array_index (x->t->ranks, uint32_t, slot);
   WeftTime now = weft_sim_now (x->sim);
@@ -340,7 +323,8 @@ slot_start_event (WeftSim *sim, void *target, void *data)
 static void
 slot_ready (Runner *x, uint32_t slot)
 {
-  const WeftTraceOp *op = weft_trace_op (x->t, op_of_slot (x->t, slot));
+  const WeftTraceOp *op = weft_trace_op (x->t,
+                                         weft_trace_op_of_slot (x->t, slot));
 
   if (op->at > weft_sim_now (x->sim))
     {
@@ -441,7 +425,7 @@ per_rank (Runner *x)
         {
           uint32_t s = order[k];
           /* Slots come in order, so the op index only moves forward. */
-          i = k == start[r] ? op_of_slot (t, s) : i;
+          i = k == start[r] ? weft_trace_op_of_slot (t, s) : i;
           while (i + 1 < t->ops->len && weft_trace_op (t, i + 1)->first_rank <= s)
             i++;
           const WeftTraceOp *op = weft_trace_op (t, i);
@@ -494,7 +478,7 @@ critical_path (Runner *x)
   res->critical = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   if (last == WEFT_NONE)
     return;
-  uint32_t i = op_of_slot (t, last);
+  uint32_t i = weft_trace_op_of_slot (t, last);
   for (uint32_t guard = 0; guard <= t->ops->len; guard++)
     {
       g_array_append_val (res->critical, i);
@@ -521,7 +505,7 @@ critical_path (Runner *x)
         }
       if (x->pred[gate] == WEFT_NONE)
         break;
-      i = op_of_slot (t, x->pred[gate]);
+      i = weft_trace_op_of_slot (t, x->pred[gate]);
     }
   /* First to last. */
   for (guint a = 0, b = res->critical->len; a + 1 < b; a++, b--)

@@ -147,6 +147,29 @@ layer_comm (Gen *g, const char *tag, uint32_t p, GString *deps, char **after)
       }
 }
 
+/* Stage @from hands microbatch @m of step @s to stage @to, each rank to
+ * the rank of the same tp and dp place, after the layer's communication;
+ * the receiver's next compute waits for it (@recv). */
+static void
+hand_over (Gen *g, char pass, uint32_t s, uint32_t m, uint32_t from,
+           uint32_t to, char **after, char **recv)
+{
+  for (uint32_t d = 0; d < g->dp; d++)
+    for (uint32_t t = 0; t < g->tp; t++)
+      {
+        uint32_t a = rank_of (g, d, from, t), b = rank_of (g, d, to, t);
+        g_autofree char *id = g_strdup_printf ("%c%u.%u.r%u", pass, s, m, a);
+        if (after[a])
+          {
+            g_free (g->last[a]);
+            g->last[a] = g_steal_pointer (&after[a]);
+          }
+        p2p (g, id, a, b, g->act_size);
+        g_free (recv[b]);
+        recv[b] = g_strdup_printf ("r%s", id);
+      }
+}
+
 static void
 generate (Gen *g)
 {
@@ -192,23 +215,7 @@ generate (Gen *g)
                 layer_comm (g, tag, p, deps, after);
               }
             if (p + 1 < g->pp)
-              for (uint32_t d = 0; d < g->dp; d++)
-                for (uint32_t t = 0; t < g->tp; t++)
-                  {
-                    uint32_t a = rank_of (g, d, p, t), b = rank_of (g, d, p + 1,
-                                                                    t);
-                    g_autofree char *id = g_strdup_printf ("f%u.%u.r%u", s, m,
-                                                           a);
-                    /* The send follows the layer's communication. */
-                    if (after[a])
-                      {
-                        g_free (g->last[a]);
-                        g->last[a] = g_steal_pointer (&after[a]);
-                      }
-                    p2p (g, id, a, b, g->act_size);
-                    g_free (recv[b]);
-                    recv[b] = g_strdup_printf ("r%s", id);
-                  }
+              hand_over (g, 'f', s, m, p, p + 1, after, recv);
           }
       /* Backward, last microbatch first, stage by stage from the end; the
        * gradients of a bucket of layers are all-reduced once the last
@@ -260,22 +267,7 @@ generate (Gen *g)
                   }
               }
             if (p > 0)
-              for (uint32_t d = 0; d < g->dp; d++)
-                for (uint32_t t = 0; t < g->tp; t++)
-                  {
-                    uint32_t a = rank_of (g, d, p, t), b = rank_of (g, d, p - 1,
-                                                                    t);
-                    g_autofree char *id = g_strdup_printf ("b%u.%u.r%u", s, m,
-                                                           a);
-                    if (after[a])
-                      {
-                        g_free (g->last[a]);
-                        g->last[a] = g_steal_pointer (&after[a]);
-                      }
-                    p2p (g, id, a, b, g->act_size);
-                    g_free (recv[b]);
-                    recv[b] = g_strdup_printf ("r%s", id);
-                  }
+              hand_over (g, 'b', s, m, p, p - 1, after, recv);
           }
       /* The optimizer waits for the rank's gradient buckets. */
       for (uint32_t r = 0; r < n; r++)
