@@ -206,7 +206,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   WeftTime end = WEFT_TIME_MAX;
 
   if (options->plain)
-    weft_routing_set_memo (net->routing, FALSE);
+    weft_network_set_plain (net, TRUE);
   if (options->max_bins)
     weft_link_stats_set_budget (net->stats, options->max_bins);
 

@@ -18,10 +18,13 @@
 #include <string.h>
 
 /* An event of progressive filling: a link fills up, or a flow reaches its
- * cap, when the common level reaches `level`. */
+ * cap, when the common level reaches `level`.  Events are taken in order of
+ * (level, key), a total order, so that filling a group of flows alone or
+ * among others that share no link with it gives the same rates to the
+ * last bit. */
 typedef struct {
   double level;
-  uint32_t link;                /* touched link, or flow | FLOW_BIT for caps */
+  uint32_t key;                 /* touched link's index, or flow's | FLOW_BIT */
   uint32_t version;
 } Item;
 
@@ -55,8 +58,37 @@ typedef struct {
   uint32_t version;             /* during filling: heap entries older are stale */
   uint32_t index;               /* during filling: position among touched */
   uint32_t fill;                /* during filling: next free member slot */
+  uint32_t owner;               /* during grouping: an affected flow on it */
   gboolean dirty;               /* a flow started or ended on it */
 } Link;
+
+/* A growable array of ids. */
+typedef struct {
+  uint32_t *v;
+  uint32_t n, cap;
+} Ids;
+
+static void
+ids_resize (Ids *a, uint32_t n)
+{
+  if (n > a->cap)
+    {
+      a->cap = MAX (n, a->cap * 2);
+      a->v = g_renew (uint32_t, a->v, a->cap);
+    }
+  a->n = n;
+}
+
+static inline void
+ids_push (Ids *a, uint32_t id)
+{
+  if (a->n == a->cap)
+    {
+      a->cap = a->cap ? a->cap * 2 : 64;
+      a->v = g_renew (uint32_t, a->v, a->cap);
+    }
+  a->v[a->n++] = id;
+}
 
 typedef struct {
   WeftNetwork base;
@@ -67,12 +99,15 @@ typedef struct {
   uint32_t n_dirty, dirty_cap;
   gboolean pending;             /* a recomputation is scheduled */
   uint32_t epoch;
-  GArray *affected;             /* flow ids */
-  GArray *touched;              /* link ids */
-  GArray *heap;                 /* Item */
-  GArray *freeze;               /* flow ids */
-  GArray *members;              /* affected flows of each touched link */
-  GArray *member_start;         /* per touched link, into members */
+  Ids affected;                 /* flow ids */
+  Ids touched;                  /* link ids */
+  Item *heap;
+  uint32_t heap_n, heap_cap;
+  Ids members;                  /* affected flows of each touched link */
+  Ids member_start;             /* per touched link, into members */
+  Ids group_of, group_start;    /* grouping: per affected flow, per group */
+  Ids by_group, links_by_group; /* affected flows and touched links, grouped */
+  Ids link_group_start;
   uint64_t recomputations;
 } FlowNet;
 
@@ -81,12 +116,6 @@ flow_create (void)
 {
   FlowNet *f = g_new0 (FlowNet, 1);
 
-  f->affected = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->touched = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->heap = g_array_new (FALSE, FALSE, sizeof (Item));
-  f->freeze = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->members = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->member_start = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   return &f->base;
 }
 
@@ -106,12 +135,12 @@ flow_destroy (WeftNetwork *net)
       g_free (f->links[l].flows);
   g_free (f->links);
   g_free (f->dirty);
-  g_array_unref (f->affected);
-  g_array_unref (f->touched);
-  g_array_unref (f->heap);
-  g_array_unref (f->freeze);
-  g_array_unref (f->members);
-  g_array_unref (f->member_start);
+  Ids *ids[] = { &f->affected, &f->touched, &f->members, &f->member_start,
+                 &f->group_of, &f->group_start, &f->by_group,
+                 &f->links_by_group, &f->link_group_start };
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    g_free (ids[i]->v);
+  g_free (f->heap);
   g_free (f);
 }
 
@@ -237,16 +266,43 @@ drained (WeftSim *sim, void *target, void *data)
   weft_network_complete (&f->base, id, t->latency);
 }
 
-/* ---- a min-heap of (level, link) with lazy deletion ---- */
+/* ---- a min-heap of (level, key) with lazy deletion ---- */
 
+static inline gboolean
+before (const Item *a, const Item *b)
+{
+  return a->level < b->level || (a->level == b->level && a->key < b->key);
+}
 
 static void
-push (GArray *heap, Item item)
+sift_down (Item *h, uint32_t n, uint32_t i, Item item)
 {
-  g_array_append_val (heap, item);
-  Item *h = (Item *) heap->data;
-  size_t i = heap->len - 1;
-  while (i > 0 && h[(i - 1) / 2].level > item.level)
+  for (;;)
+    {
+      uint32_t c = 2 * i + 1;
+      if (c >= n)
+        break;
+      if (c + 1 < n && before (&h[c + 1], &h[c]))
+        c++;
+      if (!before (&h[c], &item))
+        break;
+      h[i] = h[c];
+      i = c;
+    }
+  h[i] = item;
+}
+
+static inline void
+push (FlowNet *f, Item item)
+{
+  if (f->heap_n == f->heap_cap)
+    {
+      f->heap_cap = f->heap_cap ? f->heap_cap * 2 : 64;
+      f->heap = g_renew (Item, f->heap, f->heap_cap);
+    }
+  Item *h = f->heap;
+  uint32_t i = f->heap_n++;
+  while (i > 0 && before (&item, &h[(i - 1) / 2]))
     {
       h[i] = h[(i - 1) / 2];
       i = (i - 1) / 2;
@@ -255,43 +311,26 @@ push (GArray *heap, Item item)
 }
 
 static Item
-pop (GArray *heap)
+pop (FlowNet *f)
 {
-  Item *h = (Item *) heap->data;
-  Item top = h[0], last = h[heap->len - 1];
-  size_t n = heap->len - 1, i = 0;
+  Item top = f->heap[0];
 
-  for (;;)
-    {
-      size_t c = 2 * i + 1;
-      if (c >= n)
-        break;
-      if (c + 1 < n && h[c + 1].level < h[c].level)
-        c++;
-      if (h[c].level >= last.level)
-        break;
-      h[i] = h[c];
-      i = c;
-    }
-  if (n > 0)
-    h[i] = last;
-  g_array_set_size (heap, n);
+  f->heap_n--;
+  if (f->heap_n > 0)
+    sift_down (f->heap, f->heap_n, 0, f->heap[f->heap_n]);
   return top;
 }
 
-/* Progressive filling over the affected flows, the others held fixed.  All
- * unfrozen flows rise together; link l fills when the common level reaches
- * residual_l / unfrozen_l, and a capped flow stops at its cap.  Taking
- * these events in order of level (a heap, with stale entries skipped) gives
- * the max-min fair rates in O(path links x log) per flow. */
+/* Progressive filling over @n_aff affected flows, the others held fixed;
+ * @touched lists the links they cross.  All unfrozen flows rise together;
+ * link l fills when the common level reaches residual_l / unfrozen_l, and
+ * a capped flow stops at its cap.  Taking these events in order of level
+ * (a heap, with stale entries skipped) gives the max-min fair rates in
+ * O(path links x log) per flow. */
 static void
-fill (FlowNet *f)
+fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
+      const uint32_t *touched, uint32_t n_touched)
 {
-  uint32_t *affected = (uint32_t *) f->affected->data;
-  uint32_t *touched = (uint32_t *) f->touched->data;
-  uint32_t n_aff = f->affected->len, n_touched = f->touched->len;
-  GArray *heap = f->heap;
-
   /* What the fixed flows leave on each touched link. */
   for (uint32_t i = 0; i < n_touched; i++)
     {
@@ -319,8 +358,8 @@ fill (FlowNet *f)
 
   /* The affected flows of each touched link, bucketed (a link may carry
    * many more flows that are held fixed). */
-  g_array_set_size (f->member_start, n_touched + 1);
-  uint32_t *start = (uint32_t *) f->member_start->data;
+  ids_resize (&f->member_start, n_touched + 1);
+  uint32_t *start = f->member_start.v;
   uint32_t total = 0;
   for (uint32_t i = 0; i < n_touched; i++)
     {
@@ -331,8 +370,8 @@ fill (FlowNet *f)
       link->fill = start[i];
     }
   start[n_touched] = total;
-  g_array_set_size (f->members, total);
-  uint32_t *members = (uint32_t *) f->members->data;
+  ids_resize (&f->members, total);
+  uint32_t *members = f->members.v;
   for (uint32_t i = 0; i < n_aff; i++)
     {
       const Flow *flow = &f->flows[affected[i]];
@@ -340,47 +379,46 @@ fill (FlowNet *f)
         members[f->links[flow->path[k]].fill++] = affected[i];
     }
 
-  g_array_set_size (heap, 0);
+  /* The first events: every link, every cap; then heapify. */
+  f->heap_n = 0;
   for (uint32_t i = 0; i < n_touched; i++)
     {
       Link *link = &f->links[touched[i]];
       if (link->unfrozen > 0)
-        push (heap, (Item) { MAX (link->residual, 0) / link->weight, i, 0 });
+        push (f, (Item) { MAX (link->residual, 0) / link->weight, i, 0 });
     }
   for (uint32_t i = 0; i < n_aff; i++)
     if (isfinite (f->flows[affected[i]].cap))
-      push (heap, (Item) { f->flows[affected[i]].cap, i | FLOW_BIT, 0 });
+      push (f, (Item) { f->flows[affected[i]].cap, i | FLOW_BIT, 0 });
 
   uint32_t left = n_aff;
-  while (left > 0 && heap->len > 0)
+  while (left > 0 && f->heap_n > 0)
     {
-      Item top = pop (heap);
+      Item top = pop (f);
       double level = top.level;
+      const uint32_t *freeze;
+      uint32_t n_freeze;
 
-      if (top.link & FLOW_BIT)
+      if (top.key & FLOW_BIT)
         {
-          uint32_t id = affected[top.link & ~FLOW_BIT];
-          if (f->flows[id].frozen)
-            continue;
-          g_array_set_size (f->freeze, 0);
-          g_array_append_val (f->freeze, id);
+          freeze = &affected[top.key & ~FLOW_BIT];
+          n_freeze = 1;
         }
       else
         {
-          Link *link = &f->links[touched[top.link]];
+          Link *link = &f->links[touched[top.key]];
           if (top.version != link->version || link->unfrozen == 0)
             continue;
-          g_array_set_size (f->freeze, 0);
-          for (uint32_t k = start[top.link]; k < start[top.link + 1]; k++)
-            if (!f->flows[members[k]].frozen)
-              g_array_append_val (f->freeze, members[k]);
+          freeze = &members[start[top.key]];
+          n_freeze = start[top.key + 1] - start[top.key];
         }
 
       /* Freeze them at this level; their links' levels rise. */
-      for (guint i = 0; i < f->freeze->len; i++)
+      for (uint32_t i = 0; i < n_freeze; i++)
         {
-          uint32_t id = g_array_index (f->freeze, uint32_t, i);
-          Flow *flow = &f->flows[id];
+          Flow *flow = &f->flows[freeze[i]];
+          if (flow->frozen)
+            continue;
           flow->frozen = TRUE;
           flow->rate = level;
           left--;
@@ -393,30 +431,100 @@ fill (FlowNet *f)
               link->rate_sum += level * flow->share[k];
               link->version++;
               if (link->unfrozen > 0)
-                push (heap, (Item) { MAX (link->residual, 0)
-                                         / MAX (link->weight, 1e-12),
-                                     link->index, link->version });
+                push (f, (Item) { MAX (link->residual, 0)
+                                      / MAX (link->weight, 1e-12),
+                                  link->index, link->version });
             }
         }
     }
   g_assert (left == 0);
+}
 
-  /* Drain times at the new rates. */
+static uint32_t
+find (uint32_t *parent, uint32_t i)
+{
+  while (parent[i] != i)
+    {
+      parent[i] = parent[parent[i]];
+      i = parent[i];
+    }
+  return i;
+}
+
+/* Fill the affected flows in groups that share no touched link, each
+ * alone: many small heaps instead of one over every touched link (in a
+ * collective's lockstep instants thousands of flows change together, on
+ * links of their own).  Groups come from a union-find over the flows, each
+ * link joining those that cross it; flows and links keep their relative
+ * order within a group, so the rates are those of one filling of all. */
+static void
+fill_groups (FlowNet *f)
+{
+  const uint32_t *affected = f->affected.v, *touched = f->touched.v;
+  uint32_t n_aff = f->affected.n, n_touched = f->touched.n;
+
+  ids_resize (&f->group_of, n_aff);
+  uint32_t *parent = f->group_of.v;
+  for (uint32_t i = 0; i < n_aff; i++)
+    parent[i] = i;
   for (uint32_t i = 0; i < n_aff; i++)
     {
-      uint32_t id = affected[i];
-      Flow *flow = &f->flows[id];
-      if (flow->rate == flow->old_rate && weft_sim_timer_pending (f->base.sim,
-                                                                 &flow->timer))
-        continue;
-      if (flow->rate <= 0)
+      const Flow *flow = &f->flows[affected[i]];
+      for (uint32_t k = 0; k < flow->path_len; k++)
         {
-          weft_sim_cancel (f->base.sim, &flow->timer);
-          continue;
+          Link *link = &f->links[flow->path[k]];
+          if (link->owner == WEFT_NONE)
+            link->owner = i;
+          else
+            {
+              uint32_t a = find (parent, i), b = find (parent, link->owner);
+              if (a != b)
+                parent[MAX (a, b)] = MIN (a, b);
+            }
         }
-      double ps = ceil (MAX (flow->remaining, 0) * 1e12 / flow->rate);
-      weft_sim_schedule_timer (f->base.sim, &flow->timer, (WeftTime) ps,
-                               drained, f, GUINT_TO_POINTER (id));
+    }
+
+  /* Number the groups in order of their first flow; parent[] becomes the
+   * group.  A flow's parent never comes after it (roots are their groups'
+   * first flows), so it is numbered by then. */
+  uint32_t n_groups = 0;
+  for (uint32_t i = 0; i < n_aff; i++)
+    parent[i] = parent[i] == i ? n_groups++ : parent[parent[i]];
+  if (n_groups == 1)
+    {
+      fill (f, affected, n_aff, touched, n_touched);
+      return;
+    }
+
+  /* Counting sorts, stable: flows, then links, by group. */
+  ids_resize (&f->group_start, n_groups + 1);
+  ids_resize (&f->link_group_start, n_groups + 1);
+  uint32_t *fs = f->group_start.v, *ls = f->link_group_start.v;
+  memset (fs, 0, (n_groups + 1) * sizeof (uint32_t));
+  memset (ls, 0, (n_groups + 1) * sizeof (uint32_t));
+  for (uint32_t i = 0; i < n_aff; i++)
+    fs[parent[i] + 1]++;
+  for (uint32_t i = 0; i < n_touched; i++)
+    ls[parent[f->links[touched[i]].owner] + 1]++;
+  for (uint32_t g = 0; g < n_groups; g++)
+    {
+      fs[g + 1] += fs[g];
+      ls[g + 1] += ls[g];
+    }
+  ids_resize (&f->by_group, n_aff);
+  ids_resize (&f->links_by_group, n_touched);
+  for (uint32_t i = 0; i < n_aff; i++)
+    f->by_group.v[fs[parent[i]]++] = affected[i];
+  for (uint32_t i = 0; i < n_touched; i++)
+    f->links_by_group.v[ls[parent[f->links[touched[i]].owner]]++] = touched[i];
+
+  /* fs[g] and ls[g] now end group g. */
+  for (uint32_t g = 0, a = 0, l = 0; g < n_groups; g++)
+    {
+      fill (f, f->by_group.v + a, fs[g] - a, f->links_by_group.v + l,
+            ls[g] - l);
+      a = fs[g];
+      l = ls[g];
     }
 }
 
@@ -430,8 +538,8 @@ recompute (WeftSim *sim, void *target, void *data)
   f->pending = FALSE;
   f->epoch++;
   f->recomputations++;
-  g_array_set_size (f->affected, 0);
-  g_array_set_size (f->touched, 0);
+  f->affected.n = 0;
+  f->touched.n = 0;
 
   /* The affected flows cross a dirty link; they touch these links. */
   for (uint32_t d = 0; d < f->n_dirty; d++)
@@ -445,7 +553,7 @@ recompute (WeftSim *sim, void *target, void *data)
           if (flow->mark == f->epoch)
             continue;
           flow->mark = f->epoch;
-          g_array_append_val (f->affected, id);
+          ids_push (&f->affected, id);
           /* Bring its byte count up to now at the old rate. */
           flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
           flow->updated = now;
@@ -455,15 +563,38 @@ recompute (WeftSim *sim, void *target, void *data)
               if (f->links[l].mark != f->epoch)
                 {
                   f->links[l].mark = f->epoch;
+                  f->links[l].owner = WEFT_NONE;
                   close_segment (f, l, now);
-                  g_array_append_val (f->touched, l);
+                  ids_push (&f->touched, l);
                 }
             }
         }
     }
   f->n_dirty = 0;
-  if (f->affected->len > 0)
-    fill (f);
+  if (f->affected.n == 0)
+    return;
+  if (f->base.plain)
+    fill (f, f->affected.v, f->affected.n, f->touched.v, f->touched.n);
+  else
+    fill_groups (f);
+
+  /* Drain times at the new rates, in the order the flows were found. */
+  for (uint32_t i = 0; i < f->affected.n; i++)
+    {
+      uint32_t id = f->affected.v[i];
+      Flow *flow = &f->flows[id];
+      if (flow->rate == flow->old_rate && weft_sim_timer_pending (f->base.sim,
+                                                                 &flow->timer))
+        continue;
+      if (flow->rate <= 0)
+        {
+          weft_sim_cancel (f->base.sim, &flow->timer);
+          continue;
+        }
+      double ps = ceil (MAX (flow->remaining, 0) * 1e12 / flow->rate);
+      weft_sim_schedule_timer (f->base.sim, &flow->timer, (WeftTime) ps,
+                               drained, f, GUINT_TO_POINTER (id));
+    }
 }
 
 const WeftNetworkClass weft_network_flow_class = {

@@ -410,6 +410,13 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
 }
 
 void
+weft_network_set_plain (WeftNetwork *net, gboolean plain)
+{
+  net->plain = plain;
+  weft_routing_set_memo (net->routing, !plain);
+}
+
+void
 weft_network_adopt (WeftNetwork *net, gpointer object, GDestroyNotify destroy)
 {
   g_ptr_array_set_free_func (net->adopted, NULL);

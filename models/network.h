@@ -86,6 +86,7 @@ struct _WeftNetwork {
   /* In-switch reduction engines: when each switch's engine is next free. */
   WeftTime *reduce_free_at;
 
+  gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
   GPtrArray *adopted;           /* objects freed with the network */
   GHashTable *splits;           /* striped transfers still in progress */
 };
@@ -121,6 +122,10 @@ void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
 void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
                                  uint64_t bytes, WeftEventFn done,
                                  void *target, void *data);
+
+/* Switch the speed-ups off (remembered routes, filling flows in groups
+ * that share no link), for tests: results must not change. */
+void weft_network_set_plain (WeftNetwork *net, gboolean plain);
 
 /* Free @object with @destroy when the network is freed (the executor's
  * state, which must outlive any event still pending). */

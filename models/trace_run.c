@@ -610,7 +610,7 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
   g_autoptr (WeftNetwork) net = weft_network_new (sim, x->topo, &config);
 
   if (options->run.plain)
-    weft_routing_set_memo (net->routing, FALSE);
+    weft_network_set_plain (net, TRUE);
   if (options->run.max_bins)
     weft_link_stats_set_budget (net->stats, options->run.max_bins);
   weft_sim_set_interrupt (sim, options->run.interrupt);
