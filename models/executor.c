@@ -15,6 +15,27 @@
 
 #include <math.h>
 
+/* A step as the executor runs it: what it needs of the schedule's step and
+ * its own state, together, so that taking a step up touches one record. */
+typedef struct {
+  uint64_t bytes;
+  uint32_t rank;
+  uint32_t peer;                /* rank, for sends and receives */
+  uint32_t pair;                /* global index of the step it pairs with */
+  uint32_t out;                 /* its dependents: out[out .. next step's) */
+  uint32_t remaining;           /* unfinished dependencies */
+  uint8_t kind;                 /* WeftStepKind */
+  uint8_t arrived;              /* a receive's bytes are there */
+} XStep;
+
+/* Per rank. */
+typedef struct {
+  WeftTime engine_free;         /* when its reduction engine is free */
+  WeftTime last_latency;        /* the protocol latency of its last send... */
+  uint32_t last_peer;           /* ...and that send's peer */
+  uint32_t left;                /* instances: unfinished steps */
+} XRank;
+
 struct _WeftExec {
   WeftNetwork *net;
   const WeftSchedule *schedule;
@@ -24,47 +45,27 @@ struct _WeftExec {
   WeftRankFn rank_done;         /* instances: when each rank is done */
   void *target, *data;
 
-  uint64_t *offset;             /* per rank: its first global step */
-  uint32_t *rank_of;            /* global step -> rank */
-  uint32_t *remaining;          /* per step: unfinished dependencies */
-  gboolean *arrived;            /* per receive: its bytes are there */
-  uint64_t *out_start, *out;    /* dependents */
-  uint64_t total, finished;
-  WeftTime *engine_free;        /* per rank: when its reduction engine is free */
-  uint32_t *last_peer;          /* per rank: the peer of its last send... */
-  WeftTime *last_latency;       /* ...and that send's protocol latency */
+  uint32_t *offset;             /* per rank: its first global step */
+  XStep *steps;                 /* global steps, and one past the last */
+  uint32_t *out;                /* dependents, by global step */
+  XRank *ranks;
+  uint32_t total, finished;
   WeftTime *spans;              /* the caller's: per rank, first and last */
-  uint32_t *left;               /* instances: per rank, unfinished steps */
+  gboolean instance;            /* weft_exec_new(): ranks join one by one */
   double inflate;               /* instances: bytes on the wire per byte */
 };
 
 typedef struct _WeftExec Exec;
 
-static void finish (Exec *x, uint64_t k);
-
-static const WeftStep *
-step_of (const Exec *x, uint64_t k, uint32_t *rank, uint32_t *index)
-{
-  uint32_t r = x->rank_of[k];
-
-  *rank = r;
-  *index = (uint32_t) (k - x->offset[r]);
-  return weft_schedule_step (x->schedule, r, *index);
-}
+static void finish (Exec *x, uint32_t k);
 
 static void
 exec_free (Exec *x)
 {
   g_free (x->offset);
-  g_free (x->rank_of);
-  g_free (x->remaining);
-  g_free (x->arrived);
-  g_free (x->out_start);
+  g_free (x->steps);
   g_free (x->out);
-  g_free (x->engine_free);
-  g_free (x->last_peer);
-  g_free (x->last_latency);
-  g_free (x->left);
+  g_free (x->ranks);
   g_free (x);
 }
 
@@ -126,16 +127,13 @@ static void
 send_arrived (WeftSim *sim, void *target, void *data)
 {
   Exec *x = target;
-  uint64_t k = GPOINTER_TO_UINT (data);
-  uint32_t r, i;
-  const WeftStep *step = step_of (x, k, &r, &i);
-  uint64_t recv = x->offset[step->peer]
-                  + weft_schedule_matches (x->schedule, r)[i];
+  uint32_t k = GPOINTER_TO_UINT (data);
+  uint32_t recv = x->steps[k].pair;
   (void) sim;
 
   finish (x, k);
-  x->arrived[recv] = TRUE;
-  if (x->remaining[recv] == 0)
+  x->steps[recv].arrived = TRUE;
+  if (x->steps[recv].remaining == 0)
     finish (x, recv);
 }
 
@@ -143,23 +141,22 @@ static void
 send_start (WeftSim *sim, void *target, void *data)
 {
   Exec *x = target;
-  uint64_t k = GPOINTER_TO_UINT (data);
-  uint32_t r, i;
-  const WeftStep *step = step_of (x, k, &r, &i);
+  const XStep *step = &x->steps[GPOINTER_TO_UINT (data)];
   (void) sim;
 
   uint64_t bytes = step->bytes;
   if (x->inflate > 1)
     bytes = (uint64_t) ceil ((double) bytes * x->inflate);
-  weft_network_transfer (x->net, x->gpus[r], x->gpus[step->peer], bytes, 0,
-                         send_arrived, x, data);
+  weft_network_transfer (x->net, x->gpus[step->rank], x->gpus[step->peer],
+                         bytes, 0, send_arrived, x, data);
 }
 
 static void
-ready (Exec *x, uint64_t k)
+ready (Exec *x, uint32_t k)
 {
-  uint32_t r, i;
-  const WeftStep *step = step_of (x, k, &r, &i);
+  const XStep *step = &x->steps[k];
+  uint32_t r = step->rank;
+  XRank *rank = &x->ranks[r];
   WeftSim *sim = x->net->sim;
 
   if (x->spans)
@@ -169,17 +166,17 @@ ready (Exec *x, uint64_t k)
     {
     case WEFT_STEP_SEND:
       /* A rank sends to the same peer many times (each piece of a step). */
-      if (x->last_peer[r] != step->peer)
+      if (rank->last_peer != step->peer)
         {
-          x->last_peer[r] = step->peer;
-          x->last_latency[r] = send_latency (x, x->gpus[r],
+          rank->last_peer = step->peer;
+          rank->last_latency = send_latency (x, x->gpus[r],
                                              x->gpus[step->peer]);
         }
-      weft_sim_schedule (sim, x->last_latency[r], send_start, x,
+      weft_sim_schedule (sim, rank->last_latency, send_start, x,
                          GUINT_TO_POINTER (k));
       break;
     case WEFT_STEP_RECV:
-      if (x->arrived[k])
+      if (step->arrived)
         finish (x, k);
       break;
     case WEFT_STEP_REDUCE:
@@ -199,10 +196,10 @@ ready (Exec *x, uint64_t k)
                                   GUINT_TO_POINTER (k));
             break;
           }
-        WeftTime start = MAX (now, x->engine_free[r]);
+        WeftTime start = MAX (now, rank->engine_free);
         WeftTime end = start + (WeftTime) ceil ((double) step->bytes * 1e12
                                                 / gpu->device->reduce_bandwidth);
-        x->engine_free[r] = end;
+        rank->engine_free = end;
         weft_sim_schedule_at (sim, end, step_finished, x, GUINT_TO_POINTER (k));
         break;
       }
@@ -210,22 +207,21 @@ ready (Exec *x, uint64_t k)
 }
 
 static void
-finish (Exec *x, uint64_t k)
+finish (Exec *x, uint32_t k)
 {
+  uint32_t r = x->steps[k].rank;
+
   if (x->spans)
-    {
-      uint32_t r = x->rank_of[k];
-      x->spans[2 * r + 1] = MAX (x->spans[2 * r + 1],
-                                 weft_sim_now (x->net->sim));
-    }
-  for (uint64_t e = x->out_start[k]; e < x->out_start[k + 1]; e++)
-    if (--x->remaining[x->out[e]] == 0)
+    x->spans[2 * r + 1] = MAX (x->spans[2 * r + 1],
+                               weft_sim_now (x->net->sim));
+  for (uint32_t e = x->steps[k].out; e < x->steps[k + 1].out; e++)
+    if (--x->steps[x->out[e]].remaining == 0)
       ready (x, x->out[e]);
   ++x->finished;
-  if (x->left && --x->left[x->rank_of[k]] == 0)
+  if (x->instance && --x->ranks[r].left == 0)
     /* The owner may free the instance then: not from inside this call. */
     weft_sim_schedule (x->net->sim, 0, rank_finished, x,
-                       GUINT_TO_POINTER (x->rank_of[k]));
+                       GUINT_TO_POINTER (r));
   if (x->done && x->finished == x->total)
     weft_sim_schedule (x->net->sim, 0, all_done, x, NULL);
 }
@@ -234,16 +230,15 @@ finish (Exec *x, uint64_t k)
 static void
 start_rank (Exec *x, uint32_t r)
 {
-  if (x->left && x->left[r] == 0)
+  if (x->instance && x->ranks[r].left == 0)
     {
       weft_sim_schedule (x->net->sim, 0, rank_finished, x,
                          GUINT_TO_POINTER (r));
       return;
     }
-  for (uint64_t k = x->offset[r]; k < x->offset[r + 1]; k++)
-    if (weft_schedule_step (x->schedule, r,
-                            (uint32_t) (k - x->offset[r]))->n_deps == 0
-        && --x->remaining[k] == 0)
+  for (uint32_t k = x->offset[r]; k < x->offset[r + 1]; k++)
+    if (weft_schedule_step (x->schedule, r, k - x->offset[r])->n_deps == 0
+        && --x->steps[k].remaining == 0)
       ready (x, k);
 }
 
@@ -289,50 +284,62 @@ exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
   x->gpus = gpus;
   x->protocol = *protocol;
 
-  x->offset = g_new (uint64_t, s->n_ranks + 1);
-  x->offset[0] = 0;
+  uint64_t total = 0;
+  x->offset = g_new (uint32_t, s->n_ranks + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    x->offset[r + 1] = x->offset[r] + s->steps[r]->len;
-  x->total = x->offset[s->n_ranks];
-  g_assert (x->total < G_MAXUINT32);
-  x->rank_of = g_new (uint32_t, MAX (x->total, 1));
-  x->remaining = g_new0 (uint32_t, MAX (x->total, 1));
-  x->arrived = g_new0 (gboolean, MAX (x->total, 1));
-  x->out_start = g_new0 (uint64_t, x->total + 1);
-  x->engine_free = g_new0 (WeftTime, MAX (s->n_ranks, 1));
-  x->last_peer = g_new (uint32_t, MAX (s->n_ranks, 1));
-  x->last_latency = g_new0 (WeftTime, MAX (s->n_ranks, 1));
+    {
+      x->offset[r] = (uint32_t) total;
+      total += s->steps[r]->len;
+      g_assert (total < G_MAXUINT32);
+    }
+  x->offset[s->n_ranks] = (uint32_t) total;
+  x->total = (uint32_t) total;
+  x->ranks = g_new0 (XRank, MAX (s->n_ranks, 1));
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    x->last_peer[r] = WEFT_NONE;
+    x->ranks[r].last_peer = WEFT_NONE;
+
+  /* Steps, counting each one's dependents into the next step's `out`. */
+  x->steps = g_new0 (XStep, total + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (guint i = 0; i < s->steps[r]->len; i++)
-      {
-        const WeftStep *step = weft_schedule_step (s, r, i);
-        x->rank_of[x->offset[r] + i] = r;
-        x->remaining[x->offset[r] + i] = MAX (step->n_deps, 1);
-        for (uint32_t d = 0; d < step->n_deps; d++)
-          x->out_start[x->offset[r] + g_array_index (s->deps, uint32_t,
-                                                     step->first_dep + d) + 1]++;
-      }
-  for (uint64_t k = 0; k < x->total; k++)
-    x->out_start[k + 1] += x->out_start[k];
-  x->out = g_new (uint64_t, MAX (x->out_start[x->total], 1));
-  g_autofree uint64_t *fill = g_memdup2 (x->out_start,
-                                         (x->total + 1) * sizeof (uint64_t));
+    {
+      const uint32_t *matches = weft_schedule_matches (s, r);
+      for (guint i = 0; i < s->steps[r]->len; i++)
+        {
+          const WeftStep *step = weft_schedule_step (s, r, i);
+          XStep *xs = &x->steps[x->offset[r] + i];
+          xs->bytes = step->bytes;
+          xs->rank = r;
+          xs->peer = step->peer;
+          xs->kind = (uint8_t) step->kind;
+          xs->remaining = MAX (step->n_deps, 1);
+          xs->pair = matches[i] == WEFT_NO_STEP
+                         ? WEFT_NONE
+                         : x->offset[step->peer] + matches[i];
+          for (uint32_t d = 0; d < step->n_deps; d++)
+            x->steps[x->offset[r] + g_array_index (s->deps, uint32_t,
+                                                   step->first_dep + d) + 1]
+                .out++;
+        }
+    }
+  for (uint32_t k = 0; k < total; k++)
+    x->steps[k + 1].out += x->steps[k].out;
+  x->out = g_new (uint32_t, MAX (x->steps[total].out, 1));
+  g_autofree uint32_t *fill = g_new (uint32_t, total + 1);
+  for (uint32_t k = 0; k <= total; k++)
+    fill[k] = x->steps[k].out;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (guint i = 0; i < s->steps[r]->len; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         for (uint32_t d = 0; d < step->n_deps; d++)
           {
-            uint64_t from = x->offset[r] + g_array_index (s->deps, uint32_t,
+            uint32_t from = x->offset[r] + g_array_index (s->deps, uint32_t,
                                                           step->first_dep + d);
             x->out[fill[from]++] = x->offset[r] + i;
           }
       }
   return x;
 }
-
 void
 weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
               const WeftProtocol *protocol, WeftTime *spans, WeftEventFn done,
@@ -364,8 +371,8 @@ weft_exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *nodes,
   x->rank_done = rank_done;
   x->target = target;
   x->inflate = 1 / protocol->efficiency;
-  x->left = g_new (uint32_t, MAX (s->n_ranks, 1));
+  x->instance = TRUE;
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    x->left[r] = s->steps[r]->len;
+    x->ranks[r].left = s->steps[r]->len;
   return x;
 }
