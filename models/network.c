@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+static void routes_init (WeftNetwork *net);
+
 static const char *const fidelity_names[] = { "packet", "flow", "analytical" };
 
 gboolean
@@ -66,6 +68,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->adopted = g_ptr_array_new_with_free_func (g_free);
   net->splits = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free,
                                        NULL);
+  routes_init (net);
   /* Flow ids feed the ECMP hash; the seed decides where they start. */
   net->next_flow = config->seed ? weft_mix64 (config->seed) : 0;
   return net;
@@ -95,6 +98,7 @@ weft_network_free (WeftNetwork *net)
   g_array_unref (net->stripe_bytes);
   g_free (net->reduce_free_at);
   g_free (net->capacity);
+  g_free (net->routes);
   weft_routing_free (net->routing);
   weft_link_stats_free (net->stats);
   net->klass->destroy (net);
@@ -171,26 +175,103 @@ route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
   g_array_prepend_val (net->scratch, first);
 }
 
-/* How @bytes split over the first hops in @hops, into @parts: in
+/* How @bytes split over the @n first hops @hops, into @parts: in
  * proportion to their bandwidth, the remainder to the first.  With no
  * hops, all of it in parts[0]. */
 static void
-shares (const WeftNetwork *net, const GArray *hops, uint64_t bytes,
+shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
         uint64_t *parts)
 {
   double total = 0;
   uint64_t given = 0;
 
   parts[0] = 0;
-  for (guint k = 0; k < hops->len; k++)
-    total += net->topo->links[g_array_index (hops, uint32_t, k)].bandwidth;
-  for (guint k = 0; k < hops->len; k++)
+  for (guint k = 0; k < n; k++)
+    total += net->topo->links[hops[k]].bandwidth;
+  for (guint k = 0; k < n; k++)
     {
-      double bw = net->topo->links[g_array_index (hops, uint32_t, k)].bandwidth;
+      double bw = net->topo->links[hops[k]].bandwidth;
       parts[k] = (uint64_t) floor ((double) bytes * bw / total);
       given += parts[k];
     }
   parts[0] += bytes - given;
+}
+
+/* Whole transfers' routes remembered (flow and analytical fidelities):
+ * the links of all the stripes of a transfer from src to dst, merged, the
+ * stripes crossing each link, the latency and, for one part, the
+ * bottleneck.  A collective sends from a GPU to the same few peers over
+ * and over (each piece of each step): one look-up here replaces routing
+ * every stripe.  Only routes no flow id took part in are kept, so results
+ * are the same with or without them.  A route sits in either slot of the
+ * pair its (src, dst) hashes to, replacing the one used less recently. */
+#define ROUTE_LINKS 24
+#define ROUTE_HOPS 8
+
+struct _WeftRoute {
+  uint32_t src, dst;            /* src WEFT_NONE: empty */
+  uint32_t used;                /* clock of the last use (wraps: harmless) */
+  uint8_t n_links;
+  uint8_t n_hops;               /* 0 or 1: one part, not striped */
+  WeftTime latency;
+  double bottleneck;
+  uint32_t hops[ROUTE_HOPS];
+  uint32_t links[ROUTE_LINKS];
+  uint8_t stripes[ROUTE_LINKS]; /* bit i: stripe i crosses the link */
+};
+
+typedef struct _WeftRoute Route;
+
+static void
+routes_init (WeftNetwork *net)
+{
+  uint32_t gpus = 0;
+
+  g_clear_pointer (&net->routes, g_free);
+  if (!net->klass->whole_stripes || net->plain)
+    return;
+  for (uint32_t n = 0; n < net->topo->n_nodes; n++)
+    gpus += net->topo->nodes[n].kind == WEFT_NODE_GPU;
+  net->n_routes = 4096;
+  while (net->n_routes < (1u << 24) && net->n_routes < 8 * (uint64_t) gpus)
+    net->n_routes *= 2;
+  net->routes = g_new (Route, net->n_routes);
+  for (uint32_t i = 0; i < net->n_routes; i++)
+    net->routes[i] = (Route) { .src = WEFT_NONE };
+}
+
+static Route *
+route_pair (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  uint64_t h = weft_mix64 ((uint64_t) src << 32 | dst);
+  return &net->routes[h & (net->n_routes - 2)];
+}
+
+static Route *
+route_find (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  Route *r = route_pair (net, src, dst);
+
+  if (r->src != src || r->dst != dst)
+    {
+      r++;
+      if (r->src != src || r->dst != dst)
+        return NULL;
+    }
+  r->used = ++net->route_clock;
+  return r;
+}
+
+/* The slot to remember the route from @src to @dst in. */
+static Route *
+route_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  Route *r = route_pair (net, src, dst);
+
+  if (r[1].src == WEFT_NONE || (r->src != WEFT_NONE && r[1].used < r->used))
+    r++;
+  *r = (Route) { .src = src, .dst = dst, .used = ++net->route_clock };
+  return r;
 }
 
 WeftTime
@@ -204,7 +285,7 @@ weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
   weft_routing_first_hops (net->routing, src, dst, net->hops);
   guint n = MAX (net->hops->len, 1);
   uint64_t parts[n];
-  shares (net, net->hops, bytes, parts);
+  shares (net, (uint32_t *) net->hops->data, net->hops->len, bytes, parts);
   for (guint i = 0; i < n; i++)
     {
       WeftTime latency;
@@ -271,10 +352,26 @@ fill_transfer (WeftNetwork *net, WeftTransfer *t, uint32_t src, uint32_t dst,
   t->data = data;
 }
 
+/* A striped transfer's bottleneck: the least over its links of capacity
+ * times the share of its bytes the link carries. */
+static double
+striped_bottleneck (const WeftNetwork *net, const WeftTransfer *t)
+{
+  double bottleneck = INFINITY;
+
+  for (uint32_t k = 0; k < t->path_len; k++)
+    bottleneck = MIN (bottleneck, net->capacity[t->path[k]]
+                                      * (double) t->bytes
+                                      / (double) t->link_bytes[k]);
+  return bottleneck;
+}
+
+/* Start a transfer in one part, leaving by @first (routed whole when
+ * WEFT_NONE); with @remember, keep its route if no flow id chose it. */
 static void
 start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
-            double cap, uint32_t first, WeftEventFn done, void *target,
-            void *data)
+            double cap, uint32_t first, gboolean remember, WeftEventFn done,
+            void *target, void *data)
 {
   uint64_t flow = net->next_flow++;
   route_part (net, src, dst, first, flow);
@@ -286,6 +383,52 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   t->path_len = net->scratch->len;
   t->striped = FALSE;
   path_figures (net, t->path, t->path_len, &t->latency, &t->bottleneck);
+  if (remember && net->routes && t->path_len <= ROUTE_LINKS
+      && weft_routing_flow_free (net->routing))
+    {
+      Route *r = route_slot (net, src, dst);
+      r->n_links = (uint8_t) t->path_len;
+      r->n_hops = first != WEFT_NONE;
+      r->hops[0] = first;
+      r->latency = t->latency;
+      r->bottleneck = t->bottleneck;
+      memcpy (r->links, t->path, t->path_len * sizeof (uint32_t));
+      memset (r->stripes, 1, t->path_len);
+    }
+  net->klass->start (net, id);
+}
+
+/* Start a transfer on a remembered route. */
+static void
+start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
+                  uint32_t dst, uint64_t bytes, double cap, WeftEventFn done,
+                  void *target, void *data)
+{
+  uint64_t flow = net->next_flow++;
+  uint32_t id = new_transfer (net, r->n_links);
+  WeftTransfer *t = &net->transfers[id];
+
+  fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
+  memcpy (t->path, r->links, r->n_links * sizeof (uint32_t));
+  t->path_len = r->n_links;
+  t->latency = r->latency;
+  t->striped = r->n_hops > 1;
+  if (!t->striped)
+    t->bottleneck = r->bottleneck;
+  else
+    {
+      uint64_t parts[ROUTE_HOPS];
+      shares (net, r->hops, r->n_hops, bytes, parts);
+      for (uint32_t k = 0; k < r->n_links; k++)
+        {
+          uint64_t carried = 0;
+          for (uint32_t i = 0; i < r->n_hops; i++)
+            if (r->stripes[k] >> i & 1)
+              carried += parts[i];
+          t->link_bytes[k] = carried;
+        }
+      t->bottleneck = striped_bottleneck (net, t);
+    }
   net->klass->start (net, id);
 }
 
@@ -302,8 +445,10 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   GArray *links = net->stripe_links, *carried = net->stripe_bytes;
   WeftTime latency = 0;
   uint64_t parts[hops->len];
+  uint8_t stripes[ROUTE_LINKS] = { 0 };
+  gboolean remember = net->routes && hops->len <= ROUTE_HOPS;
 
-  shares (net, hops, bytes, parts);
+  shares (net, (uint32_t *) hops->data, hops->len, bytes, parts);
   g_array_set_size (links, 0);
   g_array_set_size (carried, 0);
   for (guint i = 0; i < hops->len; i++)
@@ -312,6 +457,7 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
       WeftTime part_latency;
       double unused;
       route_part (net, src, dst, g_array_index (hops, uint32_t, i), flow);
+      remember &= weft_routing_flow_free (net->routing);
       path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
                     &part_latency, &unused);
       latency = MAX (latency, part_latency);
@@ -328,6 +474,8 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
               g_array_append_val (carried, none);
             }
           g_array_index (carried, uint64_t, j) += part;
+          if (j < ROUTE_LINKS)
+            stripes[j] |= (uint8_t) (1u << i);
         }
     }
 
@@ -339,11 +487,17 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   t->path_len = links->len;
   t->striped = TRUE;
   t->latency = latency;
-  t->bottleneck = INFINITY;
-  for (guint k = 0; k < links->len; k++)
-    t->bottleneck = MIN (t->bottleneck, net->capacity[t->path[k]]
-                                            * (double) bytes
-                                            / (double) t->link_bytes[k]);
+  t->bottleneck = striped_bottleneck (net, t);
+  if (remember && links->len <= ROUTE_LINKS)
+    {
+      Route *r = route_slot (net, src, dst);
+      r->n_links = (uint8_t) links->len;
+      r->n_hops = (uint8_t) hops->len;
+      memcpy (r->hops, hops->data, hops->len * sizeof (uint32_t));
+      r->latency = latency;
+      memcpy (r->links, links->data, links->len * sizeof (uint32_t));
+      memcpy (r->stripes, stripes, links->len);
+    }
   net->klass->start (net, id);
 }
 
@@ -361,6 +515,16 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
       return;
     }
 
+  if (net->routes)
+    {
+      const Route *r = route_find (net, src, dst);
+      if (r != NULL && bytes >= r->n_hops)
+        {
+          start_remembered (net, r, src, dst, bytes, cap, done, target, data);
+          return;
+        }
+    }
+
   /* Traffic leaving by several equal-cost links is striped over all of
    * them in proportion to their bandwidth, as a GPU spreads its NVLink
    * traffic over every NVSwitch chip; each stripe is routed on from there
@@ -371,7 +535,7 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
     {
       start_part (net, src, dst, bytes, cap, n == 1
                   ? g_array_index (net->hops, uint32_t, 0) : WEFT_NONE,
-                  done, target, data);
+                  n <= 1, done, target, data);
       return;
     }
   if (net->klass->whole_stripes)
@@ -384,7 +548,7 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
   g_hash_table_add (net->splits, split);
   g_autoptr (GArray) hops = g_array_copy (net->hops);
   uint64_t parts[n];
-  shares (net, hops, bytes, parts);
+  shares (net, (uint32_t *) hops->data, n, bytes, parts);
   for (guint i = 0; i < n; i++)
     start_part (net, src, dst, parts[i],
                 cap > 0 ? cap * net->topo->links[g_array_index (
@@ -392,7 +556,8 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                               / net->topo->links[g_array_index (
                                     hops, uint32_t, 0)].bandwidth / n
                         : 0,
-                g_array_index (hops, uint32_t, i), part_done, split, NULL);
+                g_array_index (hops, uint32_t, i), FALSE, part_done, split,
+                NULL);
 }
 
 void
@@ -414,6 +579,7 @@ weft_network_set_plain (WeftNetwork *net, gboolean plain)
 {
   net->plain = plain;
   weft_routing_set_memo (net->routing, !plain);
+  routes_init (net);
 }
 
 void

@@ -87,6 +87,8 @@ struct _WeftNetwork {
   WeftTime *reduce_free_at;
 
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
+  struct _WeftRoute *routes;    /* whole transfers' routes remembered */
+  uint32_t n_routes, route_clock;
   GPtrArray *adopted;           /* objects freed with the network */
   GHashTable *splits;           /* striped transfers still in progress */
 };
@@ -123,8 +125,9 @@ void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
                                  uint64_t bytes, WeftEventFn done,
                                  void *target, void *data);
 
-/* Switch the speed-ups off (remembered routes, filling flows in groups
- * that share no link), for tests: results must not change. */
+/* Switch the speed-ups off (remembered routes and whole transfers' routes,
+ * filling flows in groups that share no link), for tests: results must
+ * not change. */
 void weft_network_set_plain (WeftNetwork *net, gboolean plain);
 
 /* Free @object with @destroy when the network is freed (the executor's

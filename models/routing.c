@@ -839,6 +839,7 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   uint32_t hop = 1;
   Choice ch;
 
+  r->by_flow = FALSE;           /* remembered routes took no flow id */
   if (memo_get (r, MEMO_PATH, origin, src, dst, links))
     return TRUE;
   g_array_set_size (links, 0);
@@ -866,6 +867,12 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   if (!r->by_flow)
     memo_put (r, MEMO_PATH, origin, src, dst, links);
   return TRUE;
+}
+
+gboolean
+weft_routing_flow_free (const WeftRouting *r)
+{
+  return !r->by_flow;
 }
 
 void

@@ -55,6 +55,10 @@ gboolean weft_routing_path_for (WeftRouting *routing, uint32_t origin,
 void weft_routing_first_hops (WeftRouting *routing, uint32_t src,
                               uint32_t dst, GArray *links);
 
+/* Whether the last route weft_routing_path() or weft_routing_path_for()
+ * gave was chosen without the flow id: the same for every flow. */
+gboolean weft_routing_flow_free (const WeftRouting *routing);
+
 /* Whether to remember recent routes (on by default).  A remembered route
  * is one no flow id took part in choosing, so the routes are the same
  * either way; off is for tests that check exactly that. */
