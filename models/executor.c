@@ -28,13 +28,16 @@ typedef struct {
   uint8_t arrived;              /* a receive's bytes are there */
 } XStep;
 
-/* Per rank. */
+/* Per rank, in one cache line. */
+#define PEER_SLOTS 4
 typedef struct {
   WeftTime engine_free;         /* when its reduction engine is free */
-  WeftTime last_latency;        /* the protocol latency of its last send... */
-  uint32_t last_peer;           /* ...and that send's peer */
   uint32_t left;                /* instances: unfinished steps */
+  uint32_t peer[PEER_SLOTS];    /* recent peers (by a hash of the peer)... */
+  WeftTime latency[PEER_SLOTS]; /* ...and the protocol latency of a send */
 } XRank;
+
+G_STATIC_ASSERT (sizeof (XRank) == 64);
 
 struct _WeftExec {
   WeftNetwork *net;
@@ -165,16 +168,20 @@ ready (Exec *x, uint32_t k)
   switch (step->kind)
     {
     case WEFT_STEP_SEND:
-      /* A rank sends to the same peer many times (each piece of a step). */
-      if (rank->last_peer != step->peer)
-        {
-          rank->last_peer = step->peer;
-          rank->last_latency = send_latency (x, x->gpus[r],
-                                             x->gpus[step->peer]);
-        }
-      weft_sim_schedule (sim, rank->last_latency, send_start, x,
-                         GUINT_TO_POINTER (k));
-      break;
+      {
+        /* A rank sends to the same few peers many times (each piece of
+         * each step). */
+        uint32_t slot = (step->peer * 0x9e3779b1u) >> 30;
+        if (rank->peer[slot] != step->peer)
+          {
+            rank->peer[slot] = step->peer;
+            rank->latency[slot] = send_latency (x, x->gpus[r],
+                                                x->gpus[step->peer]);
+          }
+        weft_sim_schedule (sim, rank->latency[slot], send_start, x,
+                           GUINT_TO_POINTER (k));
+        break;
+      }
     case WEFT_STEP_RECV:
       if (step->arrived)
         finish (x, k);
@@ -296,7 +303,8 @@ exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
   x->total = (uint32_t) total;
   x->ranks = g_new0 (XRank, MAX (s->n_ranks, 1));
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    x->ranks[r].last_peer = WEFT_NONE;
+    for (int i = 0; i < PEER_SLOTS; i++)
+      x->ranks[r].peer[i] = WEFT_NONE;
 
   /* Steps, counting each one's dependents into the next step's `out`. */
   x->steps = g_new0 (XStep, total + 1);

@@ -233,7 +233,7 @@ routes_init (WeftNetwork *net)
   for (uint32_t n = 0; n < net->topo->n_nodes; n++)
     gpus += net->topo->nodes[n].kind == WEFT_NODE_GPU;
   net->n_routes = 4096;
-  while (net->n_routes < (1u << 24) && net->n_routes < 8 * (uint64_t) gpus)
+  while (net->n_routes < (1u << 24) && net->n_routes < 16 * (uint64_t) gpus)
     net->n_routes *= 2;
   net->routes = g_new (Route, net->n_routes);
   for (uint32_t i = 0; i < net->n_routes; i++)
