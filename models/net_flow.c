@@ -440,6 +440,30 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
   g_assert (left == 0);
 }
 
+/* fill() for a flow that shares none of its links with another affected
+ * flow: its rate is the least of its cap and what each link leaves it, the
+ * same operations fill() would do, without a heap. */
+static void
+fill_one (FlowNet *f, uint32_t id)
+{
+  Flow *flow = &f->flows[id];
+  double level = flow->cap;
+
+  for (uint32_t k = 0; k < flow->path_len; k++)
+    {
+      uint32_t l = flow->path[k];
+      Link *link = &f->links[l];
+      double residual = f->base.capacity[l] - link->rate_sum;
+      residual += flow->rate * flow->share[k];
+      link->rate_sum -= flow->rate * flow->share[k];
+      level = MIN (level, MAX (residual, 0) / flow->share[k]);
+    }
+  for (uint32_t k = 0; k < flow->path_len; k++)
+    f->links[flow->path[k]].rate_sum += level * flow->share[k];
+  flow->old_rate = flow->rate;
+  flow->rate = level;
+}
+
 static uint32_t
 find (uint32_t *parent, uint32_t i)
 {
@@ -521,8 +545,11 @@ fill_groups (FlowNet *f)
   /* fs[g] and ls[g] now end group g. */
   for (uint32_t g = 0, a = 0, l = 0; g < n_groups; g++)
     {
-      fill (f, f->by_group.v + a, fs[g] - a, f->links_by_group.v + l,
-            ls[g] - l);
+      if (fs[g] - a == 1)
+        fill_one (f, f->by_group.v[a]);
+      else
+        fill (f, f->by_group.v + a, fs[g] - a, f->links_by_group.v + l,
+              ls[g] - l);
       a = fs[g];
       l = ls[g];
     }
