@@ -35,10 +35,11 @@ typedef struct {
   double remaining;             /* bytes not yet sent */
   WeftTime updated;             /* when remaining was last brought up */
   WeftTimer timer;              /* drained */
-  const uint32_t *path;         /* its transfer's, kept here to stay close */
-  uint32_t path_len;
-  uint32_t *slot;               /* its index in each path link's list */
   double *share;                /* per path link: its part of the rate */
+  uint32_t *path;               /* its transfer's links, copied to stay close */
+  uint32_t *slot;               /* its index in each path link's list */
+  uint32_t path_len;
+  uint32_t room;                /* links the one buffer of the three holds */
   uint32_t mark;                /* epoch of the last recomputation */
   double cap;                   /* B/s, INFINITY: none */
   double old_rate;              /* during filling */
@@ -125,10 +126,7 @@ flow_destroy (WeftNetwork *net)
   FlowNet *f = (FlowNet *) net;
 
   for (uint32_t i = 0; i < f->flows_cap; i++)
-    {
-      g_free (f->flows[i].slot);
-      g_free (f->flows[i].share);
-    }
+    g_free (f->flows[i].share);
   g_free (f->flows);
   if (f->links)
     for (uint32_t l = 0; l < net->topo->n_links; l++)
@@ -215,10 +213,17 @@ flow_start (WeftNetwork *net, uint32_t id)
   flow->remaining = (double) t->bytes;
   flow->updated = weft_sim_now (net->sim);
   flow->cap = t->cap > 0 ? t->cap : INFINITY;
-  flow->path = t->path;
+  if (flow->room < t->path_len)
+    {
+      /* Shares, links and slots side by side: one buffer, kept. */
+      flow->room = MAX (t->path_len, 8);
+      flow->share = g_realloc_n (flow->share, flow->room,
+                                 sizeof (double) + 2 * sizeof (uint32_t));
+      flow->path = (uint32_t *) (flow->share + flow->room);
+      flow->slot = flow->path + flow->room;
+    }
+  memcpy (flow->path, t->path, t->path_len * sizeof (uint32_t));
   flow->path_len = t->path_len;
-  flow->slot = g_renew (uint32_t, flow->slot, t->path_len);
-  flow->share = g_renew (double, flow->share, t->path_len);
   flow->live = TRUE;
   for (uint32_t i = 0; i < t->path_len; i++)
     {
@@ -235,12 +240,11 @@ drained (WeftSim *sim, void *target, void *data)
   FlowNet *f = target;
   uint32_t id = GPOINTER_TO_UINT (data);
   Flow *flow = &f->flows[id];
-  const WeftTransfer *t = &f->base.transfers[id];
   WeftTime now = weft_sim_now (sim);
 
-  for (uint32_t i = 0; i < t->path_len; i++)
+  for (uint32_t i = 0; i < flow->path_len; i++)
     {
-      uint32_t l = t->path[i];
+      uint32_t l = flow->path[i];
       Link *link = &f->links[l];
       close_segment (f, l, now);
       link->rate_sum -= flow->rate * flow->share[i];
@@ -263,7 +267,7 @@ drained (WeftSim *sim, void *target, void *data)
     }
   flow->live = FALSE;
   flow->rate = 0;
-  weft_network_complete (&f->base, id, t->latency);
+  weft_network_complete (&f->base, id, f->base.transfers[id].latency);
 }
 
 /* ---- a min-heap of (level, key) with lazy deletion ---- */
