@@ -346,12 +346,13 @@ START_TEST (test_hierarchical_across_servers)
 }
 END_TEST
 
-/* Hierarchical halving-doubling all_reduce of @size over every GPU of the
- * 1024-GPU fat-tree (or only the first server), one piece at a time. */
+/* A hierarchical all_reduce of @size over every GPU of the 1024-GPU
+ * fat-tree (or only the first server), with link bins of @bins ps (0:
+ * none). */
 static WeftCollectiveResult
 fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
               WeftAlgorithm alg, uint32_t chunks, uint64_t size,
-              gboolean plain)
+              gboolean plain, WeftTime bins)
 {
   WeftCollectiveParams params = { 1, chunks, 0, NULL, 8 };
   WeftCollectiveResult r;
@@ -361,7 +362,8 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
                                       WEFT_OP_ALL_REDUCE, alg,
                                       WEFT_PROTOCOL_SIMPLE, size, &params,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, 0, NULL, plain, 0 },
+                                                          1, bins, NULL, plain,
+                                                          0 },
                                       &r, &error),
                  "%s", error ? error->message : "");
   return r;
@@ -400,9 +402,9 @@ START_TEST (test_hierarchical_fat_tree_closed_form)
       across += 2 * step + ceil ((double) bytes * 1e12 / reduce);
     }
   WeftCollectiveResult one = fat_tree_run (s, gpus, 8, WEFT_ALG_HIER_RHD, 1,
-                                           size, FALSE);
+                                           size, FALSE, 0);
   WeftCollectiveResult all = fat_tree_run (s, gpus, 1024, WEFT_ALG_HIER_RHD,
-                                           1, size, FALSE);
+                                           1, size, FALSE, 0);
   double got = (double) all.time - (double) one.time;
   ck_assert_msg (fabs (got - across) <= 1e-6 * across, "across servers: "
                  "%.0f ps simulated, %.0f ps closed form", got, across);
@@ -412,7 +414,10 @@ END_TEST
 START_TEST (test_speedups_change_nothing)
 {
   /* The 1024-GPU hierarchical all_reduces, pipelined, with the simulator's
-   * speed-ups (remembered routes) on and off: the same time and events. */
+   * speed-ups (remembered routes, whole transfers' routes, filling flows
+   * in groups that share no link) on and off: the same time, events,
+   * every rank's first and last moment to the picosecond, and every link's
+   * bytes and busy time. */
   g_autoptr (WeftScenario) s = load ("h100-1024-fat-tree.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftAlgorithm algs[] = { WEFT_ALG_HIER_RHD, WEFT_ALG_HIER_TREE };
@@ -420,11 +425,27 @@ START_TEST (test_speedups_change_nothing)
   for (guint i = 0; i < G_N_ELEMENTS (algs); i++)
     {
       WeftCollectiveResult fast = fat_tree_run (s, gpus, 1024, algs[i], 4,
-                                                16 << 20, FALSE);
+                                                16 << 20, FALSE, 10000000);
       WeftCollectiveResult plain = fat_tree_run (s, gpus, 1024, algs[i], 4,
-                                                 16 << 20, TRUE);
+                                                 16 << 20, TRUE, 10000000);
       ck_assert_uint_eq (fast.time, plain.time);
       ck_assert_uint_eq (fast.events, plain.events);
+      ck_assert_uint_eq (fast.n_spans, 1024);
+      ck_assert_uint_eq (plain.n_spans, 1024);
+      ck_assert (memcmp (fast.spans, plain.spans,
+                         2 * 1024 * sizeof (WeftTime)) == 0);
+      ck_assert (fast.stats != NULL && plain.stats != NULL);
+      for (uint32_t l = 0; l < s->topo->n_links; l++)
+        {
+          ck_assert_uint_eq (fast.stats->links[l].bytes,
+                             plain.stats->links[l].bytes);
+          ck_assert_uint_eq (fast.stats->links[l].busy,
+                             plain.stats->links[l].busy);
+        }
+      weft_link_stats_free (fast.stats);
+      weft_link_stats_free (plain.stats);
+      g_free (fast.spans);
+      g_free (plain.spans);
     }
 }
 END_TEST
