@@ -209,8 +209,8 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
 #define ROUTE_HOPS 8
 
 struct _WeftRoute {
-  uint32_t src, dst;            /* src WEFT_NONE: empty */
-  uint32_t used;                /* clock of the last use (wraps: harmless) */
+  uint32_t src, dst;            /* src == dst: empty (never asked for) */
+  uint32_t used;                /* clock of the last use, 0: never */
   uint8_t n_links;
   uint8_t n_hops;               /* 0 or 1: one part, not striped */
   WeftTime latency;
@@ -235,9 +235,8 @@ routes_init (WeftNetwork *net)
   net->n_routes = 4096;
   while (net->n_routes < (1u << 24) && net->n_routes < 16 * (uint64_t) gpus)
     net->n_routes *= 2;
-  net->routes = g_new (Route, net->n_routes);
-  for (uint32_t i = 0; i < net->n_routes; i++)
-    net->routes[i] = (Route) { .src = WEFT_NONE };
+  /* Zeroed: every slot empty, and pages untouched until used. */
+  net->routes = g_new0 (Route, net->n_routes);
 }
 
 static Route *
@@ -268,7 +267,7 @@ route_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
 {
   Route *r = route_pair (net, src, dst);
 
-  if (r[1].src == WEFT_NONE || (r->src != WEFT_NONE && r[1].used < r->used))
+  if (r[1].used < r->used)
     r++;
   *r = (Route) { .src = src, .dst = dst, .used = ++net->route_clock };
   return r;
