@@ -414,9 +414,17 @@ per_rank (Runner *x)
   for (uint32_t s = 0; s < n_slots; s++)
     order[fill[g_array_index (t->ranks, uint32_t, s)]++] = s;
 
+  /* Each slot's op. */
+  g_autofree uint32_t *op_of = g_new (uint32_t, MAX (n_slots, 1));
+  for (uint32_t i = 0; i < t->ops->len; i++)
+    {
+      const WeftTraceOp *op = weft_trace_op (t, i);
+      for (uint32_t s = op->first_rank; s < op->first_rank + op->n_ranks; s++)
+        op_of[s] = i;
+    }
+
   g_autoptr (GArray) comm = g_array_new (FALSE, FALSE, 2 * sizeof (WeftTime));
   g_autoptr (GArray) comp = g_array_new (FALSE, FALSE, 2 * sizeof (WeftTime));
-  uint32_t i = 0;
   for (uint32_t r = 0; r < n; r++)
     {
       g_array_set_size (comm, 0);
@@ -424,11 +432,7 @@ per_rank (Runner *x)
       for (uint32_t k = start[r]; k < start[r + 1]; k++)
         {
           uint32_t s = order[k];
-          /* Slots come in order, so the op index only moves forward. */
-          i = k == start[r] ? weft_trace_op_of_slot (t, s) : i;
-          while (i + 1 < t->ops->len && weft_trace_op (t, i + 1)->first_rank <= s)
-            i++;
-          const WeftTraceOp *op = weft_trace_op (t, i);
+          const WeftTraceOp *op = weft_trace_op (t, op_of[s]);
           WeftTime span[2] = { res->start[s], res->end[s] };
           res->step[r] = MAX (res->step[r], span[1]);
           if (op->kind == WEFT_TRACE_COMPUTE)
