@@ -222,6 +222,9 @@ struct _WeftRoute {
 
 typedef struct _WeftRoute Route;
 
+/* Routes start in 1,024 slots and double while half of them are filled,
+ * up to 16 a GPU: a network built to try one collective on a few GPUs
+ * asks for few. */
 static void
 routes_init (WeftNetwork *net)
 {
@@ -232,10 +235,11 @@ routes_init (WeftNetwork *net)
     return;
   for (uint32_t n = 0; n < net->topo->n_nodes; n++)
     gpus += net->topo->nodes[n].kind == WEFT_NODE_GPU;
-  net->n_routes = 4096;
-  while (net->n_routes < (1u << 24) && net->n_routes < 16 * (uint64_t) gpus)
-    net->n_routes *= 2;
-  /* Zeroed: every slot empty, and pages untouched until used. */
+  net->routes_max = 4096;
+  while (net->routes_max < (1u << 24) && net->routes_max < 16 * (uint64_t) gpus)
+    net->routes_max *= 2;
+  net->n_routes = 1024;
+  net->routes_filled = 0;
   net->routes = g_new0 (Route, net->n_routes);
 }
 
@@ -261,14 +265,37 @@ route_find (WeftNetwork *net, uint32_t src, uint32_t dst)
   return r;
 }
 
-/* The slot to remember the route from @src to @dst in. */
+/* The less recently used slot of the pair of (@src, @dst). */
 static Route *
-route_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
+route_free_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
 {
   Route *r = route_pair (net, src, dst);
 
   if (r[1].used < r->used)
     r++;
+  net->routes_filled += r->used == 0;
+  return r;
+}
+
+/* The slot to remember the route from @src to @dst in. */
+static Route *
+route_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  if (net->routes_filled >= net->n_routes / 2
+      && net->n_routes < net->routes_max)
+    {
+      /* Twice the slots, the routes held put again. */
+      Route *old = net->routes;
+      uint32_t n = net->n_routes;
+      net->n_routes *= 2;
+      net->routes = g_new0 (Route, net->n_routes);
+      net->routes_filled = 0;
+      for (uint32_t i = 0; i < n; i++)
+        if (old[i].used != 0)
+          *route_free_slot (net, old[i].src, old[i].dst) = old[i];
+      g_free (old);
+    }
+  Route *r = route_free_slot (net, src, dst);
   *r = (Route) { .src = src, .dst = dst, .used = ++net->route_clock };
   return r;
 }

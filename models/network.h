@@ -88,7 +88,7 @@ struct _WeftNetwork {
 
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
   struct _WeftRoute *routes;    /* whole transfers' routes remembered */
-  uint32_t n_routes, route_clock;
+  uint32_t n_routes, routes_max, routes_filled, route_clock;
   GPtrArray *adopted;           /* objects freed with the network */
   GHashTable *splits;           /* striped transfers still in progress */
 };

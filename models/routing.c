@@ -7,6 +7,7 @@
 
 #define INF UINT32_MAX
 #define CACHE_BUDGET ((size_t) 2 << 30)         /* bytes of cost arrays */
+#define MEMO_FIRST_SLOTS (1u << 12)
 #define MEMO_MIN_SLOTS (1u << 16)
 #define MEMO_MAX_SLOTS (1u << 22)
 #define MEMO_LINKS 14
@@ -15,9 +16,10 @@
  * part in choosing them, or the first hops of (src, dst).  A route may sit
  * in either slot of the pair it hashes to, and takes the one used less
  * recently.  A collective asks for the same few pairs over and over (every
- * chunk of every step), so most questions are answered here.  There are
- * four slots a GPU (at least 65,536): memory grows with the GPUs, never
- * with their pairs. */
+ * chunk of every step), so most questions are answered here.  The slots
+ * start at 4,096 and double while half of them hold routes, up to four a
+ * GPU (at least 65,536): memory grows with the GPUs, never with their
+ * pairs. */
 typedef struct {
   uint32_t a, b, c;
   uint32_t tag;                 /* MEMO_PATH or MEMO_FIRST; 0: empty */
@@ -79,7 +81,8 @@ struct _WeftRouting {
   GArray *outs, *ins, *at;      /* scratch of choose() */
   uint32_t outs_node, ins_node; /* whose ports outs and ins hold */
   Memo *memo;                   /* n_memo slots, or NULL: remember nothing */
-  uint32_t n_memo;
+  uint32_t n_memo, memo_max;    /* slots now, and at most */
+  uint32_t memo_filled;         /* slots holding a route */
   uint64_t memo_clock;
   gboolean by_flow;             /* the route being made took a flow's hash */
   size_t table_bytes;
@@ -414,9 +417,13 @@ weft_routing_set_memo (WeftRouting *r, gboolean enabled)
       uint32_t gpus = 0;
       for (uint32_t n = 0; n < r->topo->n_nodes; n++)
         gpus += r->topo->nodes[n].kind == WEFT_NODE_GPU;
-      r->n_memo = MEMO_MIN_SLOTS;
-      while (r->n_memo < MEMO_MAX_SLOTS && r->n_memo < 4 * (uint64_t) gpus)
-        r->n_memo *= 2;
+      r->memo_max = MEMO_MIN_SLOTS;
+      while (r->memo_max < MEMO_MAX_SLOTS && r->memo_max < 4 * (uint64_t) gpus)
+        r->memo_max *= 2;
+      /* Small at first (a network built to try one collective on a few
+       * GPUs asks for few routes), doubling while half full. */
+      r->n_memo = MEMO_FIRST_SLOTS;
+      r->memo_filled = 0;
       r->memo = g_new0 (Memo, r->n_memo);
     }
 }
@@ -452,6 +459,33 @@ memo_get (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
   return TRUE;
 }
 
+/* The less recently used slot of the pair of (tag, a, b, c), to fill. */
+static Memo *
+memo_slot (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+  Memo *m = memo_pair (r, tag, a, b, c);
+  if (m[1].used < m[0].used)
+    m++;
+  r->memo_filled += m->tag == 0;
+  return m;
+}
+
+/* Twice the slots, the routes held put again. */
+static void
+memo_grow (WeftRouting *r)
+{
+  Memo *old = r->memo;
+  uint32_t n = r->n_memo;
+
+  r->n_memo *= 2;
+  r->memo = g_new0 (Memo, r->n_memo);
+  r->memo_filled = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (old[i].tag != 0)
+      *memo_slot (r, old[i].tag, old[i].a, old[i].b, old[i].c) = old[i];
+  g_free (old);
+}
+
 /* Remember a route in the less recently used slot of its pair. */
 static void
 memo_put (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
@@ -459,9 +493,9 @@ memo_put (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
 {
   if (r->memo == NULL || links->len > MEMO_LINKS)
     return;
-  Memo *m = memo_pair (r, tag, a, b, c);
-  if (m[1].used < m[0].used)
-    m++;
+  if (r->memo_filled >= r->n_memo / 2 && r->n_memo < r->memo_max)
+    memo_grow (r);
+  Memo *m = memo_slot (r, tag, a, b, c);
   *m = (Memo) { a, b, c, tag, links->len, ++r->memo_clock, { 0 } };
   memcpy (m->links, links->data, links->len * sizeof (uint32_t));
 }
