@@ -17,6 +17,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "union_find.h"
+
 /* An event of progressive filling: a link fills up, or a flow reaches its
  * cap, when the common level reaches `level`.  Events are taken in order of
  * (level, key), a total order, so that filling a group of flows alone or
@@ -468,17 +470,6 @@ fill_one (FlowNet *f, uint32_t id)
   flow->rate = level;
 }
 
-static uint32_t
-find (uint32_t *parent, uint32_t i)
-{
-  while (parent[i] != i)
-    {
-      parent[i] = parent[parent[i]];
-      i = parent[i];
-    }
-  return i;
-}
-
 /* Fill the affected flows in groups that share no touched link, each
  * alone: many small heaps instead of one over every touched link (in a
  * collective's lockstep instants thousands of flows change together, on
@@ -505,7 +496,8 @@ fill_groups (FlowNet *f)
             link->owner = i;
           else
             {
-              uint32_t a = find (parent, i), b = find (parent, link->owner);
+              uint32_t a = weft_find_root (parent, i);
+              uint32_t b = weft_find_root (parent, link->owner);
               if (a != b)
                 parent[MAX (a, b)] = MIN (a, b);
             }

@@ -6,6 +6,7 @@
 #include "fabric.h"
 #include "hardware.h"
 #include "names.h"
+#include "union_find.h"
 
 #define MAX_TEMPLATE_DEPTH 16
 #define MAX_INCLUDE_DEPTH 32
@@ -519,17 +520,6 @@ add_link_entries (Builder *b, const GPtrArray *entries, const char *prefix,
   return TRUE;
 }
 
-static uint32_t
-find_root (uint32_t *parent, uint32_t x)
-{
-  while (parent[x] != x)
-    {
-      parent[x] = parent[parent[x]];
-      x = parent[x];
-    }
-  return x;
-}
-
 /* Every GPU must reach another GPU, when there are two or more. */
 static gboolean
 check_gpus_connected (Builder *b, GError **error)
@@ -543,22 +533,22 @@ check_gpus_connected (Builder *b, GError **error)
     parent[n] = n;
   for (uint32_t l = 0; l < topo->n_links; l += 2)
     {
-      uint32_t x = find_root (parent, topo->links[l].src);
-      uint32_t y = find_root (parent, topo->links[l].dst);
+      uint32_t x = weft_find_root (parent, topo->links[l].src);
+      uint32_t y = weft_find_root (parent, topo->links[l].dst);
       if (x != y)
         parent[MAX (x, y)] = MIN (x, y);
     }
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (topo->nodes[n].kind == WEFT_NODE_GPU)
       {
-        gpus[find_root (parent, n)]++;
+        gpus[weft_find_root (parent, n)]++;
         total++;
       }
   if (total < 2)
     return TRUE;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (topo->nodes[n].kind == WEFT_NODE_GPU
-        && gpus[find_root (parent, n)] == 1)
+        && gpus[weft_find_root (parent, n)] == 1)
       return weft_cfg_error (error, g_ptr_array_index (b->decl, n),
                              "GPU '%s' cannot reach any other GPU: no path of "
                              "links joins it to the rest",
