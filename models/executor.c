@@ -45,7 +45,8 @@ struct _WeftExec {
   const uint32_t *gpus;
   WeftProtocol protocol;
   WeftEventFn done;             /* weft_execute(): when all is done */
-  WeftRankFn rank_done;         /* instances: when each rank is done */
+  WeftRankFn rank_done;         /* instances (weft_exec_new(): ranks join
+                                   one by one): when each rank is done */
   void *target, *data;
 
   uint32_t *offset;             /* per rank: its first global step */
@@ -54,7 +55,6 @@ struct _WeftExec {
   XRank *ranks;
   uint32_t total, finished;
   WeftTime *spans;              /* the caller's: per rank, first and last */
-  gboolean instance;            /* weft_exec_new(): ranks join one by one */
   double inflate;               /* instances: bytes on the wire per byte */
 };
 
@@ -225,7 +225,7 @@ finish (Exec *x, uint32_t k)
     if (--x->steps[x->out[e]].remaining == 0)
       ready (x, x->out[e]);
   ++x->finished;
-  if (x->instance && --x->ranks[r].left == 0)
+  if (x->rank_done && --x->ranks[r].left == 0)
     /* The owner may free the instance then: not from inside this call. */
     weft_sim_schedule (x->net->sim, 0, rank_finished, x,
                        GUINT_TO_POINTER (r));
@@ -237,7 +237,7 @@ finish (Exec *x, uint32_t k)
 static void
 start_rank (Exec *x, uint32_t r)
 {
-  if (x->instance && x->ranks[r].left == 0)
+  if (x->rank_done && x->ranks[r].left == 0)
     {
       weft_sim_schedule (x->net->sim, 0, rank_finished, x,
                          GUINT_TO_POINTER (r));
@@ -379,7 +379,6 @@ weft_exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *nodes,
   x->rank_done = rank_done;
   x->target = target;
   x->inflate = 1 / protocol->efficiency;
-  x->instance = TRUE;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     x->ranks[r].left = s->steps[r]->len;
   return x;

@@ -385,7 +385,7 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
         members[f->links[flow->path[k]].fill++] = affected[i];
     }
 
-  /* The first events: every link, every cap; then heapify. */
+  /* The first events: every link, every cap. */
   f->heap_n = 0;
   for (uint32_t i = 0; i < n_touched; i++)
     {

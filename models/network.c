@@ -277,9 +277,14 @@ route_free_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
   return r;
 }
 
-/* The slot to remember the route from @src to @dst in. */
-static Route *
-route_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
+/* Remember the route from @src to @dst: @n_links @links, leaving by the
+ * @n_hops first hops @hops (0 or 1: one part), @stripes saying which
+ * stripes cross each link (NULL: the one part crosses them all). */
+static void
+remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
+                const uint32_t *links, uint32_t n_links, const uint32_t *hops,
+                uint32_t n_hops, const uint8_t *stripes, WeftTime latency,
+                double bottleneck)
 {
   if (net->routes_filled >= net->n_routes / 2
       && net->n_routes < net->routes_max)
@@ -296,8 +301,15 @@ route_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
       g_free (old);
     }
   Route *r = route_free_slot (net, src, dst);
-  *r = (Route) { .src = src, .dst = dst, .used = ++net->route_clock };
-  return r;
+  *r = (Route) { .src = src, .dst = dst, .used = ++net->route_clock,
+                 .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
+                 .latency = latency, .bottleneck = bottleneck };
+  memcpy (r->hops, hops, n_hops * sizeof (uint32_t));
+  memcpy (r->links, links, n_links * sizeof (uint32_t));
+  if (stripes != NULL)
+    memcpy (r->stripes, stripes, n_links);
+  else
+    memset (r->stripes, 1, n_links);
 }
 
 WeftTime
@@ -411,16 +423,8 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   path_figures (net, t->path, t->path_len, &t->latency, &t->bottleneck);
   if (remember && net->routes && t->path_len <= ROUTE_LINKS
       && weft_routing_flow_free (net->routing))
-    {
-      Route *r = route_slot (net, src, dst);
-      r->n_links = (uint8_t) t->path_len;
-      r->n_hops = first != WEFT_NONE;
-      r->hops[0] = first;
-      r->latency = t->latency;
-      r->bottleneck = t->bottleneck;
-      memcpy (r->links, t->path, t->path_len * sizeof (uint32_t));
-      memset (r->stripes, 1, t->path_len);
-    }
+    remember_route (net, src, dst, t->path, t->path_len, &first,
+                    first != WEFT_NONE, NULL, t->latency, t->bottleneck);
   net->klass->start (net, id);
 }
 
@@ -515,15 +519,9 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   t->latency = latency;
   t->bottleneck = striped_bottleneck (net, t);
   if (remember && links->len <= ROUTE_LINKS)
-    {
-      Route *r = route_slot (net, src, dst);
-      r->n_links = (uint8_t) links->len;
-      r->n_hops = (uint8_t) hops->len;
-      memcpy (r->hops, hops->data, hops->len * sizeof (uint32_t));
-      r->latency = latency;
-      memcpy (r->links, links->data, links->len * sizeof (uint32_t));
-      memcpy (r->stripes, stripes, links->len);
-    }
+    remember_route (net, src, dst, t->path, t->path_len,
+                    (uint32_t *) hops->data, hops->len, stripes, latency,
+                    t->bottleneck);
   net->klass->start (net, id);
 }
 

@@ -7,7 +7,7 @@
 
 #define INF UINT32_MAX
 #define CACHE_BUDGET ((size_t) 2 << 30)         /* bytes of cost arrays */
-#define MEMO_FIRST_SLOTS (1u << 12)
+#define MEMO_START_SLOTS (1u << 12)
 #define MEMO_MIN_SLOTS (1u << 16)
 #define MEMO_MAX_SLOTS (1u << 22)
 #define MEMO_LINKS 14
@@ -422,7 +422,7 @@ weft_routing_set_memo (WeftRouting *r, gboolean enabled)
         r->memo_max *= 2;
       /* Small at first (a network built to try one collective on a few
        * GPUs asks for few routes), doubling while half full. */
-      r->n_memo = MEMO_FIRST_SLOTS;
+      r->n_memo = MEMO_START_SLOTS;
       r->memo_filled = 0;
       r->memo = g_new0 (Memo, r->n_memo);
     }
