@@ -32,38 +32,64 @@ typedef struct {
 
 #define FLOW_BIT 0x80000000u
 
+/* A flow and a link each fill one cache line: at scale every flow and
+ * link a recomputation visits is a cache miss, so what it reads of them is
+ * kept together and what only filling needs lives in Slack. */
 typedef struct {
-  double rate;                  /* B/s */
+  _Alignas (64) double rate;    /* B/s */
   double remaining;             /* bytes not yet sent */
+  double old_rate;              /* during a recomputation */
   WeftTime updated;             /* when remaining was last brought up */
   WeftTimer timer;              /* drained */
-  double *share;                /* per path link: its part of the rate */
-  uint32_t *path;               /* its transfer's links, copied to stay close */
-  uint32_t *slot;               /* its index in each path link's list */
+  double *share;                /* per path link: its part of the rate; the
+                                   links and their slots follow, see
+                                   flow_path() and flow_slot() */
   uint32_t path_len;
-  uint32_t room;                /* links the one buffer of the three holds */
   uint32_t mark;                /* epoch of the last recomputation */
-  double cap;                   /* B/s, INFINITY: none */
-  double old_rate;              /* during filling */
-  gboolean frozen;              /* during filling */
-  gboolean live;
+  uint8_t room_log2;            /* the buffer holds 2^room_log2 links */
+  uint8_t frozen;               /* during filling */
+  uint8_t capped;               /* its transfer's cap applies */
 } Flow;
 
 typedef struct {
-  uint32_t *flows;              /* live flows crossing it */
+  _Alignas (64) uint32_t *flows; /* live flows crossing it */
   uint32_t n, cap;
   double rate_sum;              /* B/s of those flows */
+  double capacity;              /* B/s, the network's */
   WeftTime last;                /* start of the current rate segment */
   uint32_t mark;                /* epoch: touched by this recomputation */
-  double residual;              /* during filling */
-  uint32_t unfrozen;            /* during filling */
-  double weight;                /* during filling: shares of unfrozen flows */
-  uint32_t version;             /* during filling: heap entries older are stale */
-  uint32_t index;               /* during filling: position among touched */
-  uint32_t fill;                /* during filling: next free member slot */
-  uint32_t owner;               /* during grouping: an affected flow on it */
+  uint32_t at;                  /* during a recomputation: its position among
+                                   the touched links; while its group fills,
+                                   among the group's */
   gboolean dirty;               /* a flow started or ended on it */
 } Link;
+
+G_STATIC_ASSERT (sizeof (Flow) == 64 && sizeof (Link) == 64);
+
+/* A touched link while its group fills. */
+typedef struct {
+  double residual;              /* what fixed and frozen flows leave */
+  double weight;                /* shares of its unfrozen flows */
+  uint32_t unfrozen;
+  uint32_t version;             /* heap entries older are stale */
+  uint32_t start;               /* its affected flows: members from here to
+                                   the next link's start */
+  uint32_t fill;                /* next free member slot */
+} Slack;
+
+/* The links a flow's transfer crosses, copied to stay close. */
+static inline uint32_t *
+flow_path (const Flow *flow)
+{
+  return (uint32_t *) (flow->share + ((size_t) 1 << flow->room_log2));
+}
+
+/* Its index in each path link's list of flows. */
+static inline uint32_t *
+flow_slot (const Flow *flow)
+{
+  return flow_path (flow) + ((size_t) 1 << flow->room_log2);
+}
 
 /* A growable array of ids. */
 typedef struct {
@@ -104,10 +130,12 @@ typedef struct {
   uint32_t epoch;
   Ids affected;                 /* flow ids */
   Ids touched;                  /* link ids */
+  Ids touched_owner;            /* per touched link: an affected flow on it */
   Item *heap;
   uint32_t heap_n, heap_cap;
   Ids members;                  /* affected flows of each touched link */
-  Ids member_start;             /* per touched link, into members */
+  Slack *slack;                 /* per touched link of the filling group */
+  uint32_t slack_cap;
   Ids group_of, group_start;    /* grouping: per affected flow, per group */
   Ids by_group, links_by_group; /* affected flows and touched links, grouped */
   Ids link_group_start;
@@ -129,13 +157,14 @@ flow_destroy (WeftNetwork *net)
 
   for (uint32_t i = 0; i < f->flows_cap; i++)
     g_free (f->flows[i].share);
-  g_free (f->flows);
+  g_aligned_free (f->flows);
   if (f->links)
     for (uint32_t l = 0; l < net->topo->n_links; l++)
       g_free (f->links[l].flows);
-  g_free (f->links);
+  g_aligned_free (f->links);
   g_free (f->dirty);
-  Ids *ids[] = { &f->affected, &f->touched, &f->members, &f->member_start,
+  g_free (f->slack);
+  Ids *ids[] = { &f->affected, &f->touched, &f->touched_owner, &f->members,
                  &f->group_of, &f->group_start, &f->by_group,
                  &f->links_by_group, &f->link_group_start };
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
@@ -200,13 +229,20 @@ flow_start (WeftNetwork *net, uint32_t id)
   const WeftTransfer *t = &net->transfers[id];
 
   if (f->links == NULL)
-    f->links = g_new0 (Link, MAX (net->topo->n_links, 1));
+    {
+      uint32_t n = MAX (net->topo->n_links, 1);
+      f->links = g_aligned_alloc0 (n, sizeof (Link), 64);
+      for (uint32_t l = 0; l < net->topo->n_links; l++)
+        f->links[l].capacity = net->capacity[l];
+    }
   if (id >= f->flows_cap)
     {
       uint32_t cap = MAX (net->transfers_cap, id + 1);
-      f->flows = g_renew (Flow, f->flows, cap);
-      memset (f->flows + f->flows_cap, 0,
-              (cap - f->flows_cap) * sizeof (Flow));
+      Flow *flows = g_aligned_alloc0 (cap, sizeof (Flow), 64);
+      if (f->flows_cap > 0)
+        memcpy (flows, f->flows, f->flows_cap * sizeof (Flow));
+      g_aligned_free (f->flows);
+      f->flows = flows;
       f->flows_cap = cap;
     }
 
@@ -214,24 +250,25 @@ flow_start (WeftNetwork *net, uint32_t id)
   flow->rate = 0;
   flow->remaining = (double) t->bytes;
   flow->updated = weft_sim_now (net->sim);
-  flow->cap = t->cap > 0 ? t->cap : INFINITY;
-  if (flow->room < t->path_len)
+  flow->capped = t->cap > 0;
+  if (flow->share == NULL || ((size_t) 1 << flow->room_log2) < t->path_len)
     {
       /* Shares, links and slots side by side: one buffer, kept. */
-      flow->room = MAX (t->path_len, 8);
-      flow->share = g_realloc_n (flow->share, flow->room,
+      uint8_t lg = 3;
+      while (((size_t) 1 << lg) < t->path_len)
+        lg++;
+      flow->room_log2 = lg;
+      flow->share = g_realloc_n (flow->share, (size_t) 1 << lg,
                                  sizeof (double) + 2 * sizeof (uint32_t));
-      flow->path = (uint32_t *) (flow->share + flow->room);
-      flow->slot = flow->path + flow->room;
     }
-  memcpy (flow->path, t->path, t->path_len * sizeof (uint32_t));
+  uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
+  memcpy (path, t->path, t->path_len * sizeof (uint32_t));
   flow->path_len = t->path_len;
-  flow->live = TRUE;
   for (uint32_t i = 0; i < t->path_len; i++)
     {
       flow->share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
                                   : 1.0;
-      link_add (&f->links[t->path[i]], id, &flow->slot[i]);
+      link_add (&f->links[t->path[i]], id, &slot[i]);
       mark_dirty (f, t->path[i]);
     }
 }
@@ -243,31 +280,32 @@ drained (WeftSim *sim, void *target, void *data)
   uint32_t id = GPOINTER_TO_UINT (data);
   Flow *flow = &f->flows[id];
   WeftTime now = weft_sim_now (sim);
+  const uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
 
   for (uint32_t i = 0; i < flow->path_len; i++)
     {
-      uint32_t l = flow->path[i];
+      uint32_t l = path[i];
       Link *link = &f->links[l];
       close_segment (f, l, now);
       link->rate_sum -= flow->rate * flow->share[i];
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;
       /* Swap the last flow of the list into this one's place. */
-      uint32_t s = flow->slot[i], moved = link->flows[--link->n];
+      uint32_t s = slot[i], moved = link->flows[--link->n];
       link->flows[s] = moved;
       if (moved != id)
         {
           const Flow *mt = &f->flows[moved];
+          const uint32_t *mpath = flow_path (mt);
           for (uint32_t k = 0; k < mt->path_len; k++)
-            if (mt->path[k] == l)
+            if (mpath[k] == l)
               {
-                f->flows[moved].slot[k] = s;
+                flow_slot (mt)[k] = s;
                 break;
               }
         }
       mark_dirty (f, l);
     }
-  flow->live = FALSE;
   flow->rate = 0;
   weft_network_complete (&f->base, id, f->base.transfers[id].latency);
 }
@@ -337,25 +375,32 @@ static void
 fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
       const uint32_t *touched, uint32_t n_touched)
 {
+  if (n_touched + 1 > f->slack_cap)
+    {
+      f->slack_cap = MAX (n_touched + 1, f->slack_cap * 2);
+      f->slack = g_renew (Slack, f->slack, f->slack_cap);
+    }
+  Slack *slack = f->slack;
+
   /* What the fixed flows leave on each touched link. */
   for (uint32_t i = 0; i < n_touched; i++)
     {
       Link *link = &f->links[touched[i]];
-      link->residual = f->base.capacity[touched[i]] - link->rate_sum;
-      link->unfrozen = 0;
-      link->weight = 0;
-      link->version = 0;
+      link->at = i;
+      slack[i] = (Slack) { .residual = link->capacity - link->rate_sum };
     }
   for (uint32_t i = 0; i < n_aff; i++)
     {
       Flow *flow = &f->flows[affected[i]];
+      const uint32_t *path = flow_path (flow);
       for (uint32_t k = 0; k < flow->path_len; k++)
         {
-          Link *link = &f->links[flow->path[k]];
-          link->residual += flow->rate * flow->share[k];
+          Link *link = &f->links[path[k]];
+          Slack *s = &slack[link->at];
+          s->residual += flow->rate * flow->share[k];
           link->rate_sum -= flow->rate * flow->share[k];
-          link->unfrozen++;
-          link->weight += flow->share[k];
+          s->unfrozen++;
+          s->weight += flow->share[k];
         }
       flow->frozen = FALSE;
       flow->old_rate = flow->rate;
@@ -364,38 +409,31 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
 
   /* The affected flows of each touched link, bucketed (a link may carry
    * many more flows that are held fixed). */
-  ids_resize (&f->member_start, n_touched + 1);
-  uint32_t *start = f->member_start.v;
   uint32_t total = 0;
   for (uint32_t i = 0; i < n_touched; i++)
     {
-      Link *link = &f->links[touched[i]];
-      start[i] = total;
-      total += link->unfrozen;
-      link->index = i;
-      link->fill = start[i];
+      slack[i].start = slack[i].fill = total;
+      total += slack[i].unfrozen;
     }
-  start[n_touched] = total;
+  slack[n_touched].start = total;
   ids_resize (&f->members, total);
   uint32_t *members = f->members.v;
   for (uint32_t i = 0; i < n_aff; i++)
     {
       const Flow *flow = &f->flows[affected[i]];
+      const uint32_t *path = flow_path (flow);
       for (uint32_t k = 0; k < flow->path_len; k++)
-        members[f->links[flow->path[k]].fill++] = affected[i];
+        members[slack[f->links[path[k]].at].fill++] = affected[i];
     }
 
   /* The first events: every link, every cap. */
   f->heap_n = 0;
   for (uint32_t i = 0; i < n_touched; i++)
-    {
-      Link *link = &f->links[touched[i]];
-      if (link->unfrozen > 0)
-        push (f, (Item) { MAX (link->residual, 0) / link->weight, i, 0 });
-    }
+    if (slack[i].unfrozen > 0)
+      push (f, (Item) { MAX (slack[i].residual, 0) / slack[i].weight, i, 0 });
   for (uint32_t i = 0; i < n_aff; i++)
-    if (isfinite (f->flows[affected[i]].cap))
-      push (f, (Item) { f->flows[affected[i]].cap, i | FLOW_BIT, 0 });
+    if (f->flows[affected[i]].capped)
+      push (f, (Item) { f->base.transfers[affected[i]].cap, i | FLOW_BIT, 0 });
 
   uint32_t left = n_aff;
   while (left > 0 && f->heap_n > 0)
@@ -412,11 +450,11 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
         }
       else
         {
-          Link *link = &f->links[touched[top.key]];
-          if (top.version != link->version || link->unfrozen == 0)
+          const Slack *s = &slack[top.key];
+          if (top.version != s->version || s->unfrozen == 0)
             continue;
-          freeze = &members[start[top.key]];
-          n_freeze = start[top.key + 1] - start[top.key];
+          freeze = &members[s->start];
+          n_freeze = slack[top.key + 1].start - s->start;
         }
 
       /* Freeze them at this level; their links' levels rise. */
@@ -428,18 +466,20 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
           flow->frozen = TRUE;
           flow->rate = level;
           left--;
+          const uint32_t *path = flow_path (flow);
           for (uint32_t k = 0; k < flow->path_len; k++)
             {
-              Link *link = &f->links[flow->path[k]];
-              link->residual -= level * flow->share[k];
-              link->unfrozen--;
-              link->weight -= flow->share[k];
+              Link *link = &f->links[path[k]];
+              Slack *s = &slack[link->at];
+              s->residual -= level * flow->share[k];
+              s->unfrozen--;
+              s->weight -= flow->share[k];
               link->rate_sum += level * flow->share[k];
-              link->version++;
-              if (link->unfrozen > 0)
-                push (f, (Item) { MAX (link->residual, 0)
-                                      / MAX (link->weight, 1e-12),
-                                  link->index, link->version });
+              s->version++;
+              if (s->unfrozen > 0)
+                push (f, (Item) { MAX (s->residual, 0)
+                                      / MAX (s->weight, 1e-12),
+                                  link->at, s->version });
             }
         }
     }
@@ -453,19 +493,19 @@ static void
 fill_one (FlowNet *f, uint32_t id)
 {
   Flow *flow = &f->flows[id];
-  double level = flow->cap;
+  double level = flow->capped ? f->base.transfers[id].cap : INFINITY;
+  const uint32_t *path = flow_path (flow);
 
   for (uint32_t k = 0; k < flow->path_len; k++)
     {
-      uint32_t l = flow->path[k];
-      Link *link = &f->links[l];
-      double residual = f->base.capacity[l] - link->rate_sum;
+      Link *link = &f->links[path[k]];
+      double residual = link->capacity - link->rate_sum;
       residual += flow->rate * flow->share[k];
       link->rate_sum -= flow->rate * flow->share[k];
       level = MIN (level, MAX (residual, 0) / flow->share[k]);
     }
   for (uint32_t k = 0; k < flow->path_len; k++)
-    f->links[flow->path[k]].rate_sum += level * flow->share[k];
+    f->links[path[k]].rate_sum += level * flow->share[k];
   flow->old_rate = flow->rate;
   flow->rate = level;
 }
@@ -473,36 +513,17 @@ fill_one (FlowNet *f, uint32_t id)
 /* Fill the affected flows in groups that share no touched link, each
  * alone: many small heaps instead of one over every touched link (in a
  * collective's lockstep instants thousands of flows change together, on
- * links of their own).  Groups come from a union-find over the flows, each
- * link joining those that cross it; flows and links keep their relative
- * order within a group, so the rates are those of one filling of all. */
+ * links of their own).  Groups come from the union-find recompute() builds
+ * over the flows as it finds them, each link joining those that cross it;
+ * flows and links keep their relative order within a group, so the rates
+ * are those of one filling of all. */
 static void
 fill_groups (FlowNet *f)
 {
   const uint32_t *affected = f->affected.v, *touched = f->touched.v;
+  const uint32_t *owner = f->touched_owner.v;
   uint32_t n_aff = f->affected.n, n_touched = f->touched.n;
-
-  ids_resize (&f->group_of, n_aff);
   uint32_t *parent = f->group_of.v;
-  for (uint32_t i = 0; i < n_aff; i++)
-    parent[i] = i;
-  for (uint32_t i = 0; i < n_aff; i++)
-    {
-      const Flow *flow = &f->flows[affected[i]];
-      for (uint32_t k = 0; k < flow->path_len; k++)
-        {
-          Link *link = &f->links[flow->path[k]];
-          if (link->owner == WEFT_NONE)
-            link->owner = i;
-          else
-            {
-              uint32_t a = weft_find_root (parent, i);
-              uint32_t b = weft_find_root (parent, link->owner);
-              if (a != b)
-                parent[MAX (a, b)] = MIN (a, b);
-            }
-        }
-    }
 
   /* Number the groups in order of their first flow; parent[] becomes the
    * group.  A flow's parent never comes after it (roots are their groups'
@@ -525,7 +546,7 @@ fill_groups (FlowNet *f)
   for (uint32_t i = 0; i < n_aff; i++)
     fs[parent[i] + 1]++;
   for (uint32_t i = 0; i < n_touched; i++)
-    ls[parent[f->links[touched[i]].owner] + 1]++;
+    ls[parent[owner[i]] + 1]++;
   for (uint32_t g = 0; g < n_groups; g++)
     {
       fs[g + 1] += fs[g];
@@ -536,7 +557,7 @@ fill_groups (FlowNet *f)
   for (uint32_t i = 0; i < n_aff; i++)
     f->by_group.v[fs[parent[i]]++] = affected[i];
   for (uint32_t i = 0; i < n_touched; i++)
-    f->links_by_group.v[ls[parent[f->links[touched[i]].owner]]++] = touched[i];
+    f->links_by_group.v[ls[parent[owner[i]]]++] = touched[i];
 
   /* fs[g] and ls[g] now end group g. */
   for (uint32_t g = 0, a = 0, l = 0; g < n_groups; g++)
@@ -556,6 +577,7 @@ recompute (WeftSim *sim, void *target, void *data)
 {
   FlowNet *f = target;
   WeftTime now = weft_sim_now (sim);
+  gboolean grouping = !f->base.plain;
   (void) data;
 
   f->pending = FALSE;
@@ -563,8 +585,12 @@ recompute (WeftSim *sim, void *target, void *data)
   f->recomputations++;
   f->affected.n = 0;
   f->touched.n = 0;
+  f->touched_owner.n = 0;
+  f->group_of.n = 0;
 
-  /* The affected flows cross a dirty link; they touch these links. */
+  /* The affected flows cross a dirty link; they touch these links.  While
+   * finding them, join the flows that share a touched link: each link
+   * remembers the first affected flow seen on it. */
   for (uint32_t d = 0; d < f->n_dirty; d++)
     {
       Link *dirty = &f->links[f->dirty[d]];
@@ -576,19 +602,34 @@ recompute (WeftSim *sim, void *target, void *data)
           if (flow->mark == f->epoch)
             continue;
           flow->mark = f->epoch;
+          uint32_t i = f->affected.n;
           ids_push (&f->affected, id);
+          if (grouping)
+            ids_push (&f->group_of, i);
           /* Bring its byte count up to now at the old rate. */
           flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
           flow->updated = now;
+          const uint32_t *path = flow_path (flow);
           for (uint32_t p = 0; p < flow->path_len; p++)
             {
-              uint32_t l = flow->path[p];
-              if (f->links[l].mark != f->epoch)
+              uint32_t l = path[p];
+              Link *link = &f->links[l];
+              if (link->mark != f->epoch)
                 {
-                  f->links[l].mark = f->epoch;
-                  f->links[l].owner = WEFT_NONE;
+                  link->mark = f->epoch;
+                  link->at = f->touched.n;
                   close_segment (f, l, now);
                   ids_push (&f->touched, l);
+                  ids_push (&f->touched_owner, i);
+                }
+              else if (grouping)
+                {
+                  uint32_t *parent = f->group_of.v;
+                  uint32_t a = weft_find_root (parent, i);
+                  uint32_t b = weft_find_root (parent,
+                                               f->touched_owner.v[link->at]);
+                  if (a != b)
+                    parent[MAX (a, b)] = MIN (a, b);
                 }
             }
         }
@@ -596,10 +637,10 @@ recompute (WeftSim *sim, void *target, void *data)
   f->n_dirty = 0;
   if (f->affected.n == 0)
     return;
-  if (f->base.plain)
-    fill (f, f->affected.v, f->affected.n, f->touched.v, f->touched.n);
-  else
+  if (grouping)
     fill_groups (f);
+  else
+    fill (f, f->affected.v, f->affected.n, f->touched.v, f->touched.n);
 
   /* Drain times at the new rates, in the order the flows were found. */
   for (uint32_t i = 0; i < f->affected.n; i++)
