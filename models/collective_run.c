@@ -224,6 +224,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   result->bytes_sent = weft_schedule_bytes_sent (schedule);
   result->events = weft_sim_events_run (sim);
   result->links_used = 0;
+  weft_network_flush_stats (net);
   for (uint32_t l = 0; l < topo->n_links; l++)
     result->links_used += net->stats->links[l].bytes > 0;
   result->stats = NULL;

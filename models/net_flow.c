@@ -57,6 +57,8 @@ typedef struct {
   double rate_sum;              /* B/s of those flows */
   double capacity;              /* B/s, the network's */
   WeftTime last;                /* start of the current rate segment */
+  WeftTime busy;                /* ps it carried anything, not yet in the
+                                   statistics (their line is another miss) */
   uint32_t mark;                /* epoch: touched by this recomputation */
   uint32_t at;                  /* during a recomputation: its position among
                                    the touched links; while its group fills,
@@ -205,9 +207,22 @@ close_segment (FlowNet *f, uint32_t l, WeftTime now)
       weft_link_stats_spread (f->base.stats, l, link->last, now,
                               link->rate_sum * (double) (now - link->last)
                                   * 1e-12);
-      f->base.stats->links[l].busy += now - link->last;
+      link->busy += now - link->last;
     }
   link->last = now;
+}
+
+static void
+flow_flush (WeftNetwork *net)
+{
+  FlowNet *f = (FlowNet *) net;
+
+  if (f->links)
+    for (uint32_t l = 0; l < net->topo->n_links; l++)
+      {
+        net->stats->links[l].busy += f->links[l].busy;
+        f->links[l].busy = 0;
+      }
 }
 
 static void
@@ -666,5 +681,6 @@ const WeftNetworkClass weft_network_flow_class = {
   .create = flow_create,
   .start = flow_start,
   .destroy = flow_destroy,
+  .flush = flow_flush,
   .whole_stripes = TRUE,
 };

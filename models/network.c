@@ -599,6 +599,13 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
 }
 
 void
+weft_network_flush_stats (WeftNetwork *net)
+{
+  if (net->klass->flush)
+    net->klass->flush (net);
+}
+
+void
 weft_network_set_plain (WeftNetwork *net, gboolean plain)
 {
   net->plain = plain;

@@ -38,6 +38,7 @@ typedef struct {
   WeftNetwork *(*create) (void);
   void (*start) (WeftNetwork *net, uint32_t transfer);
   void (*destroy) (WeftNetwork *net);
+  void (*flush) (WeftNetwork *net); /* NULL, or bring net->stats up to date */
   gboolean whole_stripes;       /* a striped transfer is one transfer over
                                    every stripe's links (see link_bytes) */
 } WeftNetworkClass;
@@ -124,6 +125,11 @@ void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
 void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
                                  uint64_t bytes, WeftEventFn done,
                                  void *target, void *data);
+
+/* Bring net->stats up to date: a fidelity may keep some figures (the flow
+ * model's busy times) with its own state while it runs.  Call before
+ * reading the statistics after a run. */
+void weft_network_flush_stats (WeftNetwork *net);
 
 /* Switch the speed-ups off (remembered routes and whole transfers' routes,
  * filling flows in groups that share no link), for tests: results must

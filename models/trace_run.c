@@ -641,6 +641,7 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
   weft_sim_run (sim);
   res->interrupted = weft_sim_interrupted (sim);
   res->events = weft_sim_events_run (sim);
+  weft_network_flush_stats (net);
   for (uint32_t l = 0; l < x->topo->n_links; l++)
     res->links_used += net->stats->links[l].bytes > 0;
   for (uint32_t s = 0; s < n_slots; s++)

@@ -139,6 +139,13 @@ START_TEST (test_idle_path_every_link_type)
                          weft_fidelity_name (all[f]), job.done, closed);
           ck_assert_uint_eq (net->stats->links[0].bytes, bytes);
           check_link_bins (net);
+          /* Busy while the bytes crossed it: their time on the wire. */
+          weft_network_flush_stats (net);
+          double wire = bytes * 1e12 / weft_link_type_effective (t);
+          WeftTime busy = net->stats->links[0].busy;
+          ck_assert_msg (busy >= 0.999 * wire && busy <= closed,
+                         "%s, %s: busy %" G_GUINT64_FORMAT " ps, wire %.0f ps",
+                         type, weft_fidelity_name (all[f]), busy, wire);
         }
     }
 }
