@@ -3,7 +3,10 @@
  * Pending events live in a pool of slots (grown by doubling, never one malloc
  * per event).  The queue is a 4-ary min-heap of 16-byte entries (time, slot),
  * laid out so that the four children of a node share one 64-byte cache line.
- * Ties in time are broken by the insertion sequence kept in the slot.
+ * Ties in time are broken by the insertion sequence, kept in the entry
+ * itself: in a lockstep instant most comparisons are ties, and looking the
+ * sequence up in the slots would be a cache miss each.  It is 32 bits; when
+ * it would wrap, the pending entries are renumbered in order.
  * Cancelled events stay in the heap, marked dead, until they reach the top or
  * until they make up half of it, when the heap is rebuilt without them.
  */
@@ -21,7 +24,6 @@ typedef struct {
   WeftEventFn fn;               /* NULL: cancelled (or free) */
   void *target;
   void *data;
-  uint64_t seq;                 /* insertion order, for equal times */
   WeftTime time;                /* ps, absolute */
   uint32_t gen;                 /* bumped whenever the slot is freed */
   uint32_t next_free;
@@ -30,7 +32,7 @@ typedef struct {
 typedef struct {
   WeftTime time;
   uint32_t slot;
-  uint32_t unused;
+  uint32_t seq;                 /* insertion order, for equal times */
 } Entry;
 
 struct _WeftSim {
@@ -46,7 +48,7 @@ struct _WeftSim {
   uint32_t events_cap;
   uint32_t free_head;
 
-  uint64_t next_seq;
+  uint32_t next_seq;
   uint64_t cancelled;           /* dead entries still in the heap */
   uint64_t events_run;
   const volatile int *interrupt;
@@ -134,15 +136,23 @@ slot_release (WeftSim *sim, uint32_t slot)
 
 /* ---- the heap ---- */
 
+static __attribute__ ((noinline)) gboolean
+seq_less (Entry a, Entry b)
+{
+  return a.seq < b.seq;
+}
+
 static inline gboolean
 entry_less (const WeftSim *sim, Entry a, Entry b)
 {
   gboolean less = a.time < b.time;
 
-  /* Equal times are rare outside of bursts; keep the common path free of
-   * the sequence look-up so that the choice below compiles to cmov. */
+  (void) sim;
+  /* Equal times are rare outside of bursts; keep the common path to one
+   * comparison so that the choice below compiles to cmov (a tie broken
+   * inline would be if-converted too, at a cost to every comparison). */
   if (G_UNLIKELY (a.time == b.time))
-    less = sim->events[a.slot].seq < sim->events[b.slot].seq;
+    less = seq_less (a, b);
   return less;
 }
 
@@ -294,6 +304,26 @@ heap_compact (WeftSim *sim)
     }
 }
 
+static int
+entry_cmp (const void *a, const void *b)
+{
+  const Entry *x = a, *y = b;
+
+  if (x->time != y->time)
+    return x->time < y->time ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void
+weft_sim_renumber (WeftSim *sim)
+{
+  /* In (time, sequence) order the entries are a heap already. */
+  qsort (sim->heap, sim->heap_len, sizeof (Entry), entry_cmp);
+  for (size_t i = 0; i < sim->heap_len; i++)
+    sim->heap[i].seq = (uint32_t) i;
+  sim->next_seq = (uint32_t) sim->heap_len;
+}
+
 /* ---- scheduling ---- */
 
 static uint32_t
@@ -309,9 +339,11 @@ schedule (WeftSim *sim, WeftTime when, WeftEventFn fn, void *target,
   ev->fn = fn;
   ev->target = target;
   ev->data = data;
-  ev->seq = sim->next_seq++;
   ev->time = when;
-  heap_push (sim, (Entry) { .time = when, .slot = slot });
+  if (G_UNLIKELY (sim->next_seq == UINT32_MAX))
+    weft_sim_renumber (sim);
+  heap_push (sim, (Entry) { .time = when, .slot = slot,
+                            .seq = sim->next_seq++ });
   return slot;
 }
 

@@ -79,6 +79,11 @@ uint64_t weft_sim_run (WeftSim *sim);
  * number of events run by this call. */
 uint64_t weft_sim_run_until (WeftSim *sim, WeftTime until);
 
+/* Renumber the pending events' insertion sequence from 0, keeping their
+ * order; done by itself before the 32-bit sequence wraps.  Public for
+ * tests. */
+void weft_sim_renumber (WeftSim *sim);
+
 /* Make the running weft_sim_run() or weft_sim_run_until() return once the
  * current event is done.  The remaining events stay queued. */
 void weft_sim_stop (WeftSim *sim);

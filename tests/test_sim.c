@@ -61,6 +61,29 @@ START_TEST (test_equal_times_run_in_insertion_order)
 }
 END_TEST
 
+START_TEST (test_renumbering_keeps_the_order)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Log log;
+
+  log_init (&log);
+  /* Equal times scheduled before and after a renumbering, and a later one
+   * before it: ties still run in insertion order. */
+  for (int i = 0; i < 100; i++)
+    weft_sim_schedule (sim, i % 2 ? 9 : 5, record, &log, GINT_TO_POINTER (i));
+  weft_sim_renumber (sim);
+  for (int i = 100; i < 200; i++)
+    weft_sim_schedule (sim, i % 2 ? 9 : 5, record, &log, GINT_TO_POINTER (i));
+  ck_assert_uint_eq (weft_sim_run (sim), 200);
+  for (int i = 0; i < 100; i++)
+    {
+      ck_assert_int_eq (fired (&log, i), 2 * i);
+      ck_assert_int_eq (fired (&log, 100 + i), 2 * i + 1);
+    }
+  log_clear (&log);
+}
+END_TEST
+
 START_TEST (test_times_then_sequence)
 {
   g_autoptr (WeftSim) sim = weft_sim_new ();
@@ -431,6 +454,10 @@ START_TEST (test_heap_matches_sorted_reference)
     {
       uint64_t dice = weft_rng_below (&rng, 100);
 
+      /* Now and then renumber the sequence, as before it would wrap: the
+       * order must not change. */
+      if (op % 9973 == 0)
+        weft_sim_renumber (sim);
       if (dice < 50 || n_pending == 0)
         {
           /* Few distinct delays make many equal times. */
@@ -502,6 +529,7 @@ sim_suite (void)
   tc = tcase_create ("ordering");
   tcase_add_test (tc, test_equal_times_run_in_insertion_order);
   tcase_add_test (tc, test_times_then_sequence);
+  tcase_add_test (tc, test_renumbering_keeps_the_order);
   tcase_add_test (tc, test_zero_delay_runs_after_queued_equal_times);
   suite_add_tcase (s, tc);
 
