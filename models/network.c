@@ -223,7 +223,7 @@ struct _WeftRoute {
 typedef struct _WeftRoute Route;
 
 /* Routes start in 1,024 slots and double while half of them are filled,
- * up to 16 a GPU: a network built to try one collective on a few GPUs
+ * up to 32 a GPU: a network built to try one collective on a few GPUs
  * asks for few. */
 static void
 routes_init (WeftNetwork *net)
@@ -236,7 +236,7 @@ routes_init (WeftNetwork *net)
   for (uint32_t n = 0; n < net->topo->n_nodes; n++)
     gpus += net->topo->nodes[n].kind == WEFT_NODE_GPU;
   net->routes_max = 4096;
-  while (net->routes_max < (1u << 24) && net->routes_max < 16 * (uint64_t) gpus)
+  while (net->routes_max < (1u << 24) && net->routes_max < 32 * (uint64_t) gpus)
     net->routes_max *= 2;
   net->n_routes = 1024;
   net->routes_filled = 0;
