@@ -32,6 +32,10 @@ typedef struct {
 
 #define FLOW_BIT 0x80000000u
 
+/* Groups of at most this many links find each filling event by a scan
+ * rather than a heap. */
+#define SCAN_LINKS 64
+
 /* A flow and a link each fill one cache line: at scale every flow and
  * link a recomputation visits is a cache miss, so what it reads of them is
  * kept together and what only filling needs lives in Slack. */
@@ -71,6 +75,7 @@ G_STATIC_ASSERT (sizeof (Flow) == 64 && sizeof (Link) == 64);
 /* A touched link while its group fills. */
 typedef struct {
   double residual;              /* what fixed and frozen flows leave */
+  double level;                 /* residual over weight: when it fills */
   double weight;                /* shares of its unfrozen flows */
   uint32_t unfrozen;
   uint32_t version;             /* heap entries older are stale */
@@ -136,6 +141,7 @@ typedef struct {
   Item *heap;
   uint32_t heap_n, heap_cap;
   Ids members;                  /* affected flows of each touched link */
+  Ids capped;                   /* affected flows (positions) with a cap */
   Slack *slack;                 /* per touched link of the filling group */
   uint32_t slack_cap;
   Ids group_of, group_start;    /* grouping: per affected flow, per group */
@@ -167,6 +173,7 @@ flow_destroy (WeftNetwork *net)
   g_free (f->dirty);
   g_free (f->slack);
   Ids *ids[] = { &f->affected, &f->touched, &f->touched_owner, &f->members,
+                 &f->capped,
                  &f->group_of, &f->group_start, &f->by_group,
                  &f->links_by_group, &f->link_group_start };
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
@@ -441,19 +448,61 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
         members[slack[f->links[path[k]].at].fill++] = affected[i];
     }
 
-  /* The first events: every link, every cap. */
+  /* The first events: every link, every cap.  A small group finds its next
+   * event by looking at each link and cap (most groups freeze all their
+   * flows in a round or two); a large one keeps them in a heap.  Both take
+   * the least (level, key), so they freeze the same flows in the same
+   * order. */
+  gboolean scan = n_touched <= SCAN_LINKS;
+  f->capped.n = 0;
+  for (uint32_t i = 0; i < n_aff; i++)
+    if (f->flows[affected[i]].capped)
+      ids_push (&f->capped, i);
   f->heap_n = 0;
   for (uint32_t i = 0; i < n_touched; i++)
     if (slack[i].unfrozen > 0)
-      push (f, (Item) { MAX (slack[i].residual, 0) / slack[i].weight, i, 0 });
-  for (uint32_t i = 0; i < n_aff; i++)
-    if (f->flows[affected[i]].capped)
-      push (f, (Item) { f->base.transfers[affected[i]].cap, i | FLOW_BIT, 0 });
+      {
+        slack[i].level = MAX (slack[i].residual, 0) / slack[i].weight;
+        if (!scan)
+          push (f, (Item) { slack[i].level, i, 0 });
+      }
+  if (!scan)
+    for (uint32_t c = 0; c < f->capped.n; c++)
+      {
+        uint32_t i = f->capped.v[c];
+        push (f, (Item) { f->base.transfers[affected[i]].cap, i | FLOW_BIT,
+                          0 });
+      }
 
   uint32_t left = n_aff;
-  while (left > 0 && f->heap_n > 0)
+  while (left > 0)
     {
-      Item top = pop (f);
+      Item top;
+
+      if (scan)
+        {
+          top.key = WEFT_NONE;
+          top.level = INFINITY;
+          for (uint32_t i = 0; i < n_touched; i++)
+            if (slack[i].unfrozen > 0
+                && (top.key == WEFT_NONE || slack[i].level < top.level))
+              top = (Item) { slack[i].level, i, slack[i].version };
+          for (uint32_t c = 0; c < f->capped.n; c++)
+            {
+              uint32_t i = f->capped.v[c];
+              double cap = f->base.transfers[affected[i]].cap;
+              if (!f->flows[affected[i]].frozen
+                  && (top.key == WEFT_NONE || cap < top.level))
+                top = (Item) { cap, i | FLOW_BIT, 0 };
+            }
+          if (top.key == WEFT_NONE)
+            break;
+        }
+      else if (f->heap_n > 0)
+        top = pop (f);
+      else
+        break;
+
       double level = top.level;
       const uint32_t *freeze;
       uint32_t n_freeze;
@@ -492,9 +541,11 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
               link->rate_sum += level * flow->share[k];
               s->version++;
               if (s->unfrozen > 0)
-                push (f, (Item) { MAX (s->residual, 0)
-                                      / MAX (s->weight, 1e-12),
-                                  link->at, s->version });
+                {
+                  s->level = MAX (s->residual, 0) / MAX (s->weight, 1e-12);
+                  if (!scan)
+                    push (f, (Item) { s->level, link->at, s->version });
+                }
             }
         }
     }
