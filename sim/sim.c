@@ -1,8 +1,8 @@
 /* weft: the discrete-event engine.
  *
  * Pending events live in a pool of slots (grown by doubling, never one malloc
- * per event).  The queue is a 4-ary min-heap of 16-byte entries (time, slot),
- * laid out so that the four children of a node share one 64-byte cache line.
+ * per event).  The queue is a 4-ary min-heap of 16-byte entries (slot, seq,
+ * time), laid out so that the four children of a node share one cache line.
  * Ties in time are broken by the insertion sequence, kept in the entry
  * itself: in a lockstep instant most comparisons are ties, and looking the
  * sequence up in the slots would be a cache miss each.  It is 32 bits; when
@@ -29,11 +29,15 @@ typedef struct {
   uint32_t next_free;
 } Event;
 
+/* Laid out so that, read as one little-endian 128-bit number, an entry
+ * orders by (time, seq): see entry_less(). */
 typedef struct {
-  WeftTime time;
   uint32_t slot;
   uint32_t seq;                 /* insertion order, for equal times */
+  WeftTime time;
 } Entry;
+
+G_STATIC_ASSERT (sizeof (Entry) == 16 && G_BYTE_ORDER == G_LITTLE_ENDIAN);
 
 struct _WeftSim {
   WeftTime now;
@@ -136,24 +140,19 @@ slot_release (WeftSim *sim, uint32_t slot)
 
 /* ---- the heap ---- */
 
-static __attribute__ ((noinline)) gboolean
-seq_less (Entry a, Entry b)
-{
-  return a.seq < b.seq;
-}
-
+/* (time, seq) before (time, seq): one 128-bit comparison, a compare and a
+ * subtract with borrow, without a branch (which entry wins is
+ * unpredictable, and in a collective's lockstep instants most entries tie
+ * in time).  seq is unique, so slot never decides. */
 static inline gboolean
 entry_less (const WeftSim *sim, Entry a, Entry b)
 {
-  gboolean less = a.time < b.time;
+  unsigned __int128 x, y;
 
   (void) sim;
-  /* Equal times are rare outside of bursts; keep the common path to one
-   * comparison so that the choice below compiles to cmov (a tie broken
-   * inline would be if-converted too, at a cost to every comparison). */
-  if (G_UNLIKELY (a.time == b.time))
-    less = seq_less (a, b);
-  return less;
+  memcpy (&x, &a, sizeof x);
+  memcpy (&y, &b, sizeof y);
+  return x < y;
 }
 
 /* The index of the smallest of the children starting at @child (of which
