@@ -628,6 +628,19 @@ fill_groups (FlowNet *f)
   /* fs[g] and ls[g] now end group g. */
   for (uint32_t g = 0, a = 0, l = 0; g < n_groups; g++)
     {
+      /* At scale each group's flows and links are cache misses: fetch the
+       * flows two groups ahead, and the next group's links and its flows'
+       * buffers (their flows were fetched the round before). */
+      if (g + 2 < n_groups)
+        for (uint32_t i = fs[g + 1]; i < fs[g + 2]; i++)
+          __builtin_prefetch (&f->flows[f->by_group.v[i]]);
+      if (g + 1 < n_groups)
+        {
+          for (uint32_t i = fs[g]; i < fs[g + 1]; i++)
+            __builtin_prefetch (f->flows[f->by_group.v[i]].share);
+          for (uint32_t i = ls[g]; i < ls[g + 1]; i++)
+            __builtin_prefetch (&f->links[f->links_by_group.v[i]]);
+        }
       if (fs[g] - a == 1)
         fill_one (f, f->by_group.v[a]);
       else
@@ -660,6 +673,18 @@ recompute (WeftSim *sim, void *target, void *data)
   for (uint32_t d = 0; d < f->n_dirty; d++)
     {
       Link *dirty = &f->links[f->dirty[d]];
+      /* Fetch ahead: dirty links, then their flows' lists, then the flows
+       * (each stage's address is in what the one before fetched). */
+      if (d + 8 < f->n_dirty)
+        __builtin_prefetch (&f->links[f->dirty[d + 8]]);
+      if (d + 4 < f->n_dirty)
+        __builtin_prefetch (f->links[f->dirty[d + 4]].flows);
+      if (d + 2 < f->n_dirty)
+        {
+          const Link *ahead = &f->links[f->dirty[d + 2]];
+          for (uint32_t k = 0; k < ahead->n; k++)
+            __builtin_prefetch (&f->flows[ahead->flows[k]]);
+        }
       dirty->dirty = FALSE;
       for (uint32_t k = 0; k < dirty->n; k++)
         {
@@ -713,6 +738,8 @@ recompute (WeftSim *sim, void *target, void *data)
     {
       uint32_t id = f->affected.v[i];
       Flow *flow = &f->flows[id];
+      if (i + 8 < f->affected.n)
+        __builtin_prefetch (&f->flows[f->affected.v[i + 8]]);
       if (flow->rate == flow->old_rate && weft_sim_timer_pending (f->base.sim,
                                                                  &flow->timer))
         continue;
