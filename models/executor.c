@@ -126,6 +126,20 @@ send_latency (Exec *x, uint32_t a, uint32_t b)
                  : x->protocol.hop_nvlink;
 }
 
+/* If the next event is @fn of this executor too, fetch its step's record
+ * while this one runs (steps finish together in lockstep instants, and at
+ * scale each record is a cache miss). */
+static void
+fetch_next (Exec *x, WeftEventFn fn)
+{
+  WeftEventFn next_fn;
+  void *next_target, *next_data;
+
+  if (weft_sim_peek (x->net->sim, &next_fn, &next_target, &next_data)
+      && next_fn == fn && next_target == x)
+    __builtin_prefetch (&x->steps[GPOINTER_TO_UINT (next_data)]);
+}
+
 static void
 send_arrived (WeftSim *sim, void *target, void *data)
 {
@@ -133,6 +147,8 @@ send_arrived (WeftSim *sim, void *target, void *data)
   uint32_t k = GPOINTER_TO_UINT (data);
   uint32_t recv = x->steps[k].pair;
   (void) sim;
+
+  fetch_next (x, send_arrived);
 
   finish (x, k);
   x->steps[recv].arrived = TRUE;
@@ -147,6 +163,7 @@ send_start (WeftSim *sim, void *target, void *data)
   const XStep *step = &x->steps[GPOINTER_TO_UINT (data)];
   (void) sim;
 
+  fetch_next (x, send_start);
   uint64_t bytes = step->bytes;
   if (x->inflate > 1)
     bytes = (uint64_t) ceil ((double) bytes * x->inflate);

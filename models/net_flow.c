@@ -303,7 +303,14 @@ drained (WeftSim *sim, void *target, void *data)
   Flow *flow = &f->flows[id];
   WeftTime now = weft_sim_now (sim);
   const uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
+  WeftEventFn next_fn;
+  void *next_target, *next_data;
 
+  /* Flows drain together in a collective's lockstep instants: fetch the
+   * next one's line while this one's links are updated. */
+  if (weft_sim_peek (sim, &next_fn, &next_target, &next_data)
+      && next_fn == drained && next_target == f)
+    __builtin_prefetch (&f->flows[GPOINTER_TO_UINT (next_data)]);
   for (uint32_t i = 0; i < flow->path_len; i++)
     {
       uint32_t l = path[i];

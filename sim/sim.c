@@ -429,6 +429,9 @@ run_until (WeftSim *sim, WeftTime until)
       if (top.time > until)
         break;
       heap_pop (sim);
+      /* The next event's slot, while this one runs. */
+      if (sim->heap_len > 0)
+        __builtin_prefetch (&sim->events[sim->heap[0].slot]);
 
       Event *ev = &sim->events[top.slot];
       WeftEventFn fn = ev->fn;
@@ -447,6 +450,19 @@ run_until (WeftSim *sim, WeftTime until)
       fn (sim, target, data);
     }
   return sim->events_run - start;
+}
+
+gboolean
+weft_sim_peek (const WeftSim *sim, WeftEventFn *fn, void **target,
+               void **data)
+{
+  if (sim->heap_len == 0)
+    return FALSE;
+  const Event *ev = &sim->events[sim->heap[0].slot];
+  *fn = ev->fn;
+  *target = ev->target;
+  *data = ev->data;
+  return ev->fn != NULL;
 }
 
 uint64_t

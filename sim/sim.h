@@ -79,6 +79,11 @@ uint64_t weft_sim_run (WeftSim *sim);
  * number of events run by this call. */
 uint64_t weft_sim_run_until (WeftSim *sim, WeftTime until);
 
+/* The event that runs next, unless it was cancelled: a handler may fetch
+ * what it will touch ahead (at scale, cache misses dominate). */
+gboolean weft_sim_peek (const WeftSim *sim, WeftEventFn *fn, void **target,
+                        void **data);
+
 /* Renumber the pending events' insertion sequence from 0, keeping their
  * order; done by itself before the 32-bit sequence wraps.  Public for
  * tests. */

@@ -84,6 +84,32 @@ START_TEST (test_renumbering_keeps_the_order)
 }
 END_TEST
 
+START_TEST (test_peek_shows_the_next_event)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  Log log;
+  WeftTimer timer = { 0 };
+  WeftEventFn fn;
+  void *target, *data;
+
+  log_init (&log);
+  ck_assert (!weft_sim_peek (sim, &fn, &target, &data));
+  weft_sim_schedule (sim, 9, record, &log, GINT_TO_POINTER (2));
+  weft_sim_schedule (sim, 5, record, &log, GINT_TO_POINTER (1));
+  ck_assert (weft_sim_peek (sim, &fn, &target, &data));
+  ck_assert (fn == record && target == &log && GPOINTER_TO_INT (data) == 1);
+  /* A cancelled event is not shown. */
+  weft_sim_schedule_timer (sim, &timer, 1, record, &log, GINT_TO_POINTER (0));
+  ck_assert (weft_sim_peek (sim, &fn, &target, &data));
+  ck_assert_int_eq (GPOINTER_TO_INT (data), 0);
+  weft_sim_cancel (sim, &timer);
+  ck_assert (!weft_sim_peek (sim, &fn, &target, &data));
+  ck_assert_uint_eq (weft_sim_run (sim), 2);
+  ck_assert_int_eq (fired (&log, 0), 1);
+  log_clear (&log);
+}
+END_TEST
+
 START_TEST (test_times_then_sequence)
 {
   g_autoptr (WeftSim) sim = weft_sim_new ();
@@ -530,6 +556,7 @@ sim_suite (void)
   tcase_add_test (tc, test_equal_times_run_in_insertion_order);
   tcase_add_test (tc, test_times_then_sequence);
   tcase_add_test (tc, test_renumbering_keeps_the_order);
+  tcase_add_test (tc, test_peek_shows_the_next_event);
   tcase_add_test (tc, test_zero_delay_runs_after_queued_equal_times);
   suite_add_tcase (s, tc);
 
