@@ -61,14 +61,18 @@ typedef struct {
   double rate_sum;              /* B/s of those flows */
   double capacity;              /* B/s, the network's */
   WeftTime last;                /* start of the current rate segment */
-  WeftTime busy;                /* ps it carried anything, not yet in the
-                                   statistics (their line is another miss) */
-  uint32_t mark;                /* epoch: touched by this recomputation */
+  WeftTime busy;                /* ps it carried anything, and */
+  uint64_t bytes;               /* bytes of the flows that have crossed it,
+                                   not yet in the statistics (their line is
+                                   another miss) */
+  uint32_t mark;                /* epoch: touched by this recomputation;
+                                   DIRTY: a flow started or ended on it */
   uint32_t at;                  /* during a recomputation: its position among
                                    the touched links; while its group fills,
                                    among the group's */
-  gboolean dirty;               /* a flow started or ended on it */
 } Link;
+
+#define DIRTY 0x80000000u
 
 G_STATIC_ASSERT (sizeof (Flow) == 64 && sizeof (Link) == 64);
 
@@ -187,9 +191,9 @@ static void recompute (WeftSim *sim, void *target, void *data);
 static void
 mark_dirty (FlowNet *f, uint32_t l)
 {
-  if (f->links[l].dirty)
+  if (f->links[l].mark & DIRTY)
     return;
-  f->links[l].dirty = TRUE;
+  f->links[l].mark |= DIRTY;
   if (f->n_dirty == f->dirty_cap)
     {
       f->dirty_cap = f->dirty_cap ? f->dirty_cap * 2 : 64;
@@ -228,7 +232,9 @@ flow_flush (WeftNetwork *net)
     for (uint32_t l = 0; l < net->topo->n_links; l++)
       {
         net->stats->links[l].busy += f->links[l].busy;
+        net->stats->links[l].bytes += f->links[l].bytes;
         f->links[l].busy = 0;
+        f->links[l].bytes = 0;
       }
 }
 
@@ -301,6 +307,7 @@ drained (WeftSim *sim, void *target, void *data)
   FlowNet *f = target;
   uint32_t id = GPOINTER_TO_UINT (data);
   Flow *flow = &f->flows[id];
+  const WeftTransfer *t = &f->base.transfers[id];
   WeftTime now = weft_sim_now (sim);
   const uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
   WeftEventFn next_fn;
@@ -316,6 +323,7 @@ drained (WeftSim *sim, void *target, void *data)
       uint32_t l = path[i];
       Link *link = &f->links[l];
       close_segment (f, l, now);
+      link->bytes += t->striped ? t->link_bytes[i] : t->bytes;
       link->rate_sum -= flow->rate * flow->share[i];
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;
@@ -667,7 +675,15 @@ recompute (WeftSim *sim, void *target, void *data)
   (void) data;
 
   f->pending = FALSE;
-  f->epoch++;
+  if (G_UNLIKELY (++f->epoch == DIRTY))
+    {
+      /* The epoch would reach the dirty bit: start the count again. */
+      for (uint32_t l = 0; l < f->base.topo->n_links; l++)
+        f->links[l].mark &= DIRTY;
+      for (uint32_t i = 0; i < f->flows_cap; i++)
+        f->flows[i].mark = 0;
+      f->epoch = 1;
+    }
   f->recomputations++;
   f->affected.n = 0;
   f->touched.n = 0;
@@ -692,7 +708,7 @@ recompute (WeftSim *sim, void *target, void *data)
           for (uint32_t k = 0; k < ahead->n; k++)
             __builtin_prefetch (&f->flows[ahead->flows[k]]);
         }
-      dirty->dirty = FALSE;
+      dirty->mark &= ~DIRTY;
       for (uint32_t k = 0; k < dirty->n; k++)
         {
           uint32_t id = dirty->flows[k];
@@ -712,9 +728,9 @@ recompute (WeftSim *sim, void *target, void *data)
             {
               uint32_t l = path[p];
               Link *link = &f->links[l];
-              if (link->mark != f->epoch)
+              if ((link->mark & ~DIRTY) != f->epoch)
                 {
-                  link->mark = f->epoch;
+                  link->mark = f->epoch | (link->mark & DIRTY);
                   link->at = f->touched.n;
                   close_segment (f, l, now);
                   ids_push (&f->touched, l);
@@ -767,5 +783,6 @@ const WeftNetworkClass weft_network_flow_class = {
   .start = flow_start,
   .destroy = flow_destroy,
   .flush = flow_flush,
+  .counts_bytes = TRUE,
   .whole_stripes = TRUE,
 };

@@ -589,9 +589,10 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
 {
   WeftTransfer *t = &net->transfers[id];
 
-  for (uint32_t i = 0; i < t->path_len; i++)
-    weft_link_stats_count (net->stats, t->path[i],
-                           t->striped ? t->link_bytes[i] : t->bytes);
+  if (!net->klass->counts_bytes)
+    for (uint32_t i = 0; i < t->path_len; i++)
+      weft_link_stats_count (net->stats, t->path[i],
+                             t->striped ? t->link_bytes[i] : t->bytes);
   net->finished++;
   net->bytes_delivered += t->bytes;
   weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);

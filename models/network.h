@@ -41,6 +41,8 @@ typedef struct {
   void (*flush) (WeftNetwork *net); /* NULL, or bring net->stats up to date */
   gboolean whole_stripes;       /* a striped transfer is one transfer over
                                    every stripe's links (see link_bytes) */
+  gboolean counts_bytes;        /* it counts the bytes links carry itself
+                                   (added to net->stats by flush) */
 } WeftNetworkClass;
 
 /* One transfer in progress. */
@@ -127,7 +129,7 @@ void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
                                  void *target, void *data);
 
 /* Bring net->stats up to date: a fidelity may keep some figures (the flow
- * model's busy times) with its own state while it runs.  Call before
+ * model's busy times and bytes) with its own state while it runs.  Call before
  * reading the statistics after a run. */
 void weft_network_flush_stats (WeftNetwork *net);
 

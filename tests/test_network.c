@@ -68,6 +68,7 @@ run (WeftSim *sim, const WeftTopology *topo, WeftFidelity fidelity, Job *jobs,
                              jobs[i].cap, job_done, &jobs[i], NULL);
     }
   weft_sim_run (sim);
+  weft_network_flush_stats (net);
   for (guint i = 0; i < n; i++)
     ck_assert_msg (jobs[i].done != WEFT_TIME_MAX, "job %u never finished", i);
   ck_assert_uint_eq (net->started, net->finished);
@@ -140,7 +141,6 @@ START_TEST (test_idle_path_every_link_type)
           ck_assert_uint_eq (net->stats->links[0].bytes, bytes);
           check_link_bins (net);
           /* Busy while the bytes crossed it: their time on the wire. */
-          weft_network_flush_stats (net);
           double wire = bytes * 1e12 / weft_link_type_effective (t);
           WeftTime busy = net->stats->links[0].busy;
           ck_assert_msg (busy >= 0.999 * wire && busy <= closed,
