@@ -737,14 +737,7 @@ recompute (WeftSim *sim, void *target, void *data)
                   ids_push (&f->touched_owner, i);
                 }
               else if (grouping)
-                {
-                  uint32_t *parent = f->group_of.v;
-                  uint32_t a = weft_find_root (parent, i);
-                  uint32_t b = weft_find_root (parent,
-                                               f->touched_owner.v[link->at]);
-                  if (a != b)
-                    parent[MAX (a, b)] = MIN (a, b);
-                }
+                weft_union (f->group_of.v, i, f->touched_owner.v[link->at]);
             }
         }
     }

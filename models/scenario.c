@@ -532,12 +532,7 @@ check_gpus_connected (Builder *b, GError **error)
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     parent[n] = n;
   for (uint32_t l = 0; l < topo->n_links; l += 2)
-    {
-      uint32_t x = weft_find_root (parent, topo->links[l].src);
-      uint32_t y = weft_find_root (parent, topo->links[l].dst);
-      if (x != y)
-        parent[MAX (x, y)] = MIN (x, y);
-    }
+    weft_union (parent, topo->links[l].src, topo->links[l].dst);
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (topo->nodes[n].kind == WEFT_NODE_GPU)
       {

@@ -145,11 +145,10 @@ slot_release (WeftSim *sim, uint32_t slot)
  * unpredictable, and in a collective's lockstep instants most entries tie
  * in time).  seq is unique, so slot never decides. */
 static inline gboolean
-entry_less (const WeftSim *sim, Entry a, Entry b)
+entry_less (Entry a, Entry b)
 {
   unsigned __int128 x, y;
 
-  (void) sim;
   memcpy (&x, &a, sizeof x);
   memcpy (&y, &b, sizeof y);
   return x < y;
@@ -160,20 +159,20 @@ entry_less (const WeftSim *sim, Entry a, Entry b)
  * branch-free tournament: which child wins is unpredictable, so branches
  * would mispredict about half the time. */
 static inline size_t
-min_child (const WeftSim *sim, const Entry *heap, size_t child, size_t n)
+min_child (const Entry *heap, size_t child, size_t n)
 {
   if (G_LIKELY (child + ARITY <= n))
     {
-      size_t a = entry_less (sim, heap[child + 1], heap[child]) ? child + 1
+      size_t a = entry_less (heap[child + 1], heap[child]) ? child + 1
                                                                 : child;
-      size_t b = entry_less (sim, heap[child + 3], heap[child + 2])
+      size_t b = entry_less (heap[child + 3], heap[child + 2])
                      ? child + 3
                      : child + 2;
-      return entry_less (sim, heap[b], heap[a]) ? b : a;
+      return entry_less (heap[b], heap[a]) ? b : a;
     }
   size_t best = child;
   for (size_t k = child + 1; k < n; k++)
-    if (entry_less (sim, heap[k], heap[best]))
+    if (entry_less (heap[k], heap[best]))
       best = k;
   return best;
 }
@@ -187,7 +186,7 @@ heap_sift_up (WeftSim *sim, size_t hole, Entry e)
     {
       size_t parent = (hole - 1) / ARITY;
 
-      if (!entry_less (sim, e, heap[parent]))
+      if (!entry_less (e, heap[parent]))
         break;
       heap[hole] = heap[parent];
       hole = parent;
@@ -239,7 +238,7 @@ settle_down (WeftSim *sim, size_t hole, Entry e, const gboolean prefetch)
             for (size_t k = 0; k < ARITY; k++)
               __builtin_prefetch (&heap[grand + k * ARITY]);
         }
-      size_t best = min_child (sim, heap, child, n);
+      size_t best = min_child (heap, child, n);
       heap[hole] = heap[best];
       hole = best;
     }
@@ -293,8 +292,8 @@ heap_compact (WeftSim *sim)
 
           if (child >= kept)
             break;
-          size_t best = min_child (sim, sim->heap, child, kept);
-          if (!entry_less (sim, sim->heap[best], e))
+          size_t best = min_child (sim->heap, child, kept);
+          if (!entry_less (sim->heap[best], e))
             break;
           sim->heap[hole] = sim->heap[best];
           hole = best;
