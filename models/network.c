@@ -7,6 +7,7 @@
 #include <string.h>
 
 static void routes_init (WeftNetwork *net);
+static void routes_free (WeftNetwork *net);
 
 static const char *const fidelity_names[] = { "packet", "flow", "analytical" };
 
@@ -98,7 +99,7 @@ weft_network_free (WeftNetwork *net)
   g_array_unref (net->stripe_bytes);
   g_free (net->reduce_free_at);
   g_free (net->capacity);
-  g_free (net->routes);
+  routes_free (net);
   weft_routing_free (net->routing);
   weft_link_stats_free (net->stats);
   net->klass->destroy (net);
@@ -203,14 +204,20 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
  * bottleneck.  A collective sends from a GPU to the same few peers over
  * and over (each piece of each step): one look-up here replaces routing
  * every stripe.  Only routes no flow id took part in are kept, so results
- * are the same with or without them.  A route sits in either slot of the
- * pair its (src, dst) hashes to, replacing the one used less recently. */
+ * are the same with or without them.
+ *
+ * A route sits in any slot of the set of ROUTE_WAYS its (src, dst) hashes
+ * to, replacing the one used least recently when the set is full.  The
+ * keys of a set share one cache line, the routes lie apart: a look-up
+ * reads one line, and only a hit reads its route.  (With two slots a pair,
+ * a ring's one peer a GPU collided often enough that a sixth of its
+ * transfers were routed again.) */
 #define ROUTE_LINKS 24
 #define ROUTE_HOPS 8
+#define ROUTE_WAYS 8
 
 struct _WeftRoute {
-  uint32_t src, dst;            /* src == dst: empty (never asked for) */
-  uint32_t used;                /* clock of the last use, 0: never */
+  uint32_t used;                /* clock of the last use */
   uint8_t n_links;
   uint8_t n_hops;               /* 0 or 1: one part, not striped */
   WeftTime latency;
@@ -222,15 +229,38 @@ struct _WeftRoute {
 
 typedef struct _WeftRoute Route;
 
+/* A slot's key: (src, dst); 0 (src == dst == 0, never asked for): empty. */
+static inline uint64_t
+route_key (uint32_t src, uint32_t dst)
+{
+  return (uint64_t) src << 32 | dst;
+}
+
 /* Routes start in 1,024 slots and double while half of them are filled,
  * up to 32 a GPU: a network built to try one collective on a few GPUs
  * asks for few. */
+static void
+routes_alloc (WeftNetwork *net, uint32_t n)
+{
+  net->n_routes = n;
+  net->routes_filled = 0;
+  net->routes = g_new (Route, n);
+  net->route_keys = g_aligned_alloc0 (n, sizeof (uint64_t), 64);
+}
+
+static void
+routes_free (WeftNetwork *net)
+{
+  g_clear_pointer (&net->routes, g_free);
+  g_clear_pointer (&net->route_keys, g_aligned_free);
+}
+
 static void
 routes_init (WeftNetwork *net)
 {
   uint32_t gpus = 0;
 
-  g_clear_pointer (&net->routes, g_free);
+  routes_free (net);
   if (!net->klass->whole_stripes || net->plain)
     return;
   for (uint32_t n = 0; n < net->topo->n_nodes; n++)
@@ -238,43 +268,50 @@ routes_init (WeftNetwork *net)
   net->routes_max = 4096;
   while (net->routes_max < (1u << 24) && net->routes_max < 32 * (uint64_t) gpus)
     net->routes_max *= 2;
-  net->n_routes = 1024;
-  net->routes_filled = 0;
-  net->routes = g_new0 (Route, net->n_routes);
+  routes_alloc (net, 1024);
 }
 
-static Route *
-route_pair (WeftNetwork *net, uint32_t src, uint32_t dst)
+/* The first slot of the set of @key. */
+static inline uint32_t
+route_set (const WeftNetwork *net, uint64_t key)
 {
-  uint64_t h = weft_mix64 ((uint64_t) src << 32 | dst);
-  return &net->routes[h & (net->n_routes - 2)];
+  return (uint32_t) weft_mix64 (key) & (net->n_routes - ROUTE_WAYS);
 }
 
 static Route *
 route_find (WeftNetwork *net, uint32_t src, uint32_t dst)
 {
-  Route *r = route_pair (net, src, dst);
+  uint64_t key = route_key (src, dst);
+  uint32_t set = route_set (net, key);
+  const uint64_t *keys = net->route_keys + set;
 
-  if (r->src != src || r->dst != dst)
-    {
-      r++;
-      if (r->src != src || r->dst != dst)
-        return NULL;
-    }
-  r->used = ++net->route_clock;
-  return r;
+  for (uint32_t i = 0; i < ROUTE_WAYS; i++)
+    if (keys[i] == key)
+      {
+        Route *r = &net->routes[set + i];
+        r->used = ++net->route_clock;
+        return r;
+      }
+  return NULL;
 }
 
-/* The less recently used slot of the pair of (@src, @dst). */
-static Route *
-route_free_slot (WeftNetwork *net, uint32_t src, uint32_t dst)
+/* A slot for @key: an empty one of its set, or the least recently used. */
+static uint32_t
+route_free_slot (WeftNetwork *net, uint64_t key)
 {
-  Route *r = route_pair (net, src, dst);
+  uint32_t set = route_set (net, key), best = set;
 
-  if (r[1].used < r->used)
-    r++;
-  net->routes_filled += r->used == 0;
-  return r;
+  for (uint32_t i = set; i < set + ROUTE_WAYS; i++)
+    {
+      if (net->route_keys[i] == 0)
+        {
+          net->routes_filled++;
+          return i;
+        }
+      if (net->routes[i].used < net->routes[best].used)
+        best = i;
+    }
+  return best;
 }
 
 /* Remember the route from @src to @dst: @n_links @links, leaving by the
@@ -286,24 +323,33 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
                 uint32_t n_hops, const uint8_t *stripes, WeftTime latency,
                 double bottleneck)
 {
-  if (net->routes_filled >= net->n_routes / 2
-      && net->n_routes < net->routes_max)
+  uint64_t key = route_key (src, dst);
+  if (net->n_routes < net->routes_max
+      && (net->routes_filled >= net->n_routes / 2
+          || net->route_keys[route_set (net, key) + ROUTE_WAYS - 1] != 0))
     {
-      /* Twice the slots, the routes held put again. */
+      /* Half the slots filled, or this route's set (filled in order):
+       * twice the slots, the routes held put again. */
       Route *old = net->routes;
+      uint64_t *old_keys = net->route_keys;
       uint32_t n = net->n_routes;
-      net->n_routes *= 2;
-      net->routes = g_new0 (Route, net->n_routes);
-      net->routes_filled = 0;
+      routes_alloc (net, n * 2);
       for (uint32_t i = 0; i < n; i++)
-        if (old[i].used != 0)
-          *route_free_slot (net, old[i].src, old[i].dst) = old[i];
+        if (old_keys[i] != 0)
+          {
+            uint32_t slot = route_free_slot (net, old_keys[i]);
+            net->route_keys[slot] = old_keys[i];
+            net->routes[slot] = old[i];
+          }
       g_free (old);
+      g_aligned_free (old_keys);
     }
-  Route *r = route_free_slot (net, src, dst);
-  *r = (Route) { .src = src, .dst = dst, .used = ++net->route_clock,
-                 .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
-                 .latency = latency, .bottleneck = bottleneck };
+  uint32_t slot = route_free_slot (net, key);
+  Route *r = &net->routes[slot];
+  net->route_keys[slot] = key;
+  *r = (Route) { .used = ++net->route_clock, .n_links = (uint8_t) n_links,
+                 .n_hops = (uint8_t) n_hops, .latency = latency,
+                 .bottleneck = bottleneck };
   memcpy (r->hops, hops, n_hops * sizeof (uint32_t));
   memcpy (r->links, links, n_links * sizeof (uint32_t));
   if (stripes != NULL)
@@ -547,6 +593,7 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
           start_remembered (net, r, src, dst, bytes, cap, done, target, data);
           return;
         }
+      net->routes_missed++;
     }
 
   /* Traffic leaving by several equal-cost links is striped over all of

@@ -445,6 +445,48 @@ START_TEST (test_same_run_same_times)
 }
 END_TEST
 
+/* A collective sends from each GPU to the same few peers again and again:
+ * each pair is routed once and then looked up, even when the pairs are
+ * as many as the table's first slots (a ring over 1,000 GPUs: one peer
+ * each). */
+START_TEST (test_routes_kept_per_pair)
+{
+  g_autoptr (WeftScenario) s = load_text (
+      "weft: 1\n"
+      "link_types:\n"
+      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: 1000}, latency: 100ns}\n"
+      "nodes: [{name: 'h[0-999]', device: h}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'h[0-999]', switch: s, "
+      "link: l}]\n");
+  const WeftTopology *topo = s->topo;
+  enum { HOSTS = 1000, ROUNDS = 4 };
+  uint32_t ids[HOSTS];
+  static Job jobs[HOSTS * ROUNDS];
+
+  for (int i = 0; i < HOSTS; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("h%d", i);
+      ids[i] = node (topo, name);
+    }
+  for (int k = 0; k < ROUNDS; k++)
+    for (int i = 0; i < HOSTS; i++)
+      jobs[k * HOSTS + i] = (Job) { ids[i], ids[(i + 1) % HOSTS], 1000000,
+                                    0, 0 };
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs,
+                                     G_N_ELEMENTS (jobs));
+  ck_assert_uint_eq (net->routes_missed, HOSTS);
+  /* Each host's link to the switch and the switch's link on to the next
+   * host carry that pair's four transfers and nothing else: all end
+   * together. */
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    ck_assert_uint_eq (jobs[i].done, jobs[0].done);
+}
+END_TEST
+
 static Suite *
 network_suite (void)
 {
@@ -469,6 +511,7 @@ network_suite (void)
   tcase_add_test (tc, test_credits_back_pressure);
   tcase_add_test (tc, test_switch_reduce_queues);
   tcase_add_test (tc, test_same_run_same_times);
+  tcase_add_test (tc, test_routes_kept_per_pair);
   suite_add_tcase (s, tc);
   return s;
 }
