@@ -208,23 +208,23 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
  *
  * A route sits in any slot of the set of ROUTE_WAYS its (src, dst) hashes
  * to, replacing the one used least recently when the set is full.  The
- * keys of a set share one cache line, the routes lie apart: a look-up
- * reads one line, and only a hit reads its route.  (With two slots a pair,
- * a ring's one peer a GPU collided often enough that a sixth of its
- * transfers were routed again.) */
-#define ROUTE_LINKS 24
+ * keys of a set share one cache line; a slot's hops, links and stripes lie
+ * in a pool, as long as they are: a look-up reads one line, and only a hit
+ * reads its route.  (With two slots a pair, a ring's one peer a GPU
+ * collided often enough that a sixth of its transfers were routed
+ * again.) */
+#define ROUTE_LINKS 64
 #define ROUTE_HOPS 8
 #define ROUTE_WAYS 8
 
 struct _WeftRoute {
-  uint32_t used;                /* clock of the last use */
-  uint8_t n_links;
-  uint8_t n_hops;               /* 0 or 1: one part, not striped */
   WeftTime latency;
   double bottleneck;
-  uint32_t hops[ROUTE_HOPS];
-  uint32_t links[ROUTE_LINKS];
-  uint8_t stripes[ROUTE_LINKS]; /* bit i: stripe i crosses the link */
+  uint32_t used;                /* clock of the last use */
+  uint32_t body;                /* in the pool: hops, links, then a byte a
+                                   link, bit i: stripe i crosses it */
+  uint8_t n_links;
+  uint8_t n_hops;               /* 0 or 1: one part, not striped */
 };
 
 typedef struct _WeftRoute Route;
@@ -236,9 +236,35 @@ route_key (uint32_t src, uint32_t dst)
   return (uint64_t) src << 32 | dst;
 }
 
-/* Routes start in 1,024 slots and double while half of them are filled,
- * up to 32 a GPU: a network built to try one collective on a few GPUs
- * asks for few. */
+/* Words of the pool a route of @n_hops and @n_links takes. */
+static inline uint32_t
+route_words (uint32_t n_hops, uint32_t n_links)
+{
+  return n_hops + n_links + (n_links + 3) / 4;
+}
+
+static inline const uint32_t *
+route_hops (const WeftNetwork *net, const Route *r)
+{
+  return net->route_pool + r->body;
+}
+
+static inline const uint32_t *
+route_links (const WeftNetwork *net, const Route *r)
+{
+  return net->route_pool + r->body + r->n_hops;
+}
+
+static inline const uint8_t *
+route_stripes (const WeftNetwork *net, const Route *r)
+{
+  return (const uint8_t *) (net->route_pool + r->body + r->n_hops
+                            + r->n_links);
+}
+
+/* Routes start in 1,024 slots and double while half of them are filled
+ * or a route's set is, up to 32 a GPU: a network built to try one
+ * collective on a few GPUs asks for few. */
 static void
 routes_alloc (WeftNetwork *net, uint32_t n)
 {
@@ -253,6 +279,8 @@ routes_free (WeftNetwork *net)
 {
   g_clear_pointer (&net->routes, g_free);
   g_clear_pointer (&net->route_keys, g_aligned_free);
+  g_clear_pointer (&net->route_pool, g_free);
+  net->pool_used = net->pool_cap = net->pool_dead = 0;
 }
 
 static void
@@ -295,7 +323,8 @@ route_find (WeftNetwork *net, uint32_t src, uint32_t dst)
   return NULL;
 }
 
-/* A slot for @key: an empty one of its set, or the least recently used. */
+/* A slot for @key: an empty one of its set, or the least recently used
+ * (its route's words in the pool are then dead). */
 static uint32_t
 route_free_slot (WeftNetwork *net, uint64_t key)
 {
@@ -311,7 +340,35 @@ route_free_slot (WeftNetwork *net, uint64_t key)
       if (net->routes[i].used < net->routes[best].used)
         best = i;
     }
+  net->pool_dead += route_words (net->routes[best].n_hops,
+                                 net->routes[best].n_links);
   return best;
+}
+
+/* Copy the live routes' words into a new pool with room for @more. */
+static void
+pool_compact (WeftNetwork *net, uint64_t more)
+{
+  uint64_t live = net->pool_used - net->pool_dead;
+  uint64_t cap = MAX (2 * (live + more), 4096);
+  g_assert (cap < G_MAXUINT32);
+  uint32_t *pool = g_new (uint32_t, cap), used = 0;
+
+  for (uint32_t i = 0; i < net->n_routes; i++)
+    if (net->route_keys[i] != 0)
+      {
+        Route *r = &net->routes[i];
+        uint32_t words = route_words (r->n_hops, r->n_links);
+        memcpy (pool + used, net->route_pool + r->body,
+                words * sizeof (uint32_t));
+        r->body = used;
+        used += words;
+      }
+  g_free (net->route_pool);
+  net->route_pool = pool;
+  net->pool_used = used;
+  net->pool_cap = (uint32_t) cap;
+  net->pool_dead = 0;
 }
 
 /* Remember the route from @src to @dst: @n_links @links, leaving by the
@@ -328,8 +385,7 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
       && (net->routes_filled >= net->n_routes / 2
           || net->route_keys[route_set (net, key) + ROUTE_WAYS - 1] != 0))
     {
-      /* Half the slots filled, or this route's set (filled in order):
-       * twice the slots, the routes held put again. */
+      /* Twice the slots, the routes held put again (sets fill in order). */
       Route *old = net->routes;
       uint64_t *old_keys = net->route_keys;
       uint32_t n = net->n_routes;
@@ -344,18 +400,24 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
       g_free (old);
       g_aligned_free (old_keys);
     }
+  uint32_t words = route_words (n_hops, n_links);
+  if (net->pool_used + words > net->pool_cap)
+    pool_compact (net, words);
   uint32_t slot = route_free_slot (net, key);
   Route *r = &net->routes[slot];
   net->route_keys[slot] = key;
-  *r = (Route) { .used = ++net->route_clock, .n_links = (uint8_t) n_links,
-                 .n_hops = (uint8_t) n_hops, .latency = latency,
-                 .bottleneck = bottleneck };
-  memcpy (r->hops, hops, n_hops * sizeof (uint32_t));
-  memcpy (r->links, links, n_links * sizeof (uint32_t));
+  *r = (Route) { .latency = latency, .bottleneck = bottleneck,
+                 .used = ++net->route_clock, .body = net->pool_used,
+                 .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops };
+  uint32_t *body = net->route_pool + net->pool_used;
+  net->pool_used += words;
+  memcpy (body, hops, n_hops * sizeof (uint32_t));
+  memcpy (body + n_hops, links, n_links * sizeof (uint32_t));
+  uint8_t *bits = (uint8_t *) (body + n_hops + n_links);
   if (stripes != NULL)
-    memcpy (r->stripes, stripes, n_links);
+    memcpy (bits, stripes, n_links);
   else
-    memset (r->stripes, 1, n_links);
+    memset (bits, 1, n_links);
 }
 
 WeftTime
@@ -485,7 +547,7 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
   WeftTransfer *t = &net->transfers[id];
 
   fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
-  memcpy (t->path, r->links, r->n_links * sizeof (uint32_t));
+  memcpy (t->path, route_links (net, r), r->n_links * sizeof (uint32_t));
   t->path_len = r->n_links;
   t->latency = r->latency;
   t->striped = r->n_hops > 1;
@@ -494,12 +556,13 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
   else
     {
       uint64_t parts[ROUTE_HOPS];
-      shares (net, r->hops, r->n_hops, bytes, parts);
+      const uint8_t *stripes = route_stripes (net, r);
+      shares (net, route_hops (net, r), r->n_hops, bytes, parts);
       for (uint32_t k = 0; k < r->n_links; k++)
         {
           uint64_t carried = 0;
           for (uint32_t i = 0; i < r->n_hops; i++)
-            if (r->stripes[k] >> i & 1)
+            if (stripes[k] >> i & 1)
               carried += parts[i];
           t->link_bytes[k] = carried;
         }

@@ -92,6 +92,8 @@ struct _WeftNetwork {
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
   struct _WeftRoute *routes;    /* whole transfers' routes remembered */
   uint64_t *route_keys;         /* their (src, dst), by slot */
+  uint32_t *route_pool;         /* their hops, links and stripes */
+  uint32_t pool_used, pool_cap, pool_dead;
   uint32_t n_routes, routes_max, routes_filled, route_clock;
   uint64_t routes_missed;       /* transfers routed while routes were kept */
   GPtrArray *adopted;           /* objects freed with the network */

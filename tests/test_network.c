@@ -487,6 +487,86 @@ START_TEST (test_routes_kept_per_pair)
 }
 END_TEST
 
+/* Jobs one after another: each starts when the one before is done. */
+typedef struct {
+  WeftNetwork *net;
+  Job *jobs;
+  guint n, next;
+} Chain;
+
+static void
+chain_next (WeftSim *sim, void *target, void *data)
+{
+  Chain *c = target;
+  (void) data;
+
+  if (c->next > 0)
+    c->jobs[c->next - 1].done = weft_sim_now (sim);
+  if (c->next == c->n)
+    return;
+  Job *job = &c->jobs[c->next++];
+  weft_network_transfer (c->net, job->src, job->dst, job->bytes, 0,
+                         chain_next, c, NULL);
+}
+
+/* More pairs than the table holds (all to all over 100 hosts, twice):
+ * routes are forgotten and routed again, and the times are those of a run
+ * that keeps none. */
+START_TEST (test_routes_forgotten_same_times)
+{
+  g_autoptr (WeftScenario) s = load_text (
+      "weft: 1\n"
+      "link_types:\n"
+      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: 100}, latency: 100ns}\n"
+      "nodes: [{name: 'h[0-99]', device: h}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'h[0-99]', switch: s, "
+      "link: l}]\n");
+  const WeftTopology *topo = s->topo;
+  enum { HOSTS = 100, PAIRS = HOSTS * (HOSTS - 1) };
+  uint32_t ids[HOSTS];
+  static Job kept[2 * PAIRS], plain[2 * PAIRS];
+
+  for (int i = 0; i < HOSTS; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("h%d", i);
+      ids[i] = node (topo, name);
+    }
+  guint n = 0;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < HOSTS; i++)
+      for (int j = 0; j < HOSTS; j++)
+        if (i != j)
+          kept[n++] = (Job) { ids[i], ids[j], (uint64_t) (i + j + 1) * 1000,
+                              0, 0 };
+  memcpy (plain, kept, sizeof kept);
+
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
+  Job *runs[2] = { kept, plain };
+  uint64_t missed = 0;
+  for (int p = 0; p < 2; p++)
+    {
+      g_autoptr (WeftSim) sim = weft_sim_new ();
+      g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
+      weft_network_set_plain (net, p == 1);
+      Chain chain = { net, runs[p], n, 0 };
+      chain_next (sim, &chain, NULL);
+      weft_sim_run (sim);
+      ck_assert_uint_eq (chain.next, n);
+      if (p == 0)
+        missed = net->routes_missed;
+    }
+  /* The table holds 4,096 routes here: the first round routes every
+   * pair, the second some of them again. */
+  ck_assert_uint_gt (missed, PAIRS);
+  ck_assert_uint_lt (missed, 2 * PAIRS);
+  for (guint i = 0; i < n; i++)
+    ck_assert_uint_eq (kept[i].done, plain[i].done);
+}
+END_TEST
+
 static Suite *
 network_suite (void)
 {
@@ -512,6 +592,7 @@ network_suite (void)
   tcase_add_test (tc, test_switch_reduce_queues);
   tcase_add_test (tc, test_same_run_same_times);
   tcase_add_test (tc, test_routes_kept_per_pair);
+  tcase_add_test (tc, test_routes_forgotten_same_times);
   suite_add_tcase (s, tc);
   return s;
 }
