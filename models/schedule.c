@@ -299,14 +299,26 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
 
   /* Run it without time: a step finishes once its dependencies have and,
    * for a receive, its send has.  Whatever never finishes is deadlocked.
-   * Steps are numbered globally; a work list keeps this linear. */
-  g_autofree uint64_t *offset = g_new (uint64_t, s->n_ranks + 1);
+   * Steps are numbered globally (32 bits, as the executor numbers them); a
+   * work list keeps this linear. */
+  uint64_t total = 0, edges = 0;
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    total += s->steps[r]->len;
+  edges = total + s->deps->len;     /* at most: a send each, every dependency */
+  if (total >= G_MAXUINT32 || edges >= G_MAXUINT32)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+                   "the schedule has %" G_GUINT64_FORMAT " steps and %"
+                   G_GUINT64_FORMAT " dependencies, more than weft can run",
+                   total, (uint64_t) s->deps->len);
+      return FALSE;
+    }
+  g_autofree uint32_t *offset = g_new (uint32_t, s->n_ranks + 1);
   offset[0] = 0;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     offset[r + 1] = offset[r] + s->steps[r]->len;
-  uint64_t total = offset[s->n_ranks];
   g_autofree uint32_t *remaining = g_new0 (uint32_t, MAX (total, 1));
-  g_autofree uint64_t *out_start = g_new0 (uint64_t, total + 1);
+  g_autofree uint32_t *out_start = g_new0 (uint32_t, total + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (guint i = 0; i < s->steps[r]->len; i++)
       {
@@ -321,30 +333,33 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
       }
   for (uint64_t k = 0; k < total; k++)
     out_start[k + 1] += out_start[k];
-  g_autofree uint64_t *out = g_new (uint64_t, MAX (out_start[total], 1));
-  g_autofree uint64_t *fill = g_memdup2 (out_start, (total + 1) * sizeof (uint64_t));
+  g_autofree uint32_t *out = g_new (uint32_t, MAX (out_start[total], 1));
+  /* Each step's next free out slot, in the queue's memory (it is not needed
+   * until the run, and the run does not need these). */
+  g_autofree uint32_t *queue = g_new (uint32_t, MAX (total, 1));
+  uint32_t *fill = queue;
+  memcpy (fill, out_start, total * sizeof (uint32_t));
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (guint i = 0; i < s->steps[r]->len; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         for (uint32_t d = 0; d < step->n_deps; d++)
           {
-            uint64_t from = offset[r] + g_array_index (s->deps, uint32_t,
+            uint32_t from = offset[r] + g_array_index (s->deps, uint32_t,
                                                        step->first_dep + d);
             out[fill[from]++] = offset[r] + i;
           }
         if (step->kind == WEFT_STEP_SEND)
           out[fill[offset[r] + i]++] = offset[step->peer] + s->matches[r][i];
       }
-  g_autofree uint64_t *queue = g_new (uint64_t, MAX (total, 1));
   uint64_t head = 0, tail = 0;
   for (uint64_t k = 0; k < total; k++)
     if (remaining[k] == 0)
-      queue[tail++] = k;
+      queue[tail++] = (uint32_t) k;
   while (head < tail)
     {
-      uint64_t k = queue[head++];
-      for (uint64_t e = out_start[k]; e < out_start[k + 1]; e++)
+      uint32_t k = queue[head++];
+      for (uint32_t e = out_start[k]; e < out_start[k + 1]; e++)
         if (--remaining[out[e]] == 0)
           queue[tail++] = out[e];
     }
