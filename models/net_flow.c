@@ -188,18 +188,16 @@ flow_destroy (WeftNetwork *net)
 
 static void recompute (WeftSim *sim, void *target, void *data);
 
+/* The rare part of mark_dirty(): room for more, the recomputation not yet
+ * asked for. */
 static void
-mark_dirty (FlowNet *f, uint32_t l)
+dirty_slow (FlowNet *f)
 {
-  if (f->links[l].mark & DIRTY)
-    return;
-  f->links[l].mark |= DIRTY;
   if (f->n_dirty == f->dirty_cap)
     {
       f->dirty_cap = f->dirty_cap ? f->dirty_cap * 2 : 64;
       f->dirty = g_renew (uint32_t, f->dirty, f->dirty_cap);
     }
-  f->dirty[f->n_dirty++] = l;
   if (!f->pending)
     {
       f->pending = TRUE;
@@ -207,17 +205,29 @@ mark_dirty (FlowNet *f, uint32_t l)
     }
 }
 
+static inline void
+mark_dirty (FlowNet *f, uint32_t l)
+{
+  if (f->links[l].mark & DIRTY)
+    return;
+  f->links[l].mark |= DIRTY;
+  if (G_UNLIKELY (f->n_dirty == f->dirty_cap || !f->pending))
+    dirty_slow (f);
+  f->dirty[f->n_dirty++] = l;
+}
+
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
-static void
+static inline void
 close_segment (FlowNet *f, uint32_t l, WeftTime now)
 {
   Link *link = &f->links[l];
 
   if (now > link->last && link->rate_sum > 0)
     {
-      weft_link_stats_spread (f->base.stats, l, link->last, now,
-                              link->rate_sum * (double) (now - link->last)
-                                  * 1e-12);
+      if (f->base.stats->bin_width > 0)
+        weft_link_stats_spread (f->base.stats, l, link->last, now,
+                                link->rate_sum * (double) (now - link->last)
+                                    * 1e-12);
       link->busy += now - link->last;
     }
   link->last = now;
