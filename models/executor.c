@@ -108,22 +108,11 @@ step_finished (WeftSim *sim, void *target, void *data)
 static WeftTime
 send_latency (Exec *x, uint32_t a, uint32_t b)
 {
-  WeftNetwork *net = x->net;
-  gboolean pcie = FALSE, network = FALSE;
+  uint32_t crosses = weft_network_crosses (x->net, a, b);
 
-  weft_routing_path (net->routing, a, b, 0, net->scratch);
-  for (guint i = 0; i < net->scratch->len; i++)
-    {
-      const WeftLink *l = &net->topo->links[g_array_index (net->scratch,
-                                                           uint32_t, i)];
-      const WeftLinkType *t = g_ptr_array_index (net->topo->link_types,
-                                                 l->type);
-      pcie |= t->family == WEFT_FAMILY_PCIE || t->family == WEFT_FAMILY_OTHER;
-      network |= t->family == WEFT_FAMILY_NETWORK;
-    }
-  return network ? x->protocol.hop_network
-         : pcie  ? x->protocol.hop_pcie
-                 : x->protocol.hop_nvlink;
+  return (crosses & WEFT_CROSSES_NETWORK) ? x->protocol.hop_network
+         : (crosses & WEFT_CROSSES_PCIE)  ? x->protocol.hop_pcie
+                                          : x->protocol.hop_nvlink;
 }
 
 /* If the next event is @fn of this executor too, fetch its step's record

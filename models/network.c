@@ -225,6 +225,7 @@ struct _WeftRoute {
                                    link, bit i: stripe i crosses it */
   uint8_t n_links;
   uint8_t n_hops;               /* 0 or 1: one part, not striped */
+  uint8_t crosses;              /* WEFT_CROSSES_* */
 };
 
 typedef struct _WeftRoute Route;
@@ -371,6 +372,39 @@ pool_compact (WeftNetwork *net, uint64_t more)
   net->pool_dead = 0;
 }
 
+/* What @n @links cross: WEFT_CROSSES_* bits. */
+static uint32_t
+links_cross (const WeftNetwork *net, const uint32_t *links, uint32_t n)
+{
+  uint32_t crosses = 0;
+
+  for (uint32_t i = 0; i < n; i++)
+    {
+      const WeftLink *l = &net->topo->links[links[i]];
+      const WeftLinkType *t = g_ptr_array_index (net->topo->link_types,
+                                                 l->type);
+      if (t->family == WEFT_FAMILY_PCIE || t->family == WEFT_FAMILY_OTHER)
+        crosses |= WEFT_CROSSES_PCIE;
+      else if (t->family == WEFT_FAMILY_NETWORK)
+        crosses |= WEFT_CROSSES_NETWORK;
+    }
+  return crosses;
+}
+
+uint32_t
+weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  if (net->routes)
+    {
+      const Route *r = route_find (net, src, dst);
+      if (r != NULL)
+        return r->crosses;
+    }
+  weft_routing_path (net->routing, src, dst, 0, net->scratch);
+  return links_cross (net, (const uint32_t *) net->scratch->data,
+                      net->scratch->len);
+}
+
 /* Remember the route from @src to @dst: @n_links @links, leaving by the
  * @n_hops first hops @hops (0 or 1: one part), @stripes saying which
  * stripes cross each link (NULL: the one part crosses them all). */
@@ -408,7 +442,8 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
   net->route_keys[slot] = key;
   *r = (Route) { .latency = latency, .bottleneck = bottleneck,
                  .used = ++net->route_clock, .body = net->pool_used,
-                 .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops };
+                 .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
+                 .crosses = (uint8_t) links_cross (net, links, n_links) };
   uint32_t *body = net->route_pool + net->pool_used;
   net->pool_used += words;
   memcpy (body, hops, n_hops * sizeof (uint32_t));

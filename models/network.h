@@ -153,6 +153,13 @@ void weft_network_adopt (WeftNetwork *net, gpointer object,
 WeftTime weft_network_ideal_time (WeftNetwork *net, uint32_t src,
                                   uint32_t dst, uint64_t bytes);
 
+/* What the route from @src to @dst crosses, as bits: WEFT_CROSSES_PCIE
+ * (PCIe, or links of no family), WEFT_CROSSES_NETWORK.  A remembered
+ * route answers at once; otherwise flow 0's route is found. */
+#define WEFT_CROSSES_PCIE 1u
+#define WEFT_CROSSES_NETWORK 2u
+uint32_t weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst);
+
 /* ---- for the fidelities ---- */
 
 /* Finish transfer @id now: account it and call its done function after the
