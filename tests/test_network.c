@@ -445,32 +445,44 @@ START_TEST (test_same_run_same_times)
 }
 END_TEST
 
+/* @hosts GPUs h0, h1, ... on one switch of as many ports, their ids in
+ * @ids. */
+static WeftScenario *
+load_hosts (int hosts, uint32_t *ids)
+{
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\n"
+      "link_types:\n"
+      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: %d}, latency: 100ns}\n"
+      "nodes: [{name: 'h[0-%d]', device: h}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'h[0-%d]', switch: s, "
+      "link: l}]\n",
+      hosts, hosts - 1, hosts - 1);
+  WeftScenario *s = load_text (text);
+
+  for (int i = 0; i < hosts; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("h%d", i);
+      ids[i] = node (s->topo, name);
+    }
+  return s;
+}
+
 /* A collective sends from each GPU to the same few peers again and again:
  * each pair is routed once and then looked up, even when the pairs are
  * as many as the table's first slots (a ring over 1,000 GPUs: one peer
  * each). */
 START_TEST (test_routes_kept_per_pair)
 {
-  g_autoptr (WeftScenario) s = load_text (
-      "weft: 1\n"
-      "link_types:\n"
-      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
-      "devices:\n"
-      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {p: 1000}, latency: 100ns}\n"
-      "nodes: [{name: 'h[0-999]', device: h}]\n"
-      "fabrics: [{kind: star, name: sw, nodes: 'h[0-999]', switch: s, "
-      "link: l}]\n");
-  const WeftTopology *topo = s->topo;
   enum { HOSTS = 1000, ROUNDS = 4 };
   uint32_t ids[HOSTS];
   static Job jobs[HOSTS * ROUNDS];
+  g_autoptr (WeftScenario) s = load_hosts (HOSTS, ids);
+  const WeftTopology *topo = s->topo;
 
-  for (int i = 0; i < HOSTS; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("h%d", i);
-      ids[i] = node (topo, name);
-    }
   for (int k = 0; k < ROUNDS; k++)
     for (int i = 0; i < HOSTS; i++)
       jobs[k * HOSTS + i] = (Job) { ids[i], ids[(i + 1) % HOSTS], 1000000,
@@ -514,26 +526,12 @@ chain_next (WeftSim *sim, void *target, void *data)
  * that keeps none. */
 START_TEST (test_routes_forgotten_same_times)
 {
-  g_autoptr (WeftScenario) s = load_text (
-      "weft: 1\n"
-      "link_types:\n"
-      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
-      "devices:\n"
-      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {p: 100}, latency: 100ns}\n"
-      "nodes: [{name: 'h[0-99]', device: h}]\n"
-      "fabrics: [{kind: star, name: sw, nodes: 'h[0-99]', switch: s, "
-      "link: l}]\n");
-  const WeftTopology *topo = s->topo;
   enum { HOSTS = 100, PAIRS = HOSTS * (HOSTS - 1) };
   uint32_t ids[HOSTS];
   static Job kept[2 * PAIRS], plain[2 * PAIRS];
+  g_autoptr (WeftScenario) s = load_hosts (HOSTS, ids);
+  const WeftTopology *topo = s->topo;
 
-  for (int i = 0; i < HOSTS; i++)
-    {
-      g_autofree char *name = g_strdup_printf ("h%d", i);
-      ids[i] = node (topo, name);
-    }
   guint n = 0;
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < HOSTS; i++)
