@@ -599,8 +599,9 @@ typedef struct {
   gboolean local;               /* the chosen route stays inside the zone */
 } Choice;
 
-/* Find the least cost from @src to @dst and, when @pick is not NULL, pick
- * one of the equal-cost (exit, entry) pairs with the hash value @pick. */
+/* Find the least cost from @src to @dst and, when @pick is not NULL and
+ * @dst can be reached, pick one of the equal-cost (exit, entry) pairs with
+ * the hash value @pick. */
 static void
 choose (WeftRouting *r, uint32_t src, uint32_t dst, const uint64_t *pick,
         Choice *ch)
@@ -623,6 +624,8 @@ choose (WeftRouting *r, uint32_t src, uint32_t dst, const uint64_t *pick,
   /* Two passes: find the least cost, then take the pick-th pair at it. */
   for (int pass = 0; pass < (pick ? 2 : 1); pass++)
     {
+      if (pass && n_best == 0)
+        break;                  /* unreachable: nothing to pick */
       uint32_t seen = 0, target = pass ? (uint32_t) (*pick % n_best) : 0;
       if (pass && ch->local)
         break;
@@ -879,11 +882,10 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   g_array_set_size (links, 0);
   if (src == dst)
     return TRUE;
-  choose (r, src, dst, NULL, &ch);
-  if (ch.cost == WEFT_ROUTE_UNREACHABLE)
-    return FALSE;
   uint64_t pick = weft_mix64 (seed);
   choose (r, src, dst, &pick, &ch);
+  if (ch.cost == WEFT_ROUTE_UNREACHABLE)
+    return FALSE;
   /* Which of the equal-cost ways out of the source's server and into the
    * destination's: each GPU's place among the GPUs of its server, so that
    * GPUs sharing a PCIe switch with as many NICs take one NIC each, as
