@@ -115,18 +115,6 @@ typedef struct {
   uint32_t peer, tag, step;
 } End;
 
-static int
-end_cmp (const void *pa, const void *pb)
-{
-  const End *a = pa, *b = pb;
-
-  if (a->peer != b->peer)
-    return a->peer < b->peer ? -1 : 1;
-  if (a->tag != b->tag)
-    return a->tag < b->tag ? -1 : 1;
-  return (a->step > b->step) - (a->step < b->step);
-}
-
 /* Whether end @a sorts before @b by (peer, tag); the steps of one (peer,
  * tag) keep their order. */
 static inline gboolean
@@ -137,8 +125,8 @@ end_before (const End *a, const End *b)
 
 /* Sort @n ends, found in order of step, by (peer, tag, step): a stable
  * merge sort by (peer, tag), bottom up, comparing inline (a rank has
- * hundreds of ends, and qsort()'s call a comparison was most of the
- * schedule check). */
+ * hundreds of ends, and a call a comparison was most of the schedule
+ * check). */
 static void
 sort_ends (End *ends, uint32_t n)
 {
@@ -242,7 +230,7 @@ pair (WeftSchedule *s, GError **error)
           while (lo < hi)
             {
               uint32_t mid = (lo + hi) / 2;
-              if (end_cmp (&from[mid], &want) < 0)
+              if (end_before (&from[mid], &want))
                 lo = mid + 1;
               else
                 hi = mid;
@@ -340,11 +328,11 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
    * for a receive, its send has.  Whatever never finishes is deadlocked.
    * Steps are numbered globally (32 bits, as the executor numbers them); a
    * work list keeps this linear. */
-  uint64_t total = 0, edges = 0;
+  uint64_t total = 0;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     total += s->steps[r]->len;
-  edges = total + s->deps->len;     /* at most: a send each, every dependency */
-  if (total >= G_MAXUINT32 || edges >= G_MAXUINT32)
+  /* Dependents: at most a receive for each step, and every dependency. */
+  if (total + s->deps->len >= G_MAXUINT32)
     {
       g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
                    "the schedule has %" G_GUINT64_FORMAT " steps and %"
