@@ -416,8 +416,9 @@ pop (FlowNet *f)
  * @touched lists the links they cross.  All unfrozen flows rise together;
  * link l fills when the common level reaches residual_l / unfrozen_l, and
  * a capped flow stops at its cap.  Taking these events in order of level
- * (a heap, with stale entries skipped) gives the max-min fair rates in
- * O(path links x log) per flow. */
+ * gives the max-min fair rates.  The heap holds one entry per link, not one
+ * per change: a link's level only rises, so an entry found out of date when
+ * it comes to the top is put back at the link's level of now. */
 static void
 fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
       const uint32_t *touched, uint32_t n_touched)
@@ -540,8 +541,15 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
       else
         {
           const Slack *s = &slack[top.key];
-          if (top.version != s->version || s->unfrozen == 0)
+          if (s->unfrozen == 0)
             continue;
+          if (top.version != s->version)
+            {
+              /* Its level rose since this entry: take it again at the
+               * level it has now. */
+              push (f, (Item) { s->level, top.key, s->version });
+              continue;
+            }
           freeze = &members[s->start];
           n_freeze = slack[top.key + 1].start - s->start;
         }
@@ -565,12 +573,13 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
               s->weight -= flow->share[k];
               link->rate_sum += level * flow->share[k];
               s->version++;
+              /* Levels only rise as flows freeze below them; rounding is
+               * not let to lower one, so a heap entry is never above its
+               * link's level and the least current entry is the least
+               * level. */
               if (s->unfrozen > 0)
-                {
-                  s->level = MAX (s->residual, 0) / MAX (s->weight, 1e-12);
-                  if (!scan)
-                    push (f, (Item) { s->level, link->at, s->version });
-                }
+                s->level = MAX (s->level, MAX (s->residual, 0)
+                                              / MAX (s->weight, 1e-12));
             }
         }
     }
