@@ -36,23 +36,30 @@ typedef struct {
  * rather than a heap. */
 #define SCAN_LINKS 64
 
-/* A flow and a link each fill one cache line: at scale every flow and
+/* Paths of up to this many links are kept in the flow itself. */
+#define NEAR_LINKS 8
+
+/* A flow fills three cache lines and a link one: at scale every flow and
  * link a recomputation visits is a cache miss, so what it reads of them is
- * kept together and what only filling needs lives in Slack. */
+ * kept together (a flow's path, slots and shares beside its figures, not
+ * behind a pointer), and what only filling needs lives in Slack. */
 typedef struct {
   _Alignas (64) double rate;    /* B/s */
   double remaining;             /* bytes not yet sent */
   double old_rate;              /* during a recomputation */
   WeftTime updated;             /* when remaining was last brought up */
   WeftTimer timer;              /* drained */
-  double *share;                /* per path link: its part of the rate; the
-                                   links and their slots follow, see
-                                   flow_path() and flow_slot() */
+  double *far;                  /* a longer path's shares, links and slots:
+                                   see flow_share(), flow_path() and
+                                   flow_slot() */
   uint32_t path_len;
   uint32_t mark;                /* epoch of the last recomputation */
-  uint8_t room_log2;            /* the buffer holds 2^room_log2 links */
+  uint8_t room_log2;            /* far holds 2^room_log2 links */
   uint8_t frozen;               /* during filling */
   uint8_t capped;               /* its transfer's cap applies */
+  uint32_t path[NEAR_LINKS];    /* the links its transfer crosses */
+  uint32_t slot[NEAR_LINKS];    /* its index in each one's list of flows */
+  double share[NEAR_LINKS];     /* per path link: its part of the rate */
 } Flow;
 
 typedef struct {
@@ -74,7 +81,7 @@ typedef struct {
 
 #define DIRTY 0x80000000u
 
-G_STATIC_ASSERT (sizeof (Flow) == 64 && sizeof (Link) == 64);
+G_STATIC_ASSERT (sizeof (Flow) == 192 && sizeof (Link) == 64);
 
 /* A touched link while its group fills. */
 typedef struct {
@@ -88,18 +95,28 @@ typedef struct {
   uint32_t fill;                /* next free member slot */
 } Slack;
 
-/* The links a flow's transfer crosses, copied to stay close. */
-static inline uint32_t *
-flow_path (const Flow *flow)
+/* A flow's per-link arrays: in the flow, or for a longer path in one
+ * buffer of its own (shares, then links, then slots). */
+static inline double *
+flow_share (Flow *flow)
 {
-  return (uint32_t *) (flow->share + ((size_t) 1 << flow->room_log2));
+  return flow->path_len <= NEAR_LINKS ? flow->share : flow->far;
 }
 
-/* Its index in each path link's list of flows. */
 static inline uint32_t *
-flow_slot (const Flow *flow)
+flow_path (Flow *flow)
 {
-  return flow_path (flow) + ((size_t) 1 << flow->room_log2);
+  return flow->path_len <= NEAR_LINKS
+             ? flow->path
+             : (uint32_t *) (flow->far + ((size_t) 1 << flow->room_log2));
+}
+
+static inline uint32_t *
+flow_slot (Flow *flow)
+{
+  return flow->path_len <= NEAR_LINKS
+             ? flow->slot
+             : flow_path (flow) + ((size_t) 1 << flow->room_log2);
 }
 
 /* A growable array of ids. */
@@ -168,7 +185,7 @@ flow_destroy (WeftNetwork *net)
   FlowNet *f = (FlowNet *) net;
 
   for (uint32_t i = 0; i < f->flows_cap; i++)
-    g_free (f->flows[i].share);
+    g_free (f->flows[i].far);
   g_aligned_free (f->flows);
   if (f->links)
     for (uint32_t l = 0; l < net->topo->n_links; l++)
@@ -289,23 +306,25 @@ flow_start (WeftNetwork *net, uint32_t id)
   flow->remaining = (double) t->bytes;
   flow->updated = weft_sim_now (net->sim);
   flow->capped = t->cap > 0;
-  if (flow->share == NULL || ((size_t) 1 << flow->room_log2) < t->path_len)
+  if (t->path_len > NEAR_LINKS
+      && (flow->far == NULL || ((size_t) 1 << flow->room_log2) < t->path_len))
     {
       /* Shares, links and slots side by side: one buffer, kept. */
-      uint8_t lg = 3;
+      uint8_t lg = 4;
       while (((size_t) 1 << lg) < t->path_len)
         lg++;
       flow->room_log2 = lg;
-      flow->share = g_realloc_n (flow->share, (size_t) 1 << lg,
-                                 sizeof (double) + 2 * sizeof (uint32_t));
+      flow->far = g_realloc_n (flow->far, (size_t) 1 << lg,
+                               sizeof (double) + 2 * sizeof (uint32_t));
     }
-  uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
-  memcpy (path, t->path, t->path_len * sizeof (uint32_t));
   flow->path_len = t->path_len;
+  uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
+  double *share = flow_share (flow);
+  memcpy (path, t->path, t->path_len * sizeof (uint32_t));
   for (uint32_t i = 0; i < t->path_len; i++)
     {
-      flow->share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
-                                  : 1.0;
+      share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
+                            : 1.0;
       link_add (&f->links[t->path[i]], id, &slot[i]);
       mark_dirty (f, t->path[i]);
     }
@@ -320,6 +339,7 @@ drained (WeftSim *sim, void *target, void *data)
   const WeftTransfer *t = &f->base.transfers[id];
   WeftTime now = weft_sim_now (sim);
   const uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
+  const double *share = flow_share (flow);
   WeftEventFn next_fn;
   void *next_target, *next_data;
 
@@ -334,7 +354,7 @@ drained (WeftSim *sim, void *target, void *data)
       Link *link = &f->links[l];
       close_segment (f, l, now);
       link->bytes += t->striped ? t->link_bytes[i] : t->bytes;
-      link->rate_sum -= flow->rate * flow->share[i];
+      link->rate_sum -= flow->rate * share[i];
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;
       /* Swap the last flow of the list into this one's place. */
@@ -342,7 +362,7 @@ drained (WeftSim *sim, void *target, void *data)
       link->flows[s] = moved;
       if (moved != id)
         {
-          const Flow *mt = &f->flows[moved];
+          Flow *mt = &f->flows[moved];
           const uint32_t *mpath = flow_path (mt);
           for (uint32_t k = 0; k < mt->path_len; k++)
             if (mpath[k] == l)
@@ -441,14 +461,15 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
     {
       Flow *flow = &f->flows[affected[i]];
       const uint32_t *path = flow_path (flow);
+      const double *share = flow_share (flow);
       for (uint32_t k = 0; k < flow->path_len; k++)
         {
           Link *link = &f->links[path[k]];
           Slack *s = &slack[link->at];
-          s->residual += flow->rate * flow->share[k];
-          link->rate_sum -= flow->rate * flow->share[k];
+          s->residual += flow->rate * share[k];
+          link->rate_sum -= flow->rate * share[k];
           s->unfrozen++;
-          s->weight += flow->share[k];
+          s->weight += share[k];
         }
       flow->frozen = FALSE;
       flow->old_rate = flow->rate;
@@ -468,7 +489,7 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
   uint32_t *members = f->members.v;
   for (uint32_t i = 0; i < n_aff; i++)
     {
-      const Flow *flow = &f->flows[affected[i]];
+      Flow *flow = &f->flows[affected[i]];
       const uint32_t *path = flow_path (flow);
       for (uint32_t k = 0; k < flow->path_len; k++)
         members[slack[f->links[path[k]].at].fill++] = affected[i];
@@ -564,14 +585,15 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
           flow->rate = level;
           left--;
           const uint32_t *path = flow_path (flow);
+          const double *share = flow_share (flow);
           for (uint32_t k = 0; k < flow->path_len; k++)
             {
               Link *link = &f->links[path[k]];
               Slack *s = &slack[link->at];
-              s->residual -= level * flow->share[k];
+              s->residual -= level * share[k];
               s->unfrozen--;
-              s->weight -= flow->share[k];
-              link->rate_sum += level * flow->share[k];
+              s->weight -= share[k];
+              link->rate_sum += level * share[k];
               s->version++;
               /* Levels only rise as flows freeze below them; rounding is
                * not let to lower one, so a heap entry is never above its
@@ -595,17 +617,18 @@ fill_one (FlowNet *f, uint32_t id)
   Flow *flow = &f->flows[id];
   double level = flow->capped ? f->base.transfers[id].cap : INFINITY;
   const uint32_t *path = flow_path (flow);
+  const double *share = flow_share (flow);
 
   for (uint32_t k = 0; k < flow->path_len; k++)
     {
       Link *link = &f->links[path[k]];
       double residual = link->capacity - link->rate_sum;
-      residual += flow->rate * flow->share[k];
-      link->rate_sum -= flow->rate * flow->share[k];
-      level = MIN (level, MAX (residual, 0) / flow->share[k]);
+      residual += flow->rate * share[k];
+      link->rate_sum -= flow->rate * share[k];
+      level = MIN (level, MAX (residual, 0) / share[k]);
     }
   for (uint32_t k = 0; k < flow->path_len; k++)
-    f->links[path[k]].rate_sum += level * flow->share[k];
+    f->links[path[k]].rate_sum += level * share[k];
   flow->old_rate = flow->rate;
   flow->rate = level;
 }
@@ -663,15 +686,16 @@ fill_groups (FlowNet *f)
   for (uint32_t g = 0, a = 0, l = 0; g < n_groups; g++)
     {
       /* At scale each group's flows and links are cache misses: fetch the
-       * flows two groups ahead, and the next group's links and its flows'
-       * buffers (their flows were fetched the round before). */
-      if (g + 2 < n_groups)
-        for (uint32_t i = fs[g + 1]; i < fs[g + 2]; i++)
-          __builtin_prefetch (&f->flows[f->by_group.v[i]]);
+       * next group's (all three lines of a flow). */
       if (g + 1 < n_groups)
         {
           for (uint32_t i = fs[g]; i < fs[g + 1]; i++)
-            __builtin_prefetch (f->flows[f->by_group.v[i]].share);
+            {
+              const Flow *flow = &f->flows[f->by_group.v[i]];
+              __builtin_prefetch (flow);
+              __builtin_prefetch (flow->path);
+              __builtin_prefetch (flow->share);
+            }
           for (uint32_t i = ls[g]; i < ls[g + 1]; i++)
             __builtin_prefetch (&f->links[f->links_by_group.v[i]]);
         }
@@ -716,7 +740,8 @@ recompute (WeftSim *sim, void *target, void *data)
     {
       Link *dirty = &f->links[f->dirty[d]];
       /* Fetch ahead: dirty links, then their flows' lists, then the flows
-       * (each stage's address is in what the one before fetched). */
+       * with their paths (each stage's address is in what the one before
+       * fetched). */
       if (d + 8 < f->n_dirty)
         __builtin_prefetch (&f->links[f->dirty[d + 8]]);
       if (d + 4 < f->n_dirty)
@@ -725,7 +750,11 @@ recompute (WeftSim *sim, void *target, void *data)
         {
           const Link *ahead = &f->links[f->dirty[d + 2]];
           for (uint32_t k = 0; k < ahead->n; k++)
-            __builtin_prefetch (&f->flows[ahead->flows[k]]);
+            {
+              const Flow *flow = &f->flows[ahead->flows[k]];
+              __builtin_prefetch (flow);
+              __builtin_prefetch (flow->path);
+            }
         }
       dirty->mark &= ~DIRTY;
       for (uint32_t k = 0; k < dirty->n; k++)
