@@ -167,9 +167,10 @@ ends_of (const WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t *n)
       if (step->kind == kind)
         ends[(*n)++] = (End) { step->peer, step->tag, i };
     }
-  /* Often in order already (a ring's sends all go to one peer). */
+  /* Often in order already (a ring's sends all go to one peer): found in
+   * order of step, ends with equal (peer, tag) are in their sorted order. */
   uint32_t k = 1;
-  while (k < *n && end_before (&ends[k - 1], &ends[k]))
+  while (k < *n && !end_before (&ends[k], &ends[k - 1]))
     k++;
   if (k < *n)
     sort_ends (ends, *n);
