@@ -302,7 +302,7 @@ exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
   for (uint32_t r = 0; r < s->n_ranks; r++)
     {
       x->offset[r] = (uint32_t) total;
-      total += s->steps[r]->len;
+      total += s->n_steps[r];
       g_assert (total < G_MAXUINT32);
     }
   x->offset[s->n_ranks] = (uint32_t) total;
@@ -317,7 +317,7 @@ exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
   for (uint32_t r = 0; r < s->n_ranks; r++)
     {
       const uint32_t *matches = weft_schedule_matches (s, r);
-      for (guint i = 0; i < s->steps[r]->len; i++)
+      for (guint i = 0; i < s->n_steps[r]; i++)
         {
           const WeftStep *step = weft_schedule_step (s, r, i);
           XStep *xs = &x->steps[x->offset[r] + i];
@@ -330,8 +330,7 @@ exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
                          ? WEFT_NONE
                          : x->offset[step->peer] + matches[i];
           for (uint32_t d = 0; d < step->n_deps; d++)
-            x->steps[x->offset[r] + g_array_index (s->deps, uint32_t,
-                                                   step->first_dep + d) + 1]
+            x->steps[x->offset[r] + weft_schedule_dep (s, step, d) + 1]
                 .out++;
         }
     }
@@ -342,13 +341,12 @@ exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
   for (uint32_t k = 0; k <= total; k++)
     fill[k] = x->steps[k].out;
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (guint i = 0; i < s->steps[r]->len; i++)
+    for (guint i = 0; i < s->n_steps[r]; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         for (uint32_t d = 0; d < step->n_deps; d++)
           {
-            uint32_t from = x->offset[r] + g_array_index (s->deps, uint32_t,
-                                                          step->first_dep + d);
+            uint32_t from = x->offset[r] + weft_schedule_dep (s, step, d);
             x->out[fill[from]++] = x->offset[r] + i;
           }
       }
@@ -386,6 +384,6 @@ weft_exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *nodes,
   x->target = target;
   x->inflate = 1 / protocol->efficiency;
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    x->ranks[r].left = s->steps[r]->len;
+    x->ranks[r].left = s->n_steps[r];
   return x;
 }

@@ -12,10 +12,9 @@ weft_schedule_new (uint32_t n_ranks)
 
   s->n_ranks = n_ranks;
   s->n_gpus = n_ranks;
-  s->steps = g_new (GArray *, MAX (n_ranks, 1));
-  for (uint32_t r = 0; r < n_ranks; r++)
-    s->steps[r] = g_array_new (FALSE, FALSE, sizeof (WeftStep));
-  s->deps = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  s->steps = g_new0 (WeftStep *, MAX (n_ranks, 1));
+  s->n_steps = g_new0 (uint32_t, MAX (n_ranks, 1));
+  s->steps_cap = g_new0 (uint32_t, MAX (n_ranks, 1));
   return s;
 }
 
@@ -26,13 +25,15 @@ weft_schedule_free (WeftSchedule *s)
     return;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     {
-      g_array_unref (s->steps[r]);
+      g_free (s->steps[r]);
       if (s->matches)
         g_free (s->matches[r]);
     }
   g_free (s->matches);
   g_free (s->steps);
-  g_array_unref (s->deps);
+  g_free (s->n_steps);
+  g_free (s->steps_cap);
+  g_free (s->deps);
   g_free (s);
 }
 
@@ -46,19 +47,36 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
     .peer = peer,
     .tag = tag,
     .bytes = bytes,
-    .first_dep = s->deps->len,
+    .first_dep = s->n_deps,
     .n_deps = 0,
   };
 
   g_assert (rank < s->n_ranks);
+  /* Appends inline: a schedule of a large run has billions of steps. */
+  if (G_UNLIKELY (s->deps_cap - s->n_deps < n_deps))
+    {
+      g_assert (s->n_deps <= G_MAXUINT32 - n_deps);
+      uint64_t cap = MAX ((uint64_t) s->deps_cap * 2, 64);
+      cap = MIN (MAX (cap, (uint64_t) s->n_deps + n_deps), G_MAXUINT32);
+      s->deps = g_renew (uint32_t, s->deps, cap);
+      s->deps_cap = (uint32_t) cap;
+    }
   for (uint32_t i = 0; i < n_deps; i++)
     if (deps[i] != WEFT_NO_STEP)
       {
-        g_array_append_val (s->deps, deps[i]);
+        s->deps[s->n_deps++] = deps[i];
         step.n_deps++;
       }
-  g_array_append_val (s->steps[rank], step);
-  return s->steps[rank]->len - 1;
+  uint32_t n = s->n_steps[rank];
+  if (G_UNLIKELY (n == s->steps_cap[rank]))
+    {
+      g_assert (n < G_MAXUINT32 / 2);
+      s->steps_cap[rank] = n ? n * 2 : 16;
+      s->steps[rank] = g_renew (WeftStep, s->steps[rank], s->steps_cap[rank]);
+    }
+  s->steps[rank][n] = step;
+  s->n_steps[rank] = n + 1;
+  return n;
 }
 
 uint32_t
@@ -88,7 +106,7 @@ weft_schedule_bytes_sent (const WeftSchedule *s)
   uint64_t total = 0;
 
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (guint i = 0; i < s->steps[r]->len; i++)
+    for (guint i = 0; i < s->n_steps[r]; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         if (step->kind == WEFT_STEP_SEND)
@@ -158,10 +176,10 @@ sort_ends (End *ends, uint32_t n)
 static End *
 ends_of (const WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t *n)
 {
-  End *ends = g_new (End, MAX (s->steps[rank]->len, 1));
+  End *ends = g_new (End, MAX (s->n_steps[rank], 1));
 
   *n = 0;
-  for (guint i = 0; i < s->steps[rank]->len; i++)
+  for (guint i = 0; i < s->n_steps[rank]; i++)
     {
       const WeftStep *step = weft_schedule_step (s, rank, i);
       if (step->kind == kind)
@@ -192,14 +210,14 @@ pair (WeftSchedule *s, GError **error)
   s->matches = g_new0 (uint32_t *, MAX (n, 1));
   for (uint32_t r = 0; r < n; r++)
     {
-      s->matches[r] = g_new (uint32_t, MAX (s->steps[r]->len, 1));
-      for (guint i = 0; i < s->steps[r]->len; i++)
+      s->matches[r] = g_new (uint32_t, MAX (s->n_steps[r], 1));
+      for (guint i = 0; i < s->n_steps[r]; i++)
         s->matches[r][i] = WEFT_NO_STEP;
     }
   for (uint32_t r = 0; r < n && ok; r++)
     {
       sends[r] = ends_of (s, r, WEFT_STEP_SEND, &n_sends[r]);
-      for (guint i = 0; i < s->steps[r]->len; i++)
+      for (guint i = 0; i < s->n_steps[r]; i++)
         {
           const WeftStep *step = weft_schedule_step (s, r, i);
           if (step->kind == WEFT_STEP_SEND
@@ -278,7 +296,7 @@ pair (WeftSchedule *s, GError **error)
 
   /* A send left over has no receiver. */
   for (uint32_t r = 0; r < n && ok; r++)
-    for (guint i = 0; i < s->steps[r]->len && ok; i++)
+    for (guint i = 0; i < s->n_steps[r] && ok; i++)
       if (weft_schedule_step (s, r, i)->kind == WEFT_STEP_SEND
           && s->matches[r][i] == WEFT_NO_STEP)
         {
@@ -305,13 +323,12 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
       g_clear_pointer (&s->matches, g_free);
     }
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (guint i = 0; i < s->steps[r]->len; i++)
+    for (guint i = 0; i < s->n_steps[r]; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         for (uint32_t d = 0; d < step->n_deps; d++)
           {
-            uint32_t on = g_array_index (s->deps, uint32_t,
-                                         step->first_dep + d);
+            uint32_t on = weft_schedule_dep (s, step, d);
             if (on >= i)
               {
                 g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
@@ -331,31 +348,30 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
    * work list keeps this linear. */
   uint64_t total = 0;
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    total += s->steps[r]->len;
+    total += s->n_steps[r];
   /* Dependents: at most a receive for each step, and every dependency. */
-  if (total + s->deps->len >= G_MAXUINT32)
+  if (total + s->n_deps >= G_MAXUINT32)
     {
       g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
                    "the schedule has %" G_GUINT64_FORMAT " steps and %"
                    G_GUINT64_FORMAT " dependencies, more than weft can run",
-                   total, (uint64_t) s->deps->len);
+                   total, (uint64_t) s->n_deps);
       return FALSE;
     }
   g_autofree uint32_t *offset = g_new (uint32_t, s->n_ranks + 1);
   offset[0] = 0;
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    offset[r + 1] = offset[r] + s->steps[r]->len;
+    offset[r + 1] = offset[r] + s->n_steps[r];
   g_autofree uint32_t *remaining = g_new0 (uint32_t, MAX (total, 1));
   g_autofree uint32_t *out_start = g_new0 (uint32_t, total + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (guint i = 0; i < s->steps[r]->len; i++)
+    for (guint i = 0; i < s->n_steps[r]; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         remaining[offset[r] + i] = step->n_deps
                                    + (step->kind == WEFT_STEP_RECV);
         for (uint32_t d = 0; d < step->n_deps; d++)
-          out_start[offset[r] + g_array_index (s->deps, uint32_t,
-                                               step->first_dep + d) + 1]++;
+          out_start[offset[r] + weft_schedule_dep (s, step, d) + 1]++;
         if (step->kind == WEFT_STEP_SEND)
           out_start[offset[r] + i + 1]++;
       }
@@ -368,13 +384,12 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
   uint32_t *fill = queue;
   memcpy (fill, out_start, total * sizeof (uint32_t));
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (guint i = 0; i < s->steps[r]->len; i++)
+    for (guint i = 0; i < s->n_steps[r]; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         for (uint32_t d = 0; d < step->n_deps; d++)
           {
-            uint32_t from = offset[r] + g_array_index (s->deps, uint32_t,
-                                                       step->first_dep + d);
+            uint32_t from = offset[r] + weft_schedule_dep (s, step, d);
             out[fill[from]++] = offset[r] + i;
           }
         if (step->kind == WEFT_STEP_SEND)
@@ -393,7 +408,7 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
     }
   gboolean ok = TRUE;
   for (uint32_t r = 0; r < s->n_ranks && ok; r++)
-    for (guint i = 0; i < s->steps[r]->len && ok; i++)
+    for (guint i = 0; i < s->n_steps[r] && ok; i++)
       if (remaining[offset[r] + i] > 0)
         {
           const WeftStep *step = weft_schedule_step (s, r, i);

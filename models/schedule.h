@@ -33,8 +33,11 @@ typedef struct {
   uint32_t n_ranks;             /* all ranks, switches included */
   uint32_t n_gpus;              /* ranks 0 .. n_gpus - 1 are GPUs; the rest
                                    are switches that reduce (NVLS, SHARP) */
-  GArray **steps;               /* per rank: WeftStep */
-  GArray *deps;                 /* uint32_t step indices, pooled */
+  WeftStep **steps;             /* per rank: its steps... */
+  uint32_t *n_steps;            /* ...how many... */
+  uint32_t *steps_cap;          /* ...and room for how many */
+  uint32_t *deps;               /* step indices, pooled */
+  uint32_t n_deps, deps_cap;
   uint32_t **matches;           /* per rank, per step: the paired step */
 } WeftSchedule;
 
@@ -60,7 +63,14 @@ uint32_t weft_schedule_reduce (WeftSchedule *s, uint32_t rank, uint64_t bytes,
 static inline WeftStep *
 weft_schedule_step (const WeftSchedule *s, uint32_t rank, uint32_t step)
 {
-  return &g_array_index (s->steps[rank], WeftStep, step);
+  return &s->steps[rank][step];
+}
+
+/* The dependency @d of @step (d < step->n_deps). */
+static inline uint32_t
+weft_schedule_dep (const WeftSchedule *s, const WeftStep *step, uint32_t d)
+{
+  return s->deps[step->first_dep + d];
 }
 
 /* Bytes sent by all ranks together. */
