@@ -35,6 +35,24 @@ typedef struct {
   uint32_t n_links;
 } WeftLinkStats;
 
+/* Fetch ahead what spreading bytes over link @link's bins will touch: its
+ * record (stage 0), then the last of its bins (stage 1, once the record is
+ * at hand).  Only a hint: at scale each is a cache miss. */
+static inline void
+weft_link_stats_prefetch (const WeftLinkStats *stats, uint32_t link,
+                          int stage)
+{
+  const WeftLinkStat *s = &stats->links[link];
+
+  if (stage == 0)
+    __builtin_prefetch (s);
+  else if (s->n_bins > 0)
+    {
+      __builtin_prefetch (&s->bin[s->n_bins - 1]);
+      __builtin_prefetch (&s->bin_bytes[s->n_bins - 1], 1);
+    }
+}
+
 /* Statistics for @n_links directed links with bins of @bin_width ps (0:
  * only each link's bytes and busy time, which costs less). */
 WeftLinkStats *weft_link_stats_new (uint32_t n_links, WeftTime bin_width);

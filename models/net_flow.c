@@ -348,10 +348,18 @@ drained (WeftSim *sim, void *target, void *data)
   if (weft_sim_peek (sim, &next_fn, &next_target, &next_data)
       && next_fn == drained && next_target == f)
     __builtin_prefetch (&f->flows[GPOINTER_TO_UINT (next_data)]);
+  /* Closing each link's rate segment spreads bytes over its bins: fetch
+   * their records, then their last bins, ahead. */
+  gboolean bins = f->base.stats->bin_width > 0;
+  if (bins)
+    for (uint32_t i = 0; i < flow->path_len; i++)
+      weft_link_stats_prefetch (f->base.stats, path[i], 0);
   for (uint32_t i = 0; i < flow->path_len; i++)
     {
       uint32_t l = path[i];
       Link *link = &f->links[l];
+      if (bins && i + 2 < flow->path_len)
+        weft_link_stats_prefetch (f->base.stats, path[i + 2], 1);
       close_segment (f, l, now);
       link->bytes += t->striped ? t->link_bytes[i] : t->bytes;
       link->rate_sum -= flow->rate * share[i];
