@@ -35,18 +35,21 @@ typedef struct {
   uint32_t n_links;
 } WeftLinkStats;
 
-/* Fetch ahead what spreading bytes over link @link's bins will touch: its
- * record (stage 0), then the last of its bins (stage 1, once the record is
- * at hand).  Only a hint: at scale each is a cache miss. */
+/* Spreading bytes over link @link's bins reads its record, then its last
+ * bin: at scale two dependent cache misses.  These fetch each ahead (the
+ * bins once the record is at hand); only hints. */
 static inline void
-weft_link_stats_prefetch (const WeftLinkStats *stats, uint32_t link,
-                          int stage)
+weft_link_stats_prefetch_record (const WeftLinkStats *stats, uint32_t link)
+{
+  __builtin_prefetch (&stats->links[link]);
+}
+
+static inline void
+weft_link_stats_prefetch_bins (const WeftLinkStats *stats, uint32_t link)
 {
   const WeftLinkStat *s = &stats->links[link];
 
-  if (stage == 0)
-    __builtin_prefetch (s);
-  else if (s->n_bins > 0)
+  if (s->n_bins > 0)
     {
       __builtin_prefetch (&s->bin[s->n_bins - 1]);
       __builtin_prefetch (&s->bin_bytes[s->n_bins - 1], 1);

@@ -353,13 +353,13 @@ drained (WeftSim *sim, void *target, void *data)
   gboolean bins = f->base.stats->bin_width > 0;
   if (bins)
     for (uint32_t i = 0; i < flow->path_len; i++)
-      weft_link_stats_prefetch (f->base.stats, path[i], 0);
+      weft_link_stats_prefetch_record (f->base.stats, path[i]);
   for (uint32_t i = 0; i < flow->path_len; i++)
     {
       uint32_t l = path[i];
       Link *link = &f->links[l];
       if (bins && i + 2 < flow->path_len)
-        weft_link_stats_prefetch (f->base.stats, path[i + 2], 1);
+        weft_link_stats_prefetch_bins (f->base.stats, path[i + 2]);
       close_segment (f, l, now);
       link->bytes += t->striped ? t->link_bytes[i] : t->bytes;
       link->rate_sum -= flow->rate * share[i];
