@@ -196,6 +196,21 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
       given += parts[k];
     }
   parts[0] += bytes - given;
+  /* A transfer striped over n links moves at least n bytes, one a stripe
+   * at least: a link much slower than the others would otherwise get no
+   * bytes and carry a stripe of nothing.  Each such byte comes from the
+   * largest part (at least two bytes whenever a part is empty). */
+  if (bytes >= n)
+    for (guint k = 0; k < n; k++)
+      if (parts[k] == 0)
+        {
+          guint m = 0;
+          for (guint j = 1; j < n; j++)
+            if (parts[j] > parts[m])
+              m = j;
+          parts[m]--;
+          parts[k] = 1;
+        }
 }
 
 /* Whole transfers' routes remembered (flow and analytical fidelities):
@@ -718,6 +733,7 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
   g_autoptr (GArray) hops = g_array_copy (net->hops);
   uint64_t parts[n];
   shares (net, (uint32_t *) hops->data, n, bytes, parts);
+  net->started += n - 1;        /* each part is a transfer of its own */
   for (guint i = 0; i < n; i++)
     start_part (net, src, dst, parts[i],
                 cap > 0 ? cap * net->topo->links[g_array_index (

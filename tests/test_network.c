@@ -237,6 +237,48 @@ START_TEST (test_parking_lot)
 }
 END_TEST
 
+START_TEST (test_stripes_of_unequal_links)
+{
+  /* h0 reaches h1 by two equal-cost ways, one ten times slower: a
+   * transfer is striped over both in proportion to their bandwidth, and
+   * even the smallest that is striped (as many bytes as ways) puts a byte
+   * on the slow one, rather than a stripe of nothing (which once gave a
+   * flow no bottleneck and no end).  At every fidelity it ends, and the
+   * slow way carries its byte. */
+  g_autoptr (WeftScenario) s = load_text (
+      "weft: 1\n"
+      "link_types:\n"
+      "  fast: {port: p, bandwidth: 100GB/s, payload: 4096B}\n"
+      "  slow: {port: p, bandwidth: 10GB/s, payload: 4096B}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: 2}}\n"
+      "nodes: [{name: 'h[0-1]', device: h}, {name: 'sw[0-1]', device: s}]\n"
+      "links:\n"
+      "  - {a: 'h[0-1]', b: sw0, type: fast}\n"
+      "  - {a: 'h[0-1]', b: sw1, type: slow}\n");
+  const WeftTopology *topo = s->topo;
+  uint32_t h0 = node (topo, "h0"), sw1 = node (topo, "sw1");
+  uint32_t slow = WEFT_NONE;
+
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    if (topo->links[l].src == h0 && topo->links[l].dst == sw1)
+      slow = l;
+  ck_assert_uint_ne (slow, WEFT_NONE);
+  for (guint f = 0; f < G_N_ELEMENTS (all); f++)
+    for (uint64_t bytes = 2; bytes <= 11; bytes += 9)
+      {
+        g_autoptr (WeftSim) sim = weft_sim_new ();
+        Job job = { h0, node (topo, "h1"), bytes, 0, 0 };
+        g_autoptr (WeftNetwork) net = run (sim, topo, all[f], &job, 1);
+        ck_assert_msg (net->stats->links[slow].bytes == 1, "%s, %"
+                       G_GUINT64_FORMAT " B: %" G_GUINT64_FORMAT
+                       " B on the slow way", weft_fidelity_name (all[f]),
+                       bytes, net->stats->links[slow].bytes);
+      }
+}
+END_TEST
+
 START_TEST (test_flow_cap)
 {
   /* A per-flow cap (an injection limit) holds a flow below its path's
@@ -577,6 +619,7 @@ network_suite (void)
   tcase_add_test (tc, test_equal_flows_share_a_link);
   tcase_add_test (tc, test_parking_lot);
   tcase_add_test (tc, test_flow_cap);
+  tcase_add_test (tc, test_stripes_of_unequal_links);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("packet against flow");
