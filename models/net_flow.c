@@ -5,6 +5,8 @@
  * progressive filling (max-min fairness), the rates of all other flows held
  * fixed; changes at the same instant are gathered into one recomputation.
  * A flow's last byte arrives when it has drained plus its path's latency.
+ * A flow that starts alone on its links is filled alone, without visiting
+ * them, unless another joins it in the same instant.
  *
  * A transfer striped over several first hops is one flow over all its
  * stripes' links, each carrying its share c_l of the flow's rate r (the
@@ -80,6 +82,7 @@ typedef struct {
 } Link;
 
 #define DIRTY 0x80000000u
+#define ALONE 0x80000000u
 
 G_STATIC_ASSERT (sizeof (Flow) == 192 && sizeof (Link) == 64);
 
@@ -152,7 +155,8 @@ typedef struct {
   Flow *flows;                  /* by transfer id */
   uint32_t flows_cap;
   Link *links;
-  uint32_t *dirty;              /* links */
+  uint32_t *dirty;              /* links, and flows that started alone
+                                   (id | ALONE), in the order they changed */
   uint32_t n_dirty, dirty_cap;
   gboolean pending;             /* a recomputation is scheduled */
   uint32_t epoch;
@@ -223,14 +227,20 @@ dirty_slow (FlowNet *f)
 }
 
 static inline void
+push_dirty (FlowNet *f, uint32_t entry)
+{
+  if (G_UNLIKELY (f->n_dirty == f->dirty_cap || !f->pending))
+    dirty_slow (f);
+  f->dirty[f->n_dirty++] = entry;
+}
+
+static inline void
 mark_dirty (FlowNet *f, uint32_t l)
 {
   if (f->links[l].mark & DIRTY)
     return;
   f->links[l].mark |= DIRTY;
-  if (G_UNLIKELY (f->n_dirty == f->dirty_cap || !f->pending))
-    dirty_slow (f);
-  f->dirty[f->n_dirty++] = l;
+  push_dirty (f, l);
 }
 
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
@@ -321,13 +331,27 @@ flow_start (WeftNetwork *net, uint32_t id)
   uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
   double *share = flow_share (flow);
   memcpy (path, t->path, t->path_len * sizeof (uint32_t));
+
+  /* A flow on links no other flow crosses and none has changed in this
+   * instant goes in the dirty list itself, standing for its links (which it
+   * would have put there, in path order): the recomputation fills it alone
+   * if it still is, and otherwise visits its links there. */
+  gboolean alone = !net->plain;
+  for (uint32_t i = 0; alone && i < t->path_len; i++)
+    {
+      const Link *link = &f->links[t->path[i]];
+      alone = link->n == 0 && !(link->mark & DIRTY);
+    }
   for (uint32_t i = 0; i < t->path_len; i++)
     {
       share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
                             : 1.0;
       link_add (&f->links[t->path[i]], id, &slot[i]);
-      mark_dirty (f, t->path[i]);
+      if (!alone)
+        mark_dirty (f, t->path[i]);
     }
+  if (alone && t->path_len > 0)
+    push_dirty (f, id | ALONE);
 }
 
 static void
@@ -379,7 +403,9 @@ drained (WeftSim *sim, void *target, void *data)
                 break;
               }
         }
-      mark_dirty (f, l);
+      /* A link left empty has no rate to recompute. */
+      if (link->n > 0)
+        mark_dirty (f, l);
     }
   flow->rate = 0;
   weft_network_complete (&f->base, id, f->base.transfers[id].latency);
@@ -664,7 +690,11 @@ fill_groups (FlowNet *f)
     parent[i] = parent[i] == i ? n_groups++ : parent[parent[i]];
   if (n_groups == 1)
     {
-      fill (f, affected, n_aff, touched, n_touched);
+      /* One flow alone may have touched no link: see recompute(). */
+      if (n_aff == 1)
+        fill_one (f, affected[0]);
+      else
+        fill (f, affected, n_aff, touched, n_touched);
       return;
     }
 
@@ -717,6 +747,60 @@ fill_groups (FlowNet *f)
     }
 }
 
+/* Recomputation: the flows on dirty link @l not found yet are affected;
+ * they touch their links. */
+static inline void
+visit (FlowNet *f, uint32_t l, WeftTime now, gboolean grouping)
+{
+  Link *dirty = &f->links[l];
+
+  dirty->mark &= ~DIRTY;
+  for (uint32_t k = 0; k < dirty->n; k++)
+    {
+      uint32_t id = dirty->flows[k];
+      Flow *flow = &f->flows[id];
+      if (flow->mark == f->epoch)
+        continue;
+      flow->mark = f->epoch;
+      uint32_t i = f->affected.n;
+      ids_push (&f->affected, id);
+      if (grouping)
+        ids_push (&f->group_of, i);
+      /* Bring its byte count up to now at the old rate. */
+      flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
+      flow->updated = now;
+      const uint32_t *path = flow_path (flow);
+      for (uint32_t p = 0; p < flow->path_len; p++)
+        {
+          uint32_t t = path[p];
+          Link *link = &f->links[t];
+          if ((link->mark & ~DIRTY) != f->epoch)
+            {
+              link->mark = f->epoch | (link->mark & DIRTY);
+              link->at = f->touched.n;
+              close_segment (f, t, now);
+              ids_push (&f->touched, t);
+              ids_push (&f->touched_owner, i);
+            }
+          else if (grouping)
+            weft_union (f->group_of.v, i, f->touched_owner.v[link->at]);
+        }
+    }
+}
+
+static inline void
+prefetch_entry (const FlowNet *f, uint32_t e)
+{
+  if (e & ALONE)
+    {
+      const Flow *flow = &f->flows[e & ~ALONE];
+      __builtin_prefetch (flow);
+      __builtin_prefetch (flow->path);
+    }
+  else
+    __builtin_prefetch (&f->links[e]);
+}
+
 static void
 recompute (WeftSim *sim, void *target, void *data)
 {
@@ -746,15 +830,15 @@ recompute (WeftSim *sim, void *target, void *data)
    * remembers the first affected flow seen on it. */
   for (uint32_t d = 0; d < f->n_dirty; d++)
     {
-      Link *dirty = &f->links[f->dirty[d]];
+      uint32_t e = f->dirty[d];
       /* Fetch ahead: dirty links, then their flows' lists, then the flows
        * with their paths (each stage's address is in what the one before
-       * fetched). */
+       * fetched); a flow that started alone, and its path. */
       if (d + 8 < f->n_dirty)
-        __builtin_prefetch (&f->links[f->dirty[d + 8]]);
-      if (d + 4 < f->n_dirty)
+        prefetch_entry (f, f->dirty[d + 8]);
+      if (d + 4 < f->n_dirty && !(f->dirty[d + 4] & ALONE))
         __builtin_prefetch (f->links[f->dirty[d + 4]].flows);
-      if (d + 2 < f->n_dirty)
+      if (d + 2 < f->n_dirty && !(f->dirty[d + 2] & ALONE))
         {
           const Link *ahead = &f->links[f->dirty[d + 2]];
           for (uint32_t k = 0; k < ahead->n; k++)
@@ -764,38 +848,36 @@ recompute (WeftSim *sim, void *target, void *data)
               __builtin_prefetch (flow->path);
             }
         }
-      dirty->mark &= ~DIRTY;
-      for (uint32_t k = 0; k < dirty->n; k++)
+      if (!(e & ALONE))
         {
-          uint32_t id = dirty->flows[k];
-          Flow *flow = &f->flows[id];
-          if (flow->mark == f->epoch)
-            continue;
-          flow->mark = f->epoch;
-          uint32_t i = f->affected.n;
-          ids_push (&f->affected, id);
-          if (grouping)
-            ids_push (&f->group_of, i);
-          /* Bring its byte count up to now at the old rate. */
-          flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
-          flow->updated = now;
-          const uint32_t *path = flow_path (flow);
-          for (uint32_t p = 0; p < flow->path_len; p++)
-            {
-              uint32_t l = path[p];
-              Link *link = &f->links[l];
-              if ((link->mark & ~DIRTY) != f->epoch)
-                {
-                  link->mark = f->epoch | (link->mark & DIRTY);
-                  link->at = f->touched.n;
-                  close_segment (f, l, now);
-                  ids_push (&f->touched, l);
-                  ids_push (&f->touched_owner, i);
-                }
-              else if (grouping)
-                weft_union (f->group_of.v, i, f->touched_owner.v[link->at]);
-            }
+          visit (f, e, now, grouping);
+          continue;
         }
+      uint32_t id = e & ~ALONE;
+      Flow *flow = &f->flows[id];
+      if (flow->mark == f->epoch)
+        continue;               /* found on a link another flow joined */
+      const uint32_t *path = flow_path (flow);
+      gboolean still = TRUE;
+      for (uint32_t p = 0; still && p < flow->path_len; p++)
+        still = f->links[path[p]].n == 1;
+      if (!still)
+        {
+          /* Joined: its links, as it would have marked them. */
+          for (uint32_t p = 0; p < flow->path_len; p++)
+            visit (f, path[p], now, grouping);
+          continue;
+        }
+      /* Still alone: a group of its own, filled by fill_one(), which
+       * needs none of its links touched. */
+      flow->mark = f->epoch;
+      if (grouping)
+        ids_push (&f->group_of, f->affected.n);
+      ids_push (&f->affected, id);
+      flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
+      flow->updated = now;
+      for (uint32_t p = 0; p < flow->path_len; p++)
+        close_segment (f, path[p], now);
     }
   f->n_dirty = 0;
   if (f->affected.n == 0)
