@@ -229,15 +229,16 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
  * collided often enough that a sixth of its transfers were routed
  * again.) */
 #define ROUTE_LINKS 64
-#define ROUTE_HOPS 8
+#define ROUTE_HOPS 32           /* a GB200's 18 NVLinks, each a stripe */
 #define ROUTE_WAYS 8
 
 struct _WeftRoute {
   WeftTime latency;
   double bottleneck;
   uint32_t used;                /* clock of the last use */
-  uint32_t body;                /* in the pool: hops, links, then a byte a
-                                   link, bit i: stripe i crosses it */
+  uint32_t body;                /* in the pool: hops, links, then (striped
+                                   routes) a word a link, bit i: stripe i
+                                   crosses it */
   uint8_t n_links;
   uint8_t n_hops;               /* 0 or 1: one part, not striped */
   uint8_t crosses;              /* WEFT_CROSSES_* */
@@ -256,7 +257,7 @@ route_key (uint32_t src, uint32_t dst)
 static inline uint32_t
 route_words (uint32_t n_hops, uint32_t n_links)
 {
-  return n_hops + n_links + (n_links + 3) / 4;
+  return n_hops + n_links + (n_hops > 1 ? n_links : 0);
 }
 
 static inline const uint32_t *
@@ -271,11 +272,10 @@ route_links (const WeftNetwork *net, const Route *r)
   return net->route_pool + r->body + r->n_hops;
 }
 
-static inline const uint8_t *
+static inline const uint32_t *
 route_stripes (const WeftNetwork *net, const Route *r)
 {
-  return (const uint8_t *) (net->route_pool + r->body + r->n_hops
-                            + r->n_links);
+  return net->route_pool + r->body + r->n_hops + r->n_links;
 }
 
 /* Routes start in 1,024 slots and double while half of them are filled
@@ -406,6 +406,15 @@ links_cross (const WeftNetwork *net, const uint32_t *links, uint32_t n)
   return crosses;
 }
 
+/* What flow 0's route from @src to @dst crosses (in net->scratch). */
+static uint32_t
+path_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  weft_routing_path (net->routing, src, dst, 0, net->scratch);
+  return links_cross (net, (const uint32_t *) net->scratch->data,
+                      net->scratch->len);
+}
+
 uint32_t
 weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
 {
@@ -415,18 +424,16 @@ weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
       if (r != NULL)
         return r->crosses;
     }
-  weft_routing_path (net->routing, src, dst, 0, net->scratch);
-  return links_cross (net, (const uint32_t *) net->scratch->data,
-                      net->scratch->len);
+  return path_crosses (net, src, dst);
 }
 
 /* Remember the route from @src to @dst: @n_links @links, leaving by the
  * @n_hops first hops @hops (0 or 1: one part), @stripes saying which
- * stripes cross each link (NULL: the one part crosses them all). */
+ * stripes cross each link (NULL for one part, which crosses them all). */
 static void
 remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
                 const uint32_t *links, uint32_t n_links, const uint32_t *hops,
-                uint32_t n_hops, const uint8_t *stripes, WeftTime latency,
+                uint32_t n_hops, const uint32_t *stripes, WeftTime latency,
                 double bottleneck)
 {
   uint64_t key = route_key (src, dst);
@@ -458,16 +465,13 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
   *r = (Route) { .latency = latency, .bottleneck = bottleneck,
                  .used = ++net->route_clock, .body = net->pool_used,
                  .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
-                 .crosses = (uint8_t) links_cross (net, links, n_links) };
+                 .crosses = (uint8_t) path_crosses (net, src, dst) };
   uint32_t *body = net->route_pool + net->pool_used;
   net->pool_used += words;
   memcpy (body, hops, n_hops * sizeof (uint32_t));
   memcpy (body + n_hops, links, n_links * sizeof (uint32_t));
-  uint8_t *bits = (uint8_t *) (body + n_hops + n_links);
-  if (stripes != NULL)
-    memcpy (bits, stripes, n_links);
-  else
-    memset (bits, 1, n_links);
+  if (n_hops > 1)
+    memcpy (body + n_hops + n_links, stripes, n_links * sizeof (uint32_t));
 }
 
 WeftTime
@@ -606,14 +610,13 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
   else
     {
       uint64_t parts[ROUTE_HOPS];
-      const uint8_t *stripes = route_stripes (net, r);
+      const uint32_t *stripes = route_stripes (net, r);
       shares (net, route_hops (net, r), r->n_hops, bytes, parts);
       for (uint32_t k = 0; k < r->n_links; k++)
         {
           uint64_t carried = 0;
-          for (uint32_t i = 0; i < r->n_hops; i++)
-            if (stripes[k] >> i & 1)
-              carried += parts[i];
+          for (uint32_t bits = stripes[k]; bits != 0; bits &= bits - 1)
+            carried += parts[__builtin_ctz (bits)];
           t->link_bytes[k] = carried;
         }
       t->bottleneck = striped_bottleneck (net, t);
@@ -634,7 +637,7 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   GArray *links = net->stripe_links, *carried = net->stripe_bytes;
   WeftTime latency = 0;
   uint64_t parts[hops->len];
-  uint8_t stripes[ROUTE_LINKS] = { 0 };
+  uint32_t stripes[ROUTE_LINKS] = { 0 };
   gboolean remember = net->routes && hops->len <= ROUTE_HOPS;
 
   shares (net, (uint32_t *) hops->data, hops->len, bytes, parts);
@@ -663,8 +666,8 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
               g_array_append_val (carried, none);
             }
           g_array_index (carried, uint64_t, j) += part;
-          if (j < ROUTE_LINKS)
-            stripes[j] |= (uint8_t) (1u << i);
+          if (j < ROUTE_LINKS && i < ROUTE_HOPS)
+            stripes[j] |= 1u << i;
         }
     }
 

@@ -154,8 +154,8 @@ WeftTime weft_network_ideal_time (WeftNetwork *net, uint32_t src,
                                   uint32_t dst, uint64_t bytes);
 
 /* What the route from @src to @dst crosses, as bits: WEFT_CROSSES_PCIE
- * (PCIe, or links of no family), WEFT_CROSSES_NETWORK.  A remembered
- * route answers at once; otherwise flow 0's route is found. */
+ * (PCIe, or links of no family), WEFT_CROSSES_NETWORK.  The answer is
+ * flow 0's route's (not every stripe's), kept with a remembered route. */
 #define WEFT_CROSSES_PCIE 1u
 #define WEFT_CROSSES_NETWORK 2u
 uint32_t weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst);

@@ -541,6 +541,39 @@ START_TEST (test_routes_kept_per_pair)
 }
 END_TEST
 
+START_TEST (test_remembered_route_crosses_the_same)
+{
+  /* Two GPUs of a GB200 tray on one Grace reach each other by 19 equal
+   * ways, 18 NVSwitch chips and the Grace: a transfer is striped over all
+   * of them and its route remembered.  What the route crosses (which
+   * protocol latency a send pays) is the same before and after: flow 0's
+   * route's, not every stripe's. */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScenario) s = weft_scenario_load (SCENARIOS
+                                                   "/gb200-nvl72.yaml",
+                                                   &error);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  const WeftTopology *topo = s->topo;
+  Job jobs[] = {
+    { node (topo, "tray0/gpu0"), node (topo, "tray0/gpu1"), 1 << 20, 0, 0 },
+    { node (topo, "tray0/gpu0"), node (topo, "tray0/gpu1"), 1 << 20, 0, 0 },
+  };
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
+  uint32_t before = weft_network_crosses (net, jobs[0].src, jobs[0].dst);
+
+  for (guint i = 0; i < G_N_ELEMENTS (jobs); i++)
+    weft_network_transfer (net, jobs[i].src, jobs[i].dst, jobs[i].bytes, 0,
+                           job_done, &jobs[i], NULL);
+  weft_sim_run (sim);
+  ck_assert_uint_eq (net->routes_missed, 1);   /* the second was kept */
+  ck_assert_uint_eq (weft_network_crosses (net, jobs[0].src, jobs[0].dst),
+                     before);
+  ck_assert_uint_eq (before, 0);               /* NVLink only */
+}
+END_TEST
+
 /* Jobs one after another: each starts when the one before is done. */
 typedef struct {
   WeftNetwork *net;
@@ -633,6 +666,7 @@ network_suite (void)
   tcase_add_test (tc, test_switch_reduce_queues);
   tcase_add_test (tc, test_same_run_same_times);
   tcase_add_test (tc, test_routes_kept_per_pair);
+  tcase_add_test (tc, test_remembered_route_crosses_the_same);
   tcase_add_test (tc, test_routes_forgotten_same_times);
   suite_add_tcase (s, tc);
   return s;
