@@ -217,10 +217,19 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   result->n_spans = options->bin_width ? schedule->n_gpus : 0;
   weft_execute (net, schedule, nodes, costs, result->spans, finished, &end,
                 NULL);
-  weft_sim_run (sim);
+  result->beaten = FALSE;
+  if (options->give_up > 0)
+    {
+      weft_sim_run_until (sim, options->give_up);
+      result->beaten = end == WEFT_TIME_MAX && !weft_sim_interrupted (sim);
+    }
+  if (!result->beaten)
+    weft_sim_run (sim);
   result->interrupted = weft_sim_interrupted (sim);
-  g_assert (end != WEFT_TIME_MAX || result->interrupted);
-  result->time = result->interrupted ? weft_sim_now (sim) : end;
+  g_assert (end != WEFT_TIME_MAX || result->interrupted || result->beaten);
+  result->time = result->beaten        ? WEFT_TIME_MAX
+                 : result->interrupted ? weft_sim_now (sim)
+                                       : end;
   result->bytes_sent = weft_schedule_bytes_sent (schedule);
   result->events = weft_sim_events_run (sim);
   result->links_used = 0;

@@ -17,6 +17,9 @@ typedef struct {
   uint64_t max_bins;            /* with bins: keep at most about this many
                                    over all links, doubling their width as
                                    needed (0: no bound) */
+  WeftTime give_up;             /* ps; not 0: stop once the clock is past
+                                   this unfinished (a candidate slower than
+                                   the best so far), result->beaten */
 } WeftRunOptions;
 
 typedef struct {
@@ -30,6 +33,8 @@ typedef struct {
   uint32_t n_spans;             /* ranks in spans */
   uint32_t links_used;          /* directed links that carried bytes */
   gboolean interrupted;         /* stopped early: time is where it got */
+  gboolean beaten;              /* unfinished at options->give_up: time is
+                                   WEFT_TIME_MAX */
 } WeftCollectiveResult;
 
 /* Simulate @op by @alg with @protocol over the GPUs @gpus[0..n-1] of

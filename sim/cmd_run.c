@@ -604,65 +604,81 @@ weft_cmd_run (int argc, char **argv)
   WeftRunOptions binned = {
     fidelity, (uint64_t) seed, bin_width ? bin_width : FIRST_BIN_WIDTH,
     &interrupted, FALSE,
-    bin_width ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) total_rows, 10000),
+    bin_width ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) total_rows, 10000), 0,
   };
   WeftRunOptions options = binned;
   if (candidates > 1)
     options.bin_width = options.max_bins = 0;
+  /* The candidates of a size are tried starting with the last size's
+   * fastest, which is most often the fastest again; each after the first
+   * gives up once its clock passes the best time so far.  The fastest is
+   * the least time, and of equal times the first in the order of
+   * algorithms and protocols, whichever order they were tried in. */
+  int last_winner = -1;
   for (uint64_t size = min_bytes; size <= max_bytes;)
     {
       WeftCollectiveResult best = { .time = WEFT_TIME_MAX };
       WeftAlgorithm best_alg = alg;
       WeftProtocolKind best_proto = proto;
+      int best_index = -1;
 
       if (progress)
         fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
-      for (int a = 0; a < WEFT_ALG_COUNT; a++)
+      for (int k = last_winner >= 0 ? -1 : 0;
+           k < WEFT_ALG_COUNT * WEFT_PROTOCOL_COUNT; k++)
         {
-          for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
+          int index = k < 0 ? last_winner : k;
+          if (k >= 0 && index == last_winner)
+            continue;
+          int a = index / WEFT_PROTOCOL_COUNT, pr = index % WEFT_PROTOCOL_COUNT;
+          if (!fits[a][pr])
+            continue;
+          WeftCollectiveResult result;
+          options.give_up = candidates > 1 && best.time != WEFT_TIME_MAX
+                                ? best.time
+                                : 0;
+          if (file != NULL)
             {
-              if (!fits[a][pr])
-                continue;
-              WeftCollectiveResult result;
-              if (file != NULL)
-                {
-                  g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
-                      file, size, &error);
-                  if (sched == NULL)
-                    {
-                      fprintf (stderr, "weft run: %s\n", error->message);
-                      return WEFT_EXIT_USAGE;
-                    }
-                  weft_schedule_run (scenario->topo, (uint32_t *) gpus->data,
-                                     sched, weft_protocol_get (pr, a),
-                                     &options, &result);
-                }
-              else if (!weft_collective_run (scenario->topo,
-                                        (uint32_t *) gpus->data, n, op, a, pr,
-                                        size, &params, &options, &result,
-                                        &error))
+              g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
+                  file, size, &error);
+              if (sched == NULL)
                 {
                   fprintf (stderr, "weft run: %s\n", error->message);
-                  return WEFT_EXIT_FAILURE;
+                  return WEFT_EXIT_USAGE;
                 }
-              events += result.events;
-              if (result.interrupted)
-                {
-                  result_clear (&result);
-                  result_clear (&best);
-                  goto stopped;
-                }
-              if (result.time < best.time)
-                {
-                  result_clear (&best);
-                  best = result;
-                  best_alg = a;
-                  best_proto = pr;
-                }
-              else
-                result_clear (&result);
+              weft_schedule_run (scenario->topo, (uint32_t *) gpus->data,
+                                 sched, weft_protocol_get (pr, a),
+                                 &options, &result);
             }
+          else if (!weft_collective_run (scenario->topo,
+                                         (uint32_t *) gpus->data, n, op, a,
+                                         pr, size, &params, &options,
+                                         &result, &error))
+            {
+              fprintf (stderr, "weft run: %s\n", error->message);
+              return WEFT_EXIT_FAILURE;
+            }
+          events += result.events;
+          if (result.interrupted)
+            {
+              result_clear (&result);
+              result_clear (&best);
+              goto stopped;
+            }
+          if (!result.beaten
+              && (result.time < best.time
+                  || (result.time == best.time && index < best_index)))
+            {
+              result_clear (&best);
+              best = result;
+              best_alg = a;
+              best_proto = pr;
+              best_index = index;
+            }
+          else
+            result_clear (&result);
         }
+      last_winner = best_index;
       if (candidates > 1)
         {
           /* The fastest again, with its bins: the same run, so the same

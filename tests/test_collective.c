@@ -200,7 +200,7 @@ START_TEST (test_ring_all_reduce_closed_form)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0 }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
   double busbw = size / (r.time * 1e-12) * 14 / 8;
   ck_assert_msg (busbw <= link && busbw >= 0.97 * link, "busbw %.1f GB/s",
                  busbw / 1e9);
@@ -218,7 +218,7 @@ START_TEST (test_ring_all_reduce_closed_form)
     {
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
-                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &r, NULL));
+                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
       ck_assert_msg (fabs (r.time - closed) <= 0.002 * closed,
                      "%s: %" G_GUINT64_FORMAT " ps vs %.0f ps",
                      weft_fidelity_name (f), r.time, closed);
@@ -240,7 +240,7 @@ hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
                                       8 * servers, WEFT_OP_ALL_REDUCE, alg,
                                       WEFT_PROTOCOL_SIMPLE, size, &serial,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, 0, NULL, FALSE, 0 },
+                                                          1, 0, NULL, FALSE, 0, 0 },
                                       &r, &error),
                  "%s", error ? error->message : "");
   ck_assert_uint_eq (r.bytes_sent,
@@ -274,7 +274,7 @@ START_TEST (test_nvls_tree)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
-  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0 };
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
   ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
@@ -363,7 +363,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
                                       WEFT_PROTOCOL_SIMPLE, size, &params,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
                                                           1, bins, NULL, plain,
-                                                          0 },
+                                                          0, 0 },
                                       &r, &error),
                  "%s", error ? error->message : "");
   return r;
@@ -408,6 +408,42 @@ START_TEST (test_hierarchical_fat_tree_closed_form)
   double got = (double) all.time - (double) one.time;
   ck_assert_msg (fabs (got - across) <= 1e-6 * across, "across servers: "
                  "%.0f ps simulated, %.0f ps closed form", got, across);
+}
+END_TEST
+
+START_TEST (test_give_up_past_a_time)
+{
+  /* A run told to give up at a time it cannot finish by stops there,
+   * beaten; told to give up at its own end time or later, it finishes as
+   * a run told nothing does, to the picosecond. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 };
+  WeftCollectiveResult free_run, r;
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_SIMPLE, 64 << 20, &params,
+                                  &options, &free_run, NULL));
+  ck_assert (!free_run.beaten);
+  WeftTime at[] = { free_run.time / 2, free_run.time - 1, free_run.time,
+                    free_run.time + 1 };
+  for (guint i = 0; i < G_N_ELEMENTS (at); i++)
+    {
+      options.give_up = at[i];
+      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                      WEFT_PROTOCOL_SIMPLE, 64 << 20,
+                                      &params, &options, &r, NULL));
+      gboolean late = at[i] < free_run.time;
+      ck_assert_int_eq (r.beaten, late);
+      ck_assert_uint_eq (r.time, late ? WEFT_TIME_MAX : free_run.time);
+      if (!late)
+        ck_assert_uint_eq (r.events, free_run.events);
+      else
+        ck_assert_uint_lt (r.events, free_run.events);
+    }
 }
 END_TEST
 
@@ -463,7 +499,7 @@ START_TEST (test_small_message_latency)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_LL, 8, &params,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0 }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
   double us = r.time / 1e6;
   ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
 }
@@ -484,7 +520,7 @@ START_TEST (test_fidelities_agree_uncontended)
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
                                       WEFT_PROTOCOL_SIMPLE, 16 << 20, &params,
-                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &r, NULL));
+                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
       t[f] = r.time;
     }
   ck_assert_double_eq_tol ((double) t[0], (double) t[1], 0.01 * t[1]);
@@ -519,11 +555,11 @@ START_TEST (test_schedule_file_ring_matches_builtin)
         weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
                            weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
                                               WEFT_ALG_RING),
-                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &a);
+                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &a);
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                         WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                         WEFT_PROTOCOL_SIMPLE, sizes[i], &params,
-                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0 }, &b, NULL));
+                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &b, NULL));
         ck_assert_uint_eq (a.time, b.time);
         ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
       }
@@ -601,6 +637,7 @@ collective_suite (void)
   tc = tcase_create ("schedules");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_bus_factors);
+  tcase_add_test (tc, test_give_up_past_a_time);
   tcase_add_test (tc, test_bytes_moved_exactly);
   tcase_add_test (tc, test_one_rank_moves_nothing);
   tcase_add_test (tc, test_hierarchical_bytes);
