@@ -110,7 +110,9 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
                    weft_op_name (op->op));
       return FALSE;
     }
-  /* Auto: the fastest alone on these GPUs, as `weft run` picks. */
+  /* Auto: the fastest alone on these GPUs, as `weft run` picks (each
+   * candidate giving up once past the best time so far; of equal times
+   * the first). */
   WeftRunOptions alone = o->run;
   alone.bin_width = 0;
   WeftTime best = WEFT_TIME_MAX;
@@ -135,10 +137,11 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
             continue;
           }
         WeftCollectiveResult r;
+        alone.give_up = best != WEFT_TIME_MAX ? best : 0;
         if (!weft_collective_run (x->topo, gpus, op->n_ranks, op->op, a, p,
                                   op->bytes, &o->params, &alone, &r, &why))
           continue;
-        if (r.time < best)
+        if (!r.beaten && r.time < best)
           best = r.time, best_alg = a, best_proto = p;
       }
   if (best_alg < 0)
