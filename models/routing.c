@@ -893,8 +893,15 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   if (!ch.local && ch.n_best > 1)
     choose_by_place (r, src, dst, r->affinity[origin], r->affinity[dst], &ch);
   /* Whether the flow's hash took part (the walks inside servers add to
-   * it): if not, the route is the same for every flow and is remembered. */
-  r->by_flow = ch.n_best > 1 && (ch.local || r->affinity[origin] == WEFT_NONE
+   * it): if not, the route is the same for every flow and is remembered.
+   * It did if it chose between staying inside the server and going out
+   * (a GB200 GPU reaches the other GPU on its Grace through the Grace or
+   * through any NVSwitch chip, at equal cost), whichever it took. */
+  uint32_t z = zone_of (r, src);
+  gboolean local_ties = z != WEFT_ZONE_ROOT && z == zone_of (r, dst)
+                        && local_cost (r, z, src, dst) == ch.cost;
+  r->by_flow = ch.n_best > 1 && (ch.local || local_ties
+                                 || r->affinity[origin] == WEFT_NONE
                                  || r->affinity[dst] == WEFT_NONE);
   if (ch.local)
     walk_local (r, zone_of (r, src), src, dst, seed, &hop, links);

@@ -114,6 +114,38 @@ START_TEST (test_nvlink_through_every_nvswitch)
 }
 END_TEST
 
+START_TEST (test_remembered_routes_took_no_flow)
+{
+  /* Two GPUs on one Grace of a GB200 tray reach each other at equal cost
+   * through the Grace (inside the tray) or through any of 18 NVSwitch
+   * chips (out of it): the flow's hash chooses, so no such route may be
+   * remembered for the next flow.  Every flow gets the route a routing
+   * that remembers nothing gives it, and both ways are taken. */
+  g_autoptr (WeftScenario) s = load ("gb200-nvl72.yaml");
+  g_autoptr (WeftRouting) kept = weft_routing_new (s->topo);
+  g_autoptr (WeftRouting) fresh = weft_routing_new (s->topo);
+  g_autoptr (GArray) a = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) b = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  uint32_t src = node (s->topo, "tray0/gpu0"), dst = node (s->topo, "tray0/gpu1");
+  guint by_grace = 0;
+
+  weft_routing_set_memo (fresh, FALSE);
+  for (uint64_t flow = 0; flow < 200; flow++)
+    {
+      ck_assert (weft_routing_path (kept, src, dst, flow, a));
+      ck_assert (weft_routing_path (fresh, src, dst, flow, b));
+      ck_assert_uint_eq (a->len, b->len);
+      ck_assert_msg (memcmp (a->data, b->data, a->len * sizeof (uint32_t))
+                     == 0, "flow %" G_GUINT64_FORMAT ": another route",
+                     flow);
+      uint32_t via = s->topo->links[g_array_index (a, uint32_t, 0)].dst;
+      by_grace += g_str_has_prefix (s->topo->nodes[via].name, "tray0/grace");
+    }
+  ck_assert_uint_gt (by_grace, 0);
+  ck_assert_uint_lt (by_grace, 200);
+}
+END_TEST
+
 START_TEST (test_cube_mesh_prefers_nvlink)
 {
   g_autoptr (WeftScenario) s = load ("dgx1-v100.yaml");
@@ -411,6 +443,7 @@ routing_suite (void)
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_fat_tree_ecmp_spread);
   tcase_add_test (tc, test_gpu_takes_its_own_nic);
+  tcase_add_test (tc, test_remembered_routes_took_no_flow);
   suite_add_tcase (s, tc);
   return s;
 }
