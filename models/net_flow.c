@@ -82,7 +82,7 @@ typedef struct {
 } Link;
 
 #define DIRTY 0x80000000u
-#define ALONE 0x80000000u
+#define ALONE 0x80000000u       /* a dirty-list entry that is a flow */
 
 G_STATIC_ASSERT (sizeof (Flow) == 192 && sizeof (Link) == 64);
 
@@ -747,6 +747,22 @@ fill_groups (FlowNet *f)
     }
 }
 
+/* Recomputation: flow @id is affected (its own group until joined), its
+ * byte count brought up to now at the old rate.  Returns its place. */
+static inline uint32_t
+affect (FlowNet *f, uint32_t id, Flow *flow, WeftTime now, gboolean grouping)
+{
+  uint32_t i = f->affected.n;
+
+  flow->mark = f->epoch;
+  ids_push (&f->affected, id);
+  if (grouping)
+    ids_push (&f->group_of, i);
+  flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
+  flow->updated = now;
+  return i;
+}
+
 /* Recomputation: the flows on dirty link @l not found yet are affected;
  * they touch their links. */
 static inline void
@@ -761,14 +777,7 @@ visit (FlowNet *f, uint32_t l, WeftTime now, gboolean grouping)
       Flow *flow = &f->flows[id];
       if (flow->mark == f->epoch)
         continue;
-      flow->mark = f->epoch;
-      uint32_t i = f->affected.n;
-      ids_push (&f->affected, id);
-      if (grouping)
-        ids_push (&f->group_of, i);
-      /* Bring its byte count up to now at the old rate. */
-      flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
-      flow->updated = now;
+      uint32_t i = affect (f, id, flow, now, grouping);
       const uint32_t *path = flow_path (flow);
       for (uint32_t p = 0; p < flow->path_len; p++)
         {
@@ -856,7 +865,7 @@ recompute (WeftSim *sim, void *target, void *data)
       uint32_t id = e & ~ALONE;
       Flow *flow = &f->flows[id];
       if (flow->mark == f->epoch)
-        continue;               /* found on a link another flow joined */
+        continue;               /* found already */
       const uint32_t *path = flow_path (flow);
       gboolean still = TRUE;
       for (uint32_t p = 0; still && p < flow->path_len; p++)
@@ -870,12 +879,7 @@ recompute (WeftSim *sim, void *target, void *data)
         }
       /* Still alone: a group of its own, filled by fill_one(), which
        * needs none of its links touched. */
-      flow->mark = f->epoch;
-      if (grouping)
-        ids_push (&f->group_of, f->affected.n);
-      ids_push (&f->affected, id);
-      flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
-      flow->updated = now;
+      affect (f, id, flow, now, grouping);
       for (uint32_t p = 0; p < flow->path_len; p++)
         close_segment (f, path[p], now);
     }

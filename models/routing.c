@@ -900,11 +900,11 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   uint32_t z = zone_of (r, src);
   gboolean local_ties = z != WEFT_ZONE_ROOT && z == zone_of (r, dst)
                         && local_cost (r, z, src, dst) == ch.cost;
-  r->by_flow = ch.n_best > 1 && (ch.local || local_ties
+  r->by_flow = ch.n_best > 1 && (local_ties
                                  || r->affinity[origin] == WEFT_NONE
                                  || r->affinity[dst] == WEFT_NONE);
   if (ch.local)
-    walk_local (r, zone_of (r, src), src, dst, seed, &hop, links);
+    walk_local (r, z, src, dst, seed, &hop, links);
   else
     walk_out (r, &ch, src, dst, seed, &hop, links);
   if (!r->by_flow)
