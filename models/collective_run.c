@@ -211,6 +211,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
     weft_link_stats_set_budget (net->stats, options->max_bins);
 
   weft_sim_set_interrupt (sim, options->interrupt);
+  weft_sim_set_bound (sim, options->bound);
   result->spans = options->bin_width
                       ? g_new (WeftTime, 2 * (size_t) schedule->n_ranks)
                       : NULL;
@@ -225,6 +226,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
     }
   if (!result->beaten)
     weft_sim_run (sim);
+  result->beaten |= weft_sim_past_bound (sim);
   result->interrupted = weft_sim_interrupted (sim);
   g_assert (end != WEFT_TIME_MAX || result->interrupted || result->beaten);
   result->time = result->beaten        ? WEFT_TIME_MAX

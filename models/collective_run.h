@@ -20,6 +20,10 @@ typedef struct {
   WeftTime give_up;             /* ps; not 0: stop once the clock is past
                                    this unfinished (a candidate slower than
                                    the best so far), result->beaten */
+  const _Atomic WeftTime *bound;/* not NULL: stop soon after the clock
+                                   passes *bound, which may fall while the
+                                   run goes on (the best time of candidates
+                                   run at once), result->beaten */
 } WeftRunOptions;
 
 typedef struct {
@@ -33,8 +37,8 @@ typedef struct {
   uint32_t n_spans;             /* ranks in spans */
   uint32_t links_used;          /* directed links that carried bytes */
   gboolean interrupted;         /* stopped early: time is where it got */
-  gboolean beaten;              /* unfinished at options->give_up: time is
-                                   WEFT_TIME_MAX */
+  gboolean beaten;              /* unfinished at options->give_up, or past
+                                   *options->bound: time is WEFT_TIME_MAX */
 } WeftCollectiveResult;
 
 /* Simulate @op by @alg with @protocol over the GPUs @gpus[0..n-1] of

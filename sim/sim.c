@@ -12,6 +12,7 @@
  */
 #include "sim.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define ARITY 4
@@ -57,6 +58,8 @@ struct _WeftSim {
   uint64_t events_run;
   const volatile int *interrupt;
   gboolean interrupted;
+  const _Atomic WeftTime *bound;
+  gboolean past_bound;
 };
 
 WeftSim *
@@ -415,13 +418,24 @@ run_until (WeftSim *sim, WeftTime until)
 
   sim->stopping = FALSE;
   sim->interrupted = FALSE;
+  sim->past_bound = FALSE;
+  gboolean watched = sim->interrupt != NULL || sim->bound != NULL;
   while (!sim->stopping && sim->heap_len > 0)
     {
-      if (G_UNLIKELY (sim->interrupt != NULL && (sim->events_run & 4095) == 0
-                      && *sim->interrupt))
+      if (G_UNLIKELY (watched && (sim->events_run & 255) == 0))
         {
-          sim->interrupted = sim->stopping = TRUE;
-          break;
+          if (sim->interrupt != NULL && *sim->interrupt)
+            {
+              sim->interrupted = sim->stopping = TRUE;
+              break;
+            }
+          if (sim->bound != NULL
+              && sim->now > atomic_load_explicit (sim->bound,
+                                                  memory_order_relaxed))
+            {
+              sim->past_bound = sim->stopping = TRUE;
+              break;
+            }
         }
       Entry top = sim->heap[0];
 
@@ -491,6 +505,18 @@ gboolean
 weft_sim_interrupted (const WeftSim *sim)
 {
   return sim->interrupted;
+}
+
+void
+weft_sim_set_bound (WeftSim *sim, const _Atomic WeftTime *bound)
+{
+  sim->bound = bound;
+}
+
+gboolean
+weft_sim_past_bound (const WeftSim *sim)
+{
+  return sim->past_bound;
 }
 
 void

@@ -94,12 +94,21 @@ void weft_sim_renumber (WeftSim *sim);
 void weft_sim_stop (WeftSim *sim);
 
 /* Make weft_sim_run() and weft_sim_run_until() return soon after *@flag
- * becomes non-zero (checked every few thousand events), as on Ctrl-C.
+ * becomes non-zero (checked every few hundred events), as on Ctrl-C.
  * NULL: never.  The flag must outlive the runs. */
 void weft_sim_set_interrupt (WeftSim *sim, const volatile int *flag);
 
 /* Whether the last run returned because of the interrupt flag. */
 gboolean weft_sim_interrupted (const WeftSim *sim);
+
+/* Make weft_sim_run() and weft_sim_run_until() return soon after the clock
+ * has passed *@bound (checked every few hundred events), which another
+ * thread may lower while the run goes on: a run that can only end after
+ * *@bound is abandoned.  NULL: no bound.  It must outlive the runs. */
+void weft_sim_set_bound (WeftSim *sim, const _Atomic WeftTime *bound);
+
+/* Whether the last run returned because its clock passed the bound. */
+gboolean weft_sim_past_bound (const WeftSim *sim);
 
 /* Events pending (scheduled, neither run nor cancelled). */
 uint64_t weft_sim_pending (const WeftSim *sim);

@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
@@ -200,7 +201,7 @@ START_TEST (test_ring_all_reduce_closed_form)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
   double busbw = size / (r.time * 1e-12) * 14 / 8;
   ck_assert_msg (busbw <= link && busbw >= 0.97 * link, "busbw %.1f GB/s",
                  busbw / 1e9);
@@ -218,7 +219,7 @@ START_TEST (test_ring_all_reduce_closed_form)
     {
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
-                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
+                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
       ck_assert_msg (fabs (r.time - closed) <= 0.002 * closed,
                      "%s: %" G_GUINT64_FORMAT " ps vs %.0f ps",
                      weft_fidelity_name (f), r.time, closed);
@@ -240,7 +241,7 @@ hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
                                       8 * servers, WEFT_OP_ALL_REDUCE, alg,
                                       WEFT_PROTOCOL_SIMPLE, size, &serial,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, 0, NULL, FALSE, 0, 0 },
+                                                          1, 0, NULL, FALSE, 0, 0, NULL },
                                       &r, &error),
                  "%s", error ? error->message : "");
   ck_assert_uint_eq (r.bytes_sent,
@@ -274,7 +275,7 @@ START_TEST (test_nvls_tree)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
-  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 };
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
   ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
@@ -363,7 +364,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
                                       WEFT_PROTOCOL_SIMPLE, size, &params,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
                                                           1, bins, NULL, plain,
-                                                          0, 0 },
+                                                          0, 0, NULL },
                                       &r, &error),
                  "%s", error ? error->message : "");
   return r;
@@ -419,7 +420,7 @@ START_TEST (test_give_up_past_a_time)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams params = { 1, 8, 0, NULL, 1 };
-  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL };
   WeftCollectiveResult free_run, r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -443,6 +444,33 @@ START_TEST (test_give_up_past_a_time)
         ck_assert_uint_eq (r.events, free_run.events);
       else
         ck_assert_uint_lt (r.events, free_run.events);
+    }
+
+  /* A bound (which candidates run at once lower as they finish) is looked
+   * at every few hundred events: a run past it stops soon after, beaten;
+   * one that reaches it first finishes as a run told nothing does. */
+  _Atomic WeftTime bound;
+  options.give_up = 0;
+  options.bound = &bound;
+  for (guint i = 0; i < G_N_ELEMENTS (at); i++)
+    {
+      atomic_store (&bound, at[i]);
+      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                      WEFT_PROTOCOL_SIMPLE, 64 << 20,
+                                      &params, &options, &r, NULL));
+      if (at[i] == free_run.time / 2)
+        {
+          ck_assert (r.beaten);
+          ck_assert_uint_eq (r.time, WEFT_TIME_MAX);
+          ck_assert_uint_lt (r.events, free_run.events);
+        }
+      else if (!r.beaten)
+        {
+          ck_assert_uint_eq (r.time, free_run.time);
+          ck_assert_uint_eq (r.events, free_run.events);
+        }
+      ck_assert (!r.beaten || at[i] < free_run.time);
     }
 }
 END_TEST
@@ -499,7 +527,7 @@ START_TEST (test_small_message_latency)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_LL, 8, &params,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
   double us = r.time / 1e6;
   ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
 }
@@ -520,7 +548,7 @@ START_TEST (test_fidelities_agree_uncontended)
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
                                       WEFT_PROTOCOL_SIMPLE, 16 << 20, &params,
-                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &r, NULL));
+                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
       t[f] = r.time;
     }
   ck_assert_double_eq_tol ((double) t[0], (double) t[1], 0.01 * t[1]);
@@ -555,11 +583,11 @@ START_TEST (test_schedule_file_ring_matches_builtin)
         weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
                            weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
                                               WEFT_ALG_RING),
-                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &a);
+                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &a);
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                         WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                         WEFT_PROTOCOL_SIMPLE, sizes[i], &params,
-                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0 }, &b, NULL));
+                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &b, NULL));
         ck_assert_uint_eq (a.time, b.time);
         ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
       }
