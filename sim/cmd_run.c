@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -265,6 +266,106 @@ usage_error (GOptionContext *context, const char *format, ...)
   return WEFT_EXIT_USAGE;
 }
 
+#define N_PAIRS (WEFT_ALG_COUNT * WEFT_PROTOCOL_COUNT)
+
+/* One size's candidates, each an (algorithm, protocol) pair, simulated by
+ * up to `jobs` threads at once.  Each candidate stops once its clock has
+ * passed the least time of those finished (`best`, lowered as they
+ * finish): it can only be slower.  Every other candidate runs to its end,
+ * so the fastest, and of equal times the first in the order of algorithms
+ * and protocols, is the one a run of every candidate to its end would
+ * choose, whatever the number of threads and the order they finish in. */
+typedef struct {
+  const WeftTopology *topo;
+  const uint32_t *gpus;
+  uint32_t n;
+  WeftOp op;
+  uint64_t size;
+  const WeftCollectiveParams *params;
+  WeftScheduleFile *file;       /* or NULL: built-in algorithms */
+  WeftRunOptions options;       /* no bins; bound: &best */
+  int order[N_PAIRS];           /* pairs (a * WEFT_PROTOCOL_COUNT + pr), in
+                                   the order they are taken up */
+  int n_order;
+  WeftCollectiveResult results[N_PAIRS];  /* by place in order */
+  GError *errors[N_PAIRS];      /* a candidate that could not run */
+  gboolean usage[N_PAIRS];      /* ... because of the schedule file */
+  atomic_int next;              /* the next place in order to take up */
+  _Atomic WeftTime best;
+} Trial;
+
+static gpointer
+trial_worker (gpointer data)
+{
+  Trial *t = data;
+
+  for (int k; (k = atomic_fetch_add (&t->next, 1)) < t->n_order;)
+    {
+      int a = t->order[k] / WEFT_PROTOCOL_COUNT;
+      int pr = t->order[k] % WEFT_PROTOCOL_COUNT;
+      WeftCollectiveResult *r = &t->results[k];
+      /* Stop exactly at the best time so far, and soon after a lower one
+       * that a candidate running beside it finds. */
+      WeftRunOptions options = t->options;
+      WeftTime best = atomic_load (&t->best);
+      options.give_up = best != WEFT_TIME_MAX ? best : 0;
+      if (t->file != NULL)
+        {
+          g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
+              t->file, t->size, &t->errors[k]);
+          if (sched == NULL)
+            {
+              t->usage[k] = TRUE;
+              continue;
+            }
+          weft_schedule_run (t->topo, t->gpus, sched,
+                             weft_protocol_get (pr, WEFT_ALG_RING),
+                             &options, r);
+        }
+      else if (!weft_collective_run (t->topo, t->gpus, t->n, t->op, a, pr,
+                                     t->size, t->params, &options, r,
+                                     &t->errors[k]))
+        continue;
+      if (r->beaten || r->interrupted)
+        continue;
+      best = atomic_load (&t->best);
+      while (r->time < best
+             && !atomic_compare_exchange_weak (&t->best, &best, r->time))
+        ;
+    }
+  return NULL;
+}
+
+/* Simulate @t's candidates on @jobs threads (the caller's one of them). */
+static void
+trial_run (Trial *t, int jobs)
+{
+  GThread *threads[64];
+  int extra = MIN (MIN (jobs, t->n_order) - 1, (int) G_N_ELEMENTS (threads));
+
+  atomic_init (&t->next, 0);
+  atomic_init (&t->best, WEFT_TIME_MAX);
+  t->options.bound = t->n_order > 1 ? &t->best : NULL;
+  memset (t->results, 0, sizeof t->results);
+  memset (t->errors, 0, sizeof t->errors);
+  memset (t->usage, 0, sizeof t->usage);
+  for (int i = 0; i < extra; i++)
+    threads[i] = g_thread_new ("weft-candidate", trial_worker, t);
+  trial_worker (t);
+  for (int i = 0; i < extra; i++)
+    g_thread_join (threads[i]);
+}
+
+static void
+trial_clear (Trial *t)
+{
+  for (int k = 0; k < t->n_order; k++)
+    {
+      result_clear (&t->results[k]);
+      g_clear_error (&t->errors[k]);
+    }
+}
+
 int
 weft_cmd_run (int argc, char **argv)
 {
@@ -276,7 +377,7 @@ weft_cmd_run (int argc, char **argv)
   g_auto (GStrv) params_kv = NULL;
   /* G_MININT64: not given, so the workload section or the default. */
   gint64 factor = G_MININT64, seed = G_MININT64, channels = G_MININT64;
-  gint64 chunks = G_MININT64;
+  gint64 chunks = G_MININT64, jobs = 0;
   GOptionEntry entries[] = {
     { "op", 'o', 0, G_OPTION_ARG_STRING, &op_name,
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
@@ -323,6 +424,9 @@ weft_cmd_run (int argc, char **argv)
       "Time bin of the link statistics, such as 10us (default: a thousandth "
       "of the run, wider if the database would get over 2 million link bins)",
       "WIDTH" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT64, &jobs,
+      "Candidates of auto simulated at once, each on a core of its own "
+      "(default: the number of cores)", "N" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
     G_OPTION_ENTRY_NULL
@@ -444,6 +548,10 @@ weft_cmd_run (int argc, char **argv)
                         "largest (-e)");
   if (factor < 2)
     return usage_error (context, "-f must be at least 2");
+  if (jobs < 0 || jobs > 64)
+    return usage_error (context, "--jobs takes 1 to 64");
+  if (jobs == 0)
+    jobs = CLAMP (g_get_num_processors (), 1, 64);
   if (channels < 1 || channels > 64 || chunks < 1 || chunks > 1024)
     return usage_error (context, "--channels takes 1 to 64 and --chunks 1 "
                         "to 1024");
@@ -605,16 +713,19 @@ weft_cmd_run (int argc, char **argv)
     fidelity, (uint64_t) seed, bin_width ? bin_width : FIRST_BIN_WIDTH,
     &interrupted, FALSE,
     bin_width ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) total_rows, 10000), 0,
+    NULL,
   };
   WeftRunOptions options = binned;
   if (candidates > 1)
     options.bin_width = options.max_bins = 0;
   /* The candidates of a size are tried starting with the last size's
-   * fastest, which is most often the fastest again; each after the first
-   * gives up once its clock passes the best time so far.  The fastest is
-   * the least time, and of equal times the first in the order of
-   * algorithms and protocols, whichever order they were tried in. */
+   * fastest, which is most often the fastest again and sets the time the
+   * others stop at; see Trial. */
   int last_winner = -1;
+  Trial trial = {
+    scenario->topo, (uint32_t *) gpus->data, n, op, 0, &params, file,
+    options, { 0 }, 0, { { 0 } }, { NULL }, { FALSE }, 0, 0,
+  };
   for (uint64_t size = min_bytes; size <= max_bytes;)
     {
       WeftCollectiveResult best = { .time = WEFT_TIME_MAX };
@@ -624,60 +735,61 @@ weft_cmd_run (int argc, char **argv)
 
       if (progress)
         fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
-      for (int k = last_winner >= 0 ? -1 : 0;
-           k < WEFT_ALG_COUNT * WEFT_PROTOCOL_COUNT; k++)
+      trial.size = size;
+      trial.n_order = 0;
+      if (last_winner >= 0)
+        trial.order[trial.n_order++] = last_winner;
+      for (int index = 0; index < N_PAIRS; index++)
+        if (index != last_winner
+            && fits[index / WEFT_PROTOCOL_COUNT][index % WEFT_PROTOCOL_COUNT])
+          trial.order[trial.n_order++] = index;
+      trial_run (&trial, (int) jobs);
+
+      /* A candidate that could not run: the first in the fixed order. */
+      int failed = -1;
+      gboolean stopped = FALSE;
+      for (int k = 0; k < trial.n_order; k++)
         {
-          int index = k < 0 ? last_winner : k;
-          if (k >= 0 && index == last_winner)
-            continue;
-          int a = index / WEFT_PROTOCOL_COUNT, pr = index % WEFT_PROTOCOL_COUNT;
-          if (!fits[a][pr])
-            continue;
-          WeftCollectiveResult result;
-          options.give_up = candidates > 1 && best.time != WEFT_TIME_MAX
-                                ? best.time
-                                : 0;
-          if (file != NULL)
+          if (trial.errors[k] != NULL
+              && (failed < 0 || trial.order[k] < trial.order[failed]))
+            failed = k;
+          stopped |= trial.results[k].interrupted;
+        }
+      if (failed >= 0)
+        {
+          fprintf (stderr, "weft run: %s\n", trial.errors[failed]->message);
+          int status = trial.usage[failed] ? WEFT_EXIT_USAGE
+                                           : WEFT_EXIT_FAILURE;
+          trial_clear (&trial);
+          return status;
+        }
+      if (stopped)
+        {
+          trial_clear (&trial);
+          goto stopped;
+        }
+      for (int k = 0; k < trial.n_order; k++)
+        {
+          WeftCollectiveResult *result = &trial.results[k];
+          int index = trial.order[k];
+          if (!result->beaten
+              && (result->time < best.time
+                  || (result->time == best.time && index < best_index)))
             {
-              g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
-                  file, size, &error);
-              if (sched == NULL)
-                {
-                  fprintf (stderr, "weft run: %s\n", error->message);
-                  return WEFT_EXIT_USAGE;
-                }
-              weft_schedule_run (scenario->topo, (uint32_t *) gpus->data,
-                                 sched, weft_protocol_get (pr, a),
-                                 &options, &result);
-            }
-          else if (!weft_collective_run (scenario->topo,
-                                         (uint32_t *) gpus->data, n, op, a,
-                                         pr, size, &params, &options,
-                                         &result, &error))
-            {
-              fprintf (stderr, "weft run: %s\n", error->message);
-              return WEFT_EXIT_FAILURE;
-            }
-          events += result.events;
-          if (result.interrupted)
-            {
-              result_clear (&result);
-              result_clear (&best);
-              goto stopped;
-            }
-          if (!result.beaten
-              && (result.time < best.time
-                  || (result.time == best.time && index < best_index)))
-            {
-              result_clear (&best);
-              best = result;
-              best_alg = a;
-              best_proto = pr;
+              best = *result;
+              best_alg = index / WEFT_PROTOCOL_COUNT;
+              best_proto = index % WEFT_PROTOCOL_COUNT;
               best_index = index;
             }
-          else
-            result_clear (&result);
         }
+      /* The fastest's bins and spans (a lone candidate keeps them) are
+       * its now. */
+      for (int k = 0; k < trial.n_order; k++)
+        if (trial.order[k] == best_index)
+          trial.results[k].stats = NULL, trial.results[k].spans = NULL;
+      trial_clear (&trial);
+      if (candidates == 1)
+        events += best.events;
       last_winner = best_index;
       if (candidates > 1)
         {

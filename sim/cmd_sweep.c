@@ -155,6 +155,9 @@ start_point (const char *self, const char *scenario, const GArray *grids,
     }
   g_ptr_array_add (argv, g_strdup ("--param"));
   g_ptr_array_add (argv, g_strdup_printf ("%s=%s", SWEEP_KEY, sweep_id));
+  /* The sweep runs points side by side: each on one core. */
+  g_ptr_array_add (argv, g_strdup ("--jobs"));
+  g_ptr_array_add (argv, g_strdup ("1"));
   g_ptr_array_add (argv, g_strdup ("--db"));
   g_ptr_array_add (argv, g_strdup (p->shard));
   g_ptr_array_add (argv, NULL);
