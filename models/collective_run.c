@@ -1,5 +1,9 @@
-/* weft: running one collective on a topology and timing it. */
+/* weft: running one collective on a topology and timing it, and choosing
+ * the fastest of several. */
 #include "collective_run.h"
+
+#include <stdatomic.h>
+#include <string.h>
 
 static void
 finished (WeftSim *sim, void *target, void *data)
@@ -272,4 +276,109 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
     return server_switches (topo, gpus, n, local, nodes, shares, error);
   return alg != WEFT_ALG_NVLS || n < 2
          || nvls_switches (topo, gpus, n, nodes, shares, error);
+}
+
+/* The candidates of one choice, shared by the threads that simulate them. */
+typedef struct {
+  const int *order;
+  int n;
+  WeftRunOptions options;       /* bound: &best */
+  WeftCandidateFn run;
+  void *data;
+  WeftCollectiveResult results[WEFT_PAIRS];     /* by place in order */
+  GError *errors[WEFT_PAIRS];
+  atomic_int next;              /* the next place in order to take up */
+  _Atomic WeftTime best;        /* least time of those finished */
+} Trial;
+
+static gpointer
+trial_worker (gpointer data)
+{
+  Trial *t = data;
+
+  for (int k; (k = atomic_fetch_add (&t->next, 1)) < t->n;)
+    {
+      WeftCollectiveResult *r = &t->results[k];
+      WeftRunOptions options = t->options;
+      WeftTime best = atomic_load (&t->best);
+      options.give_up = best != WEFT_TIME_MAX ? best : 0;
+      if (!t->run (t->order[k], &options, r, &t->errors[k], t->data)
+          || r->beaten || r->interrupted)
+        continue;
+      best = atomic_load (&t->best);
+      while (r->time < best
+             && !atomic_compare_exchange_weak (&t->best, &best, r->time))
+        ;
+    }
+  return NULL;
+}
+
+void
+weft_collective_choose (const int *order, int n, int jobs,
+                        const WeftRunOptions *options, WeftCandidateFn run,
+                        void *data, WeftChoice *choice)
+{
+  Trial *t = g_new0 (Trial, 1);
+  GThread *threads[64];
+  int extra = CLAMP (MIN (jobs, n) - 1, 0, (int) G_N_ELEMENTS (threads));
+
+  g_assert (n <= WEFT_PAIRS);
+  t->order = order;
+  t->n = n;
+  t->options = *options;
+  t->options.bound = n > 1 ? &t->best : NULL;
+  t->run = run;
+  t->data = data;
+  atomic_init (&t->next, 0);
+  atomic_init (&t->best, WEFT_TIME_MAX);
+  for (int i = 0; i < extra; i++)
+    threads[i] = g_thread_new ("weft-candidate", trial_worker, t);
+  trial_worker (t);
+  for (int i = 0; i < extra; i++)
+    g_thread_join (threads[i]);
+
+  *choice = (WeftChoice) { .pair = -1, .failed = -1 };
+  int best = -1;
+  for (int k = 0; k < n; k++)
+    {
+      const WeftCollectiveResult *r = &t->results[k];
+      if (t->errors[k] != NULL)
+        {
+          if (choice->failed < 0 || order[k] < choice->failed)
+            {
+              g_clear_error (&choice->error);
+              choice->failed = order[k];
+              choice->error = g_steal_pointer (&t->errors[k]);
+            }
+          continue;
+        }
+      choice->interrupted |= r->interrupted;
+      if (!r->beaten && !r->interrupted
+          && (best < 0 || r->time < t->results[best].time
+              || (r->time == t->results[best].time && order[k] < order[best])))
+        best = k;
+    }
+  for (int k = 0; k < n; k++)
+    {
+      g_clear_error (&t->errors[k]);
+      if (k == best)
+        {
+          choice->pair = order[k];
+          choice->result = t->results[k];
+          continue;
+        }
+      weft_link_stats_free (t->results[k].stats);
+      g_free (t->results[k].spans);
+    }
+  g_free (t);
+}
+
+void
+weft_choice_clear (WeftChoice *choice)
+{
+  weft_link_stats_free (choice->result.stats);
+  g_free (choice->result.spans);
+  choice->result.stats = NULL;
+  choice->result.spans = NULL;
+  g_clear_error (&choice->error);
 }

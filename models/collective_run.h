@@ -69,6 +69,40 @@ void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                         const WeftRunOptions *options,
                         WeftCollectiveResult *result);
 
+/* auto's candidates: (algorithm, protocol) pairs, numbered
+ * a * WEFT_PROTOCOL_COUNT + p; of equal times the lower number wins. */
+#define WEFT_PAIRS (WEFT_ALG_COUNT * WEFT_PROTOCOL_COUNT)
+
+/* Simulate candidate @pair as @options say, into @result; FALSE with
+ * @error if it cannot run. */
+typedef gboolean (*WeftCandidateFn) (int pair, const WeftRunOptions *options,
+                                     WeftCollectiveResult *result,
+                                     GError **error, void *data);
+
+typedef struct {
+  int pair;                     /* the fastest, or -1 if none ran */
+  WeftCollectiveResult result;  /* its result, bins and spans included */
+  gboolean interrupted;         /* a candidate was stopped by the flag */
+  int failed;                   /* the lowest pair that could not run, or
+                                   -1 */
+  GError *error;                /* ...and why */
+} WeftChoice;
+
+/* Choose among the @n candidates @order (pairs, taken up in this order:
+ * the likely fastest first) by simulating them, @jobs at once.  Each stops
+ * exactly at the least time of those finished when it starts, and soon
+ * after a lower one found beside it (*options->bound is set aside for
+ * this): it can only be slower.  Every other runs to its end, so the
+ * choice (the least time, of equal times the lowest pair) and its result
+ * are those of running every candidate to its end, for any @jobs and
+ * whatever order they finish in.  weft_choice_clear() frees @choice's
+ * result and error. */
+void weft_collective_choose (const int *order, int n, int jobs,
+                             const WeftRunOptions *options,
+                             WeftCandidateFn run, void *data,
+                             WeftChoice *choice);
+void weft_choice_clear (WeftChoice *choice);
+
 /* Whether @alg with @protocol can run @op on these GPUs of @topo, without
  * simulating it; on FALSE, @error says why. */
 gboolean weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,

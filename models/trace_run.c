@@ -73,6 +73,26 @@ op_error (const WeftTrace *t, const WeftTraceOp *op, GError *cause)
   return e;
 }
 
+/* A collective alone on its GPUs, for choosing its algorithm. */
+typedef struct {
+  const WeftTopology *topo;
+  const uint32_t *gpus;
+  const WeftTraceOp *op;
+  const WeftCollectiveParams *params;
+} Alone;
+
+static gboolean
+run_alone (int pair, const WeftRunOptions *options,
+           WeftCollectiveResult *result, GError **error, void *data)
+{
+  const Alone *c = data;
+
+  return weft_collective_run (c->topo, c->gpus, c->op->n_ranks, c->op->op,
+                              pair / WEFT_PROTOCOL_COUNT,
+                              pair % WEFT_PROTOCOL_COUNT, c->op->bytes,
+                              c->params, options, result, error);
+}
+
 /* The plan of collective @op: its algorithm and protocol resolved, its
  * schedule built once for every op of the same kind, size, algorithm and
  * GPUs. */
@@ -110,13 +130,8 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
                    weft_op_name (op->op));
       return FALSE;
     }
-  /* Auto: the fastest alone on these GPUs, as `weft run` picks (each
-   * candidate giving up once past the best time so far; of equal times
-   * the first). */
-  WeftRunOptions alone = o->run;
-  alone.bin_width = 0;
-  WeftTime best = WEFT_TIME_MAX;
-  int best_alg = -1, best_proto = -1;
+  /* Auto: the fastest alone on these GPUs, as `weft run` picks. */
+  int order[WEFT_PAIRS], n_order = 0;
   GError *why = NULL;
   for (int a = 0; a < WEFT_ALG_COUNT; a++)
     for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
@@ -128,29 +143,34 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
         if (!candidate || (proto != WEFT_TRACE_AUTO && p != proto))
           continue;
         g_clear_error (&why);
-        if (!weft_collective_fits (x->topo, gpus, op->n_ranks, op->op, a, p,
-                                   &why))
-          continue;
-        if (alg != WEFT_TRACE_AUTO && proto != WEFT_TRACE_AUTO)
-          {
-            best_alg = a, best_proto = p;
-            continue;
-          }
-        WeftCollectiveResult r;
-        alone.give_up = best != WEFT_TIME_MAX ? best : 0;
-        if (!weft_collective_run (x->topo, gpus, op->n_ranks, op->op, a, p,
-                                  op->bytes, &o->params, &alone, &r, &why))
-          continue;
-        if (!r.beaten && r.time < best)
-          best = r.time, best_alg = a, best_proto = p;
+        if (weft_collective_fits (x->topo, gpus, op->n_ranks, op->op, a, p,
+                                  &why))
+          order[n_order++] = a * WEFT_PROTOCOL_COUNT + p;
       }
-  if (best_alg < 0)
+  int best = n_order > 0 ? order[0] : -1;
+  if (n_order > 0 && (alg == WEFT_TRACE_AUTO || proto == WEFT_TRACE_AUTO))
+    {
+      Alone alone = { x->topo, gpus, op, &o->params };
+      WeftRunOptions options = o->run;
+      WeftChoice choice;
+      options.bin_width = 0;
+      weft_collective_choose (order, n_order, MAX (o->jobs, 1), &options,
+                              run_alone, &alone, &choice);
+      /* Stopped by the flag: any will do, the replay stops too. */
+      best = choice.pair >= 0 || !choice.interrupted ? choice.pair : order[0];
+      g_clear_error (&why);
+      why = g_steal_pointer (&choice.error);
+      weft_choice_clear (&choice);
+    }
+  if (best < 0)
     {
       if (why == NULL)
         why = g_error_new (WEFT_TRACE_ERROR, 0, "no algorithm can run it");
       g_propagate_error (error, op_error (t, op, why));
       return FALSE;
     }
+  int best_alg = best / WEFT_PROTOCOL_COUNT;
+  int best_proto = best % WEFT_PROTOCOL_COUNT;
   g_clear_error (&why);
   Plan *plan = g_new0 (Plan, 1);
   plan->nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));

@@ -17,6 +17,8 @@ typedef struct {
    * and their number. */
   void (*progress) (uint64_t done, uint64_t total, void *data);
   void *progress_data;
+  int jobs;                     /* auto's candidates simulated at once (0:
+                                   one at a time) */
 } WeftTraceOptions;
 
 typedef struct {

@@ -40,6 +40,7 @@ typedef struct {
   WeftTime bin_width;           /* 0: widening bins within a budget */
   const char *command;
   const volatile int *interrupted;
+  int jobs;                     /* auto's candidates simulated at once */
 } WeftTraceRun;
 
 /* Replay a trace, print each job's ranks and the critical path, and record

@@ -12,7 +12,6 @@
 
 #include <math.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -266,15 +265,7 @@ usage_error (GOptionContext *context, const char *format, ...)
   return WEFT_EXIT_USAGE;
 }
 
-#define N_PAIRS (WEFT_ALG_COUNT * WEFT_PROTOCOL_COUNT)
-
-/* One size's candidates, each an (algorithm, protocol) pair, simulated by
- * up to `jobs` threads at once.  Each candidate stops once its clock has
- * passed the least time of those finished (`best`, lowered as they
- * finish): it can only be slower.  Every other candidate runs to its end,
- * so the fastest, and of equal times the first in the order of algorithms
- * and protocols, is the one a run of every candidate to its end would
- * choose, whatever the number of threads and the order they finish in. */
+/* What every candidate of a size runs. */
 typedef struct {
   const WeftTopology *topo;
   const uint32_t *gpus;
@@ -283,87 +274,25 @@ typedef struct {
   uint64_t size;
   const WeftCollectiveParams *params;
   WeftScheduleFile *file;       /* or NULL: built-in algorithms */
-  WeftRunOptions options;       /* no bins; bound: &best */
-  int order[N_PAIRS];           /* pairs (a * WEFT_PROTOCOL_COUNT + pr), in
-                                   the order they are taken up */
-  int n_order;
-  WeftCollectiveResult results[N_PAIRS];  /* by place in order */
-  GError *errors[N_PAIRS];      /* a candidate that could not run */
-  gboolean usage[N_PAIRS];      /* ... because of the schedule file */
-  atomic_int next;              /* the next place in order to take up */
-  _Atomic WeftTime best;
-} Trial;
+} Candidates;
 
-static gpointer
-trial_worker (gpointer data)
+static gboolean
+run_candidate (int pair, const WeftRunOptions *options,
+               WeftCollectiveResult *result, GError **error, void *data)
 {
-  Trial *t = data;
+  const Candidates *c = data;
+  int a = pair / WEFT_PROTOCOL_COUNT, pr = pair % WEFT_PROTOCOL_COUNT;
 
-  for (int k; (k = atomic_fetch_add (&t->next, 1)) < t->n_order;)
-    {
-      int a = t->order[k] / WEFT_PROTOCOL_COUNT;
-      int pr = t->order[k] % WEFT_PROTOCOL_COUNT;
-      WeftCollectiveResult *r = &t->results[k];
-      /* Stop exactly at the best time so far, and soon after a lower one
-       * that a candidate running beside it finds. */
-      WeftRunOptions options = t->options;
-      WeftTime best = atomic_load (&t->best);
-      options.give_up = best != WEFT_TIME_MAX ? best : 0;
-      if (t->file != NULL)
-        {
-          g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
-              t->file, t->size, &t->errors[k]);
-          if (sched == NULL)
-            {
-              t->usage[k] = TRUE;
-              continue;
-            }
-          weft_schedule_run (t->topo, t->gpus, sched,
-                             weft_protocol_get (pr, WEFT_ALG_RING),
-                             &options, r);
-        }
-      else if (!weft_collective_run (t->topo, t->gpus, t->n, t->op, a, pr,
-                                     t->size, t->params, &options, r,
-                                     &t->errors[k]))
-        continue;
-      if (r->beaten || r->interrupted)
-        continue;
-      best = atomic_load (&t->best);
-      while (r->time < best
-             && !atomic_compare_exchange_weak (&t->best, &best, r->time))
-        ;
-    }
-  return NULL;
-}
-
-/* Simulate @t's candidates on @jobs threads (the caller's one of them). */
-static void
-trial_run (Trial *t, int jobs)
-{
-  GThread *threads[64];
-  int extra = MIN (MIN (jobs, t->n_order) - 1, (int) G_N_ELEMENTS (threads));
-
-  atomic_init (&t->next, 0);
-  atomic_init (&t->best, WEFT_TIME_MAX);
-  t->options.bound = t->n_order > 1 ? &t->best : NULL;
-  memset (t->results, 0, sizeof t->results);
-  memset (t->errors, 0, sizeof t->errors);
-  memset (t->usage, 0, sizeof t->usage);
-  for (int i = 0; i < extra; i++)
-    threads[i] = g_thread_new ("weft-candidate", trial_worker, t);
-  trial_worker (t);
-  for (int i = 0; i < extra; i++)
-    g_thread_join (threads[i]);
-}
-
-static void
-trial_clear (Trial *t)
-{
-  for (int k = 0; k < t->n_order; k++)
-    {
-      result_clear (&t->results[k]);
-      g_clear_error (&t->errors[k]);
-    }
+  if (c->file == NULL)
+    return weft_collective_run (c->topo, c->gpus, c->n, c->op, a, pr,
+                                c->size, c->params, options, result, error);
+  g_autoptr (WeftSchedule) sched = weft_schedule_file_build (c->file, c->size,
+                                                             error);
+  if (sched == NULL)
+    return FALSE;
+  weft_schedule_run (c->topo, c->gpus, sched,
+                     weft_protocol_get (pr, WEFT_ALG_RING), options, result);
+  return TRUE;
 }
 
 int
@@ -576,7 +505,7 @@ weft_cmd_run (int argc, char **argv)
         path, scenario, trace_path, fidelity, (uint64_t) seed,
         (uint32_t) channels, (uint32_t) chunks,
         auto_alg ? -1 : (int) alg, auto_proto ? -1 : (int) proto, db_path,
-        bin_width, command, &interrupted,
+        bin_width, command, &interrupted, (int) jobs,
       };
       return weft_run_trace (&tr);
     }
@@ -722,72 +651,40 @@ weft_cmd_run (int argc, char **argv)
    * fastest, which is most often the fastest again and sets the time the
    * others stop at; see Trial. */
   int last_winner = -1;
-  Trial trial = {
-    scenario->topo, (uint32_t *) gpus->data, n, op, 0, &params, file,
-    options, { 0 }, 0, { { 0 } }, { NULL }, { FALSE }, 0, 0,
-  };
+  Candidates cands = { scenario->topo, (uint32_t *) gpus->data, n, op, 0,
+                       &params, file };
   for (uint64_t size = min_bytes; size <= max_bytes;)
     {
-      WeftCollectiveResult best = { .time = WEFT_TIME_MAX };
-      WeftAlgorithm best_alg = alg;
-      WeftProtocolKind best_proto = proto;
-      int best_index = -1;
-
       if (progress)
         fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
-      trial.size = size;
-      trial.n_order = 0;
+      int order[WEFT_PAIRS], n_order = 0;
       if (last_winner >= 0)
-        trial.order[trial.n_order++] = last_winner;
-      for (int index = 0; index < N_PAIRS; index++)
-        if (index != last_winner
-            && fits[index / WEFT_PROTOCOL_COUNT][index % WEFT_PROTOCOL_COUNT])
-          trial.order[trial.n_order++] = index;
-      trial_run (&trial, (int) jobs);
-
-      /* A candidate that could not run: the first in the fixed order. */
-      int failed = -1;
-      gboolean stopped = FALSE;
-      for (int k = 0; k < trial.n_order; k++)
+        order[n_order++] = last_winner;
+      for (int pair = 0; pair < WEFT_PAIRS; pair++)
+        if (pair != last_winner
+            && fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
+          order[n_order++] = pair;
+      cands.size = size;
+      WeftChoice choice;
+      weft_collective_choose (order, n_order, (int) jobs, &options,
+                              run_candidate, &cands, &choice);
+      if (choice.failed >= 0)
         {
-          if (trial.errors[k] != NULL
-              && (failed < 0 || trial.order[k] < trial.order[failed]))
-            failed = k;
-          stopped |= trial.results[k].interrupted;
+          /* A schedule file that does not fit this size is bad input. */
+          fprintf (stderr, "weft run: %s\n", choice.error->message);
+          weft_choice_clear (&choice);
+          return file != NULL ? WEFT_EXIT_USAGE : WEFT_EXIT_FAILURE;
         }
-      if (failed >= 0)
+      if (choice.interrupted)
         {
-          fprintf (stderr, "weft run: %s\n", trial.errors[failed]->message);
-          int status = trial.usage[failed] ? WEFT_EXIT_USAGE
-                                           : WEFT_EXIT_FAILURE;
-          trial_clear (&trial);
-          return status;
-        }
-      if (stopped)
-        {
-          trial_clear (&trial);
+          weft_choice_clear (&choice);
           goto stopped;
         }
-      for (int k = 0; k < trial.n_order; k++)
-        {
-          WeftCollectiveResult *result = &trial.results[k];
-          int index = trial.order[k];
-          if (!result->beaten
-              && (result->time < best.time
-                  || (result->time == best.time && index < best_index)))
-            {
-              best = *result;
-              best_alg = index / WEFT_PROTOCOL_COUNT;
-              best_proto = index % WEFT_PROTOCOL_COUNT;
-              best_index = index;
-            }
-        }
-      /* The fastest's bins and spans (a lone candidate keeps them) are
-       * its now. */
-      for (int k = 0; k < trial.n_order; k++)
-        if (trial.order[k] == best_index)
-          trial.results[k].stats = NULL, trial.results[k].spans = NULL;
-      trial_clear (&trial);
+      g_clear_error (&choice.error);
+      WeftCollectiveResult best = choice.result;
+      int best_index = choice.pair;
+      WeftAlgorithm best_alg = best_index / WEFT_PROTOCOL_COUNT;
+      WeftProtocolKind best_proto = best_index % WEFT_PROTOCOL_COUNT;
       if (candidates == 1)
         events += best.events;
       last_winner = best_index;

@@ -184,7 +184,7 @@ weft_run_trace (const WeftTraceRun *run)
       run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL },
     { run->channels, run->chunks, 0, NULL, 1 },
     run->algorithm, run->protocol,
-    isatty (STDERR_FILENO) ? show_progress : NULL, NULL,
+    isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,
   };
   WeftRunInfo info = { run->scenario_path, run->scenario->sha256,
                        weft_fidelity_name (run->fidelity), run->seed,

@@ -41,7 +41,7 @@ parse (const char *text, GError **error)
 
 static const WeftTraceOptions defaults = {
   { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL }, { 1, 8, 0, NULL, 1 },
-  WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL,
+  WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, 1,
 };
 
 /* Replay @text and return the result (the caller clears it). */
@@ -275,8 +275,9 @@ END_TEST
 
 START_TEST (test_speedups_and_seed_change_nothing)
 {
-  /* Same trace, same seed: the same times, slot for slot; remembered
-   * routes on or off changes nothing. */
+  /* Same trace, same seed: the same times, slot for slot, and the same
+   * choices of auto; remembered routes on or off, or auto's candidates
+   * simulated three at once, changes nothing. */
   const char *text =
       "ranks: 8\n"
       "communicators: {even: \"0-6:2\", odd: [1, 3, 5, 7]}\n"
@@ -290,16 +291,22 @@ START_TEST (test_speedups_and_seed_change_nothing)
   g_autoptr (WeftTrace) t = parse (text, &error);
   ck_assert_msg (t != NULL, "%s", error ? error->message : "");
   WeftTraceResult a, b, c;
-  WeftTraceOptions plain = defaults;
+  WeftTraceOptions plain = defaults, jobs = defaults;
   plain.run.plain = TRUE;
+  jobs.jobs = 3;                /* auto's candidates three at once */
   ck_assert (weft_trace_run (h100->topo, t, &defaults, &a, NULL));
-  ck_assert (weft_trace_run (h100->topo, t, &defaults, &b, NULL));
+  ck_assert (weft_trace_run (h100->topo, t, &jobs, &b, NULL));
   ck_assert (weft_trace_run (h100->topo, t, &plain, &c, NULL));
   ck_assert_uint_gt (a.time, 20 * US);
   for (guint s = 0; s < t->ranks->len; s++)
     {
       ck_assert_uint_eq (a.end[s], b.end[s]);
       ck_assert_uint_eq (a.end[s], c.end[s]);
+    }
+  for (guint i = 0; i < t->ops->len; i++)
+    {
+      ck_assert_int_eq (a.algorithm[i], b.algorithm[i]);
+      ck_assert_int_eq (a.protocol[i], b.protocol[i]);
     }
   weft_trace_result_clear (&a);
   weft_trace_result_clear (&b);

@@ -652,7 +652,7 @@ bench_trace (int argc, char **argv)
   WeftTraceOptions options = {
     { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL },
     { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 1 },
-    WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL,
+    WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, 1,
   };
   WeftTraceResult r;
   t0 = g_get_monotonic_time ();
