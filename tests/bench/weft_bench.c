@@ -615,10 +615,12 @@ bench_scale (int argc, char **argv)
 static int
 bench_trace (int argc, char **argv)
 {
-  gint64 chunks = 8;
+  gint64 chunks = 8, jobs = 1;
   GOptionEntry entries[] = {
     { "chunks", 0, 0, G_OPTION_ARG_INT64, &chunks,
       "Pieces that follow each other in each collective (default: 8)", "N" },
+    { "jobs", 0, 0, G_OPTION_ARG_INT64, &jobs,
+      "Candidates of auto simulated at once (default: 1)", "N" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("TRACE "
@@ -652,7 +654,7 @@ bench_trace (int argc, char **argv)
   WeftTraceOptions options = {
     { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL },
     { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 1 },
-    WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, 1,
+    WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, (int) CLAMP (jobs, 1, 64),
   };
   WeftTraceResult r;
   t0 = g_get_monotonic_time ();
@@ -664,10 +666,12 @@ bench_trace (int argc, char **argv)
   double run = seconds_since (t0);
   struct rusage usage;
   getrusage (RUSAGE_SELF, &usage);
-  printf ("trace ops=%u slots=%u ranks=%u chunks=%u load_s=%.2f run_s=%.2f "
-          "events=%" G_GUINT64_FORMAT " simulated_us=%.2f peak_rss_MiB=%.0f\n",
+  printf ("trace ops=%u slots=%u ranks=%u chunks=%u jobs=%d load_s=%.2f "
+          "run_s=%.2f events=%" G_GUINT64_FORMAT " simulated_us=%.2f "
+          "peak_rss_MiB=%.0f\n",
           t->ops->len, t->ranks->len, t->gpus->len, options.params.chunks,
-          load, run, r.events, r.time / 1e6, usage.ru_maxrss / 1024.0);
+          options.jobs, load, run, r.events, r.time / 1e6,
+          usage.ru_maxrss / 1024.0);
   weft_trace_result_clear (&r);
   return 0;
 }
