@@ -224,6 +224,8 @@ START_TEST (test_run_bad_requests)
                        "(dgx/gpu0) has 80 GB" },
     { { "--algorithm", "nvls", "--op", "all_gather" },
       "algorithm 'nvls' cannot run all_gather" },
+    { { "--jobs", "65" }, "--jobs takes 1 to 64" },
+    { { "--jobs", "-1" }, "--jobs takes 1 to 64" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
