@@ -230,7 +230,9 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
     }
   if (!result->beaten)
     weft_sim_run (sim);
-  result->beaten |= weft_sim_past_bound (sim);
+  /* Past the bound only while unfinished: a run that reached its end is
+   * timed, whatever the bound became while it drained. */
+  result->beaten |= end == WEFT_TIME_MAX && weft_sim_past_bound (sim);
   result->interrupted = weft_sim_interrupted (sim);
   g_assert (end != WEFT_TIME_MAX || result->interrupted || result->beaten);
   result->time = result->beaten        ? WEFT_TIME_MAX
@@ -298,6 +300,9 @@ trial_worker (gpointer data)
 
   for (int k; (k = atomic_fetch_add (&t->next, 1)) < t->n;)
     {
+      /* Stopped by the flag: take up no more. */
+      if (t->options.interrupt != NULL && *t->options.interrupt)
+        break;
       WeftCollectiveResult *r = &t->results[k];
       WeftRunOptions options = t->options;
       WeftTime best = atomic_load (&t->best);
@@ -338,6 +343,7 @@ weft_collective_choose (const int *order, int n, int jobs,
     g_thread_join (threads[i]);
 
   *choice = (WeftChoice) { .pair = -1, .failed = -1 };
+  choice->interrupted = options->interrupt != NULL && *options->interrupt;
   int best = -1;
   for (int k = 0; k < n; k++)
     {

@@ -82,7 +82,8 @@ typedef gboolean (*WeftCandidateFn) (int pair, const WeftRunOptions *options,
 typedef struct {
   int pair;                     /* the fastest, or -1 if none ran */
   WeftCollectiveResult result;  /* its result, bins and spans included */
-  gboolean interrupted;         /* a candidate was stopped by the flag */
+  gboolean interrupted;         /* the interrupt flag was set: candidates
+                                   were stopped or not taken up */
   int failed;                   /* the lowest pair that could not run, or
                                    -1 */
   GError *error;                /* ...and why */

@@ -306,7 +306,7 @@ weft_cmd_run (int argc, char **argv)
   g_auto (GStrv) params_kv = NULL;
   /* G_MININT64: not given, so the workload section or the default. */
   gint64 factor = G_MININT64, seed = G_MININT64, channels = G_MININT64;
-  gint64 chunks = G_MININT64, jobs = 0;
+  gint64 chunks = G_MININT64, jobs = G_MININT64;
   GOptionEntry entries[] = {
     { "op", 'o', 0, G_OPTION_ARG_STRING, &op_name,
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
@@ -477,10 +477,10 @@ weft_cmd_run (int argc, char **argv)
                         "largest (-e)");
   if (factor < 2)
     return usage_error (context, "-f must be at least 2");
-  if (jobs < 0 || jobs > 64)
-    return usage_error (context, "--jobs takes 1 to 64");
-  if (jobs == 0)
+  if (jobs == G_MININT64)
     jobs = CLAMP (g_get_num_processors (), 1, 64);
+  if (jobs < 1 || jobs > 64)
+    return usage_error (context, "--jobs takes 1 to 64");
   if (channels < 1 || channels > 64 || chunks < 1 || chunks > 1024)
     return usage_error (context, "--channels takes 1 to 64 and --chunks 1 "
                         "to 1024");
@@ -670,9 +670,13 @@ weft_cmd_run (int argc, char **argv)
                               run_candidate, &cands, &choice);
       if (choice.failed >= 0)
         {
-          /* A schedule file that does not fit this size is bad input. */
+          /* A schedule file that does not fit this size is bad input;
+           * the run is marked failed. */
           fprintf (stderr, "weft run: %s\n", choice.error->message);
           weft_choice_clear (&choice);
+          weft_db_end_run (db, run_id, "failed",
+                           (g_get_monotonic_time () - wall_start) / 1e6,
+                           events, NULL);
           return file != NULL ? WEFT_EXIT_USAGE : WEFT_EXIT_FAILURE;
         }
       if (choice.interrupted)

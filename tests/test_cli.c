@@ -225,7 +225,7 @@ START_TEST (test_run_bad_requests)
     { { "--algorithm", "nvls", "--op", "all_gather" },
       "algorithm 'nvls' cannot run all_gather" },
     { { "--jobs", "65" }, "--jobs takes 1 to 64" },
-    { { "--jobs", "-1" }, "--jobs takes 1 to 64" },
+    { { "--jobs", "0" }, "--jobs takes 1 to 64" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
