@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -295,6 +296,109 @@ run_candidate (int pair, const WeftRunOptions *options,
   return TRUE;
 }
 
+/* A sweep with one candidate a size (one algorithm and protocol): the
+ * sizes are independent runs, simulated `jobs` at once; the caller takes
+ * their results in order of size as they come. */
+typedef struct {
+  Candidates cands;             /* size set per row */
+  int pair;
+  WeftRunOptions options;
+  const uint64_t *sizes;
+  int n;
+  WeftChoice *rows;             /* per size, once done[] */
+  gboolean *done;
+  atomic_int next;
+  atomic_int stop;              /* take up no more rows */
+  GMutex lock;
+  GCond cond;
+  GThread *threads[64];
+  int n_threads;
+} SizePool;
+
+static gpointer
+pool_worker (gpointer data)
+{
+  SizePool *p = data;
+
+  for (int k; (k = atomic_fetch_add (&p->next, 1)) < p->n;)
+    {
+      WeftChoice *row = &p->rows[k];
+      Candidates c = p->cands;
+      *row = (WeftChoice) { .pair = p->pair, .failed = -1 };
+      c.size = p->sizes[k];
+      if (atomic_load (&p->stop)
+          || (p->options.interrupt != NULL && *p->options.interrupt))
+        row->interrupted = TRUE;
+      else if (!run_candidate (p->pair, &p->options, &row->result,
+                               &row->error, &c))
+        row->failed = p->pair;
+      else
+        row->interrupted = row->result.interrupted;
+      g_mutex_lock (&p->lock);
+      p->done[k] = TRUE;
+      g_cond_broadcast (&p->cond);
+      g_mutex_unlock (&p->lock);
+    }
+  return NULL;
+}
+
+static SizePool *
+pool_start (const Candidates *cands, int pair, const WeftRunOptions *options,
+            const uint64_t *sizes, int n, int jobs)
+{
+  SizePool *p = g_new0 (SizePool, 1);
+
+  p->cands = *cands;
+  p->pair = pair;
+  p->options = *options;
+  p->sizes = sizes;
+  p->n = n;
+  p->rows = g_new0 (WeftChoice, MAX (n, 1));
+  p->done = g_new0 (gboolean, MAX (n, 1));
+  atomic_init (&p->next, 0);
+  atomic_init (&p->stop, 0);
+  g_mutex_init (&p->lock);
+  g_cond_init (&p->cond);
+  p->n_threads = CLAMP (MIN (jobs, n), 1, (int) G_N_ELEMENTS (p->threads));
+  for (int i = 0; i < p->n_threads; i++)
+    p->threads[i] = g_thread_new ("weft-size", pool_worker, p);
+  return p;
+}
+
+/* Row @k's result, once simulated: the caller's from now on. */
+static WeftChoice
+pool_take (SizePool *p, int k)
+{
+  g_mutex_lock (&p->lock);
+  while (!p->done[k])
+    g_cond_wait (&p->cond, &p->lock);
+  g_mutex_unlock (&p->lock);
+  WeftChoice row = p->rows[k];
+  p->rows[k] = (WeftChoice) { .pair = -1, .failed = -1 };
+  return row;
+}
+
+/* Let the rows being simulated finish, start no more, and free what was
+ * not taken. */
+static void
+pool_free (SizePool *p)
+{
+  if (p == NULL)
+    return;
+  atomic_store (&p->stop, 1);
+  for (int i = 0; i < p->n_threads; i++)
+    g_thread_join (p->threads[i]);
+  for (int k = 0; k < p->n; k++)
+    weft_choice_clear (&p->rows[k]);
+  g_mutex_clear (&p->lock);
+  g_cond_clear (&p->cond);
+  g_free (p->rows);
+  g_free (p->done);
+  g_free (p);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SizePool, pool_free)
+
 int
 weft_cmd_run (int argc, char **argv)
 {
@@ -354,8 +458,9 @@ weft_cmd_run (int argc, char **argv)
       "of the run, wider if the database would get over 2 million link bins)",
       "WIDTH" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT64, &jobs,
-      "Candidates of auto simulated at once, each on a core of its own "
-      "(default: the number of cores)", "N" },
+      "Simulations at once, each on a core of its own: auto's candidates of "
+      "a size, or with one algorithm and protocol the sizes (default: the "
+      "number of cores)", "N" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
     G_OPTION_ENTRY_NULL
@@ -649,25 +754,41 @@ weft_cmd_run (int argc, char **argv)
     options.bin_width = options.max_bins = 0;
   /* The candidates of a size are tried starting with the last size's
    * fastest, which is most often the fastest again and sets the time the
-   * others stop at; see Trial. */
+   * others stop at; see weft_collective_choose().  With one candidate a
+   * size, the sizes are simulated `jobs` at once instead. */
   int last_winner = -1;
   Candidates cands = { scenario->topo, (uint32_t *) gpus->data, n, op, 0,
                        &params, file };
+  g_autofree uint64_t *sizes = g_new (uint64_t, total_rows);
+  for (int i = 0; i < total_rows; i++)
+    sizes[i] = i == 0 ? min_bytes : sizes[i - 1] * (uint64_t) factor;
+  g_autoptr (SizePool) pool = NULL;
+  if (candidates == 1 && jobs > 1 && total_rows > 1)
+    for (int pair = 0; pair < WEFT_PAIRS && pool == NULL; pair++)
+      if (fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
+        pool = pool_start (&cands, pair, &options, sizes, total_rows,
+                           (int) jobs);
   for (uint64_t size = min_bytes; size <= max_bytes;)
     {
       if (progress)
         fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
-      int order[WEFT_PAIRS], n_order = 0;
-      if (last_winner >= 0)
-        order[n_order++] = last_winner;
-      for (int pair = 0; pair < WEFT_PAIRS; pair++)
-        if (pair != last_winner
-            && fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
-          order[n_order++] = pair;
-      cands.size = size;
       WeftChoice choice;
-      weft_collective_choose (order, n_order, (int) jobs, &options,
-                              run_candidate, &cands, &choice);
+      if (pool != NULL)
+        choice = pool_take (pool, rows);
+      else
+        {
+          int order[WEFT_PAIRS], n_order = 0;
+          if (last_winner >= 0)
+            order[n_order++] = last_winner;
+          for (int pair = 0; pair < WEFT_PAIRS; pair++)
+            if (pair != last_winner
+                && fits[pair / WEFT_PROTOCOL_COUNT]
+                       [pair % WEFT_PROTOCOL_COUNT])
+              order[n_order++] = pair;
+          cands.size = size;
+          weft_collective_choose (order, n_order, (int) jobs, &options,
+                                  run_candidate, &cands, &choice);
+        }
       if (choice.failed >= 0)
         {
           /* A schedule file that does not fit this size is bad input;
@@ -677,6 +798,7 @@ weft_cmd_run (int argc, char **argv)
           weft_db_end_run (db, run_id, "failed",
                            (g_get_monotonic_time () - wall_start) / 1e6,
                            events, NULL);
+          interrupted = 1;      /* sizes still running beside it stop */
           return file != NULL ? WEFT_EXIT_USAGE : WEFT_EXIT_FAILURE;
         }
       if (choice.interrupted)

@@ -190,45 +190,53 @@ END_TEST
 
 START_TEST (test_same_seed_same_rows)
 {
-  /* Run on one thread, then with auto's candidates on three at once (which
-   * finish in whatever order the machine's cores run them): the same
-   * table, the same rows, the same events counted. */
+  /* Run on one thread, then three at once (auto's candidates of a size,
+   * or with one algorithm and protocol the sizes, finishing in whatever
+   * order the machine's cores run them): the same table, the same rows,
+   * the same events counted. */
   const char *jobs[] = { "1", "3" };
-  g_autofree char *first = NULL;
-  for (int i = 0; i < 2; i++)
+  const char *dbs[] = { "x.db", "y.db" };
+  for (int w = 0; w < 2; w++)
     {
-      const char *a[] = { "run", "--db", "x.db", "-b", "1K", "-e", "64M",
-                          "-f", "4", "--jobs", jobs[i], NULL };
-      Result r = weft_cmd (a);
-      ck_assert_int_eq (r.status, 0);
-      if (first == NULL)
-        first = g_strdup (r.out);
-      else
-        ck_assert_str_eq (r.out, first);
-      result_clear (&r);
+      g_autofree char *first = NULL;
+      for (int i = 0; i < 2; i++)
+        {
+          const char *a[] = { "run", "--db", dbs[w], "-b", "1K", "-e", "64M",
+                              "-f", "4", "--jobs", jobs[i],
+                              w ? "--algorithm" : NULL, "ring",
+                              "--protocol", "Simple", NULL };
+          Result r = weft_cmd (a);
+          ck_assert_int_eq (r.status, 0);
+          if (first == NULL)
+            first = g_strdup (r.out);
+          else
+            ck_assert_str_eq (r.out, first);
+          result_clear (&r);
+        }
+      sqlite3 *h = open_db (dbs[w]);
+      ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                                   "'complete'"), 2);
+      ck_assert_int_eq (scalar (h, "SELECT COUNT(DISTINCT events) FROM runs"),
+                        1);
+      ck_assert_int_gt (scalar (h, "SELECT COUNT(*) FROM link_util"), 0);
+      /* The rows of run 1 and run 2 are the same, but for the run id. */
+      const char *tables[] = {
+        "SELECT link_id, t0_ps, t1_ps, bytes FROM link_util WHERE run_id = %d",
+        "SELECT id, op, algorithm, protocol, bytes, start_ps, end_ps, "
+        "busbw_GBps FROM ops WHERE run_id = %d",
+        "SELECT id, name, bandwidth_Bps FROM links WHERE run_id = %d",
+      };
+      for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
+        {
+          g_autofree char *one = g_strdup_printf (tables[t], 1);
+          g_autofree char *two = g_strdup_printf (tables[t], 2);
+          g_autofree char *sql = g_strdup_printf (
+              "SELECT (SELECT COUNT(*) FROM (%s EXCEPT %s)) + "
+              "(SELECT COUNT(*) FROM (%s EXCEPT %s))", one, two, two, one);
+          ck_assert_int_eq (scalar (h, sql), 0);
+        }
+      sqlite3_close (h);
     }
-  sqlite3 *h = open_db ("x.db");
-  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
-                               "'complete'"), 2);
-  ck_assert_int_eq (scalar (h, "SELECT COUNT(DISTINCT events) FROM runs"), 1);
-  ck_assert_int_gt (scalar (h, "SELECT COUNT(*) FROM link_util"), 0);
-  /* The rows of run 1 and run 2 are the same, but for the run id. */
-  const char *tables[] = {
-    "SELECT link_id, t0_ps, t1_ps, bytes FROM link_util WHERE run_id = %d",
-    "SELECT id, op, algorithm, protocol, bytes, start_ps, end_ps, busbw_GBps "
-    "FROM ops WHERE run_id = %d",
-    "SELECT id, name, bandwidth_Bps FROM links WHERE run_id = %d",
-  };
-  for (guint t = 0; t < G_N_ELEMENTS (tables); t++)
-    {
-      g_autofree char *one = g_strdup_printf (tables[t], 1);
-      g_autofree char *two = g_strdup_printf (tables[t], 2);
-      g_autofree char *sql = g_strdup_printf (
-          "SELECT (SELECT COUNT(*) FROM (%s EXCEPT %s)) + "
-          "(SELECT COUNT(*) FROM (%s EXCEPT %s))", one, two, two, one);
-      ck_assert_int_eq (scalar (h, sql), 0);
-    }
-  sqlite3_close (h);
 }
 END_TEST
 
