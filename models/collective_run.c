@@ -230,10 +230,12 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
     }
   if (!result->beaten)
     weft_sim_run (sim);
-  /* Past the bound only while unfinished: a run that reached its end is
-   * timed, whatever the bound became while it drained. */
-  result->beaten |= end == WEFT_TIME_MAX && weft_sim_past_bound (sim);
   result->interrupted = weft_sim_interrupted (sim);
+  /* Stopped unfinished with events left, not by the flag: past the bound.
+   * A run that reached its end is timed, whatever the bound became while
+   * it drained. */
+  result->beaten |= end == WEFT_TIME_MAX && !result->interrupted
+                    && weft_sim_pending (sim) > 0;
   g_assert (end != WEFT_TIME_MAX || result->interrupted || result->beaten);
   result->time = result->beaten        ? WEFT_TIME_MAX
                  : result->interrupted ? weft_sim_now (sim)

@@ -59,7 +59,6 @@ struct _WeftSim {
   const volatile int *interrupt;
   gboolean interrupted;
   const _Atomic WeftTime *bound;
-  gboolean past_bound;
 };
 
 WeftSim *
@@ -418,7 +417,6 @@ run_until (WeftSim *sim, WeftTime until)
 
   sim->stopping = FALSE;
   sim->interrupted = FALSE;
-  sim->past_bound = FALSE;
   gboolean watched = sim->interrupt != NULL || sim->bound != NULL;
   while (!sim->stopping && sim->heap_len > 0)
     {
@@ -433,7 +431,7 @@ run_until (WeftSim *sim, WeftTime until)
               && sim->now > atomic_load_explicit (sim->bound,
                                                   memory_order_relaxed))
             {
-              sim->past_bound = sim->stopping = TRUE;
+              sim->stopping = TRUE;
               break;
             }
         }
@@ -511,12 +509,6 @@ void
 weft_sim_set_bound (WeftSim *sim, const _Atomic WeftTime *bound)
 {
   sim->bound = bound;
-}
-
-gboolean
-weft_sim_past_bound (const WeftSim *sim)
-{
-  return sim->past_bound;
 }
 
 void

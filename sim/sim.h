@@ -107,9 +107,6 @@ gboolean weft_sim_interrupted (const WeftSim *sim);
  * *@bound is abandoned.  NULL: no bound.  It must outlive the runs. */
 void weft_sim_set_bound (WeftSim *sim, const _Atomic WeftTime *bound);
 
-/* Whether the last run returned because its clock passed the bound. */
-gboolean weft_sim_past_bound (const WeftSim *sim);
-
 /* Events pending (scheduled, neither run nor cancelled). */
 uint64_t weft_sim_pending (const WeftSim *sim);
 
