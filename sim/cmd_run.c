@@ -308,7 +308,6 @@ typedef struct {
   WeftChoice *rows;             /* per size, once done[] */
   gboolean *done;
   atomic_int next;
-  atomic_int stop;              /* take up no more rows */
   GMutex lock;
   GCond cond;
   GThread *threads[64];
@@ -326,8 +325,7 @@ pool_worker (gpointer data)
       Candidates c = p->cands;
       *row = (WeftChoice) { .pair = p->pair, .failed = -1 };
       c.size = p->sizes[k];
-      if (atomic_load (&p->stop)
-          || (p->options.interrupt != NULL && *p->options.interrupt))
+      if (p->options.interrupt != NULL && *p->options.interrupt)
         row->interrupted = TRUE;
       else if (!run_candidate (p->pair, &p->options, &row->result,
                                &row->error, &c))
@@ -356,7 +354,6 @@ pool_start (const Candidates *cands, int pair, const WeftRunOptions *options,
   p->rows = g_new0 (WeftChoice, MAX (n, 1));
   p->done = g_new0 (gboolean, MAX (n, 1));
   atomic_init (&p->next, 0);
-  atomic_init (&p->stop, 0);
   g_mutex_init (&p->lock);
   g_cond_init (&p->cond);
   p->n_threads = CLAMP (MIN (jobs, n), 1, (int) G_N_ELEMENTS (p->threads));
@@ -378,14 +375,14 @@ pool_take (SizePool *p, int k)
   return row;
 }
 
-/* Let the rows being simulated finish, start no more, and free what was
- * not taken. */
+/* Wait for the workers and free what was not taken.  The run leaves
+ * rows untaken only once the interrupt flag is set (Ctrl-C, or a row that
+ * failed), so the workers stop soon. */
 static void
 pool_free (SizePool *p)
 {
   if (p == NULL)
     return;
-  atomic_store (&p->stop, 1);
   for (int i = 0; i < p->n_threads; i++)
     g_thread_join (p->threads[i]);
   for (int k = 0; k < p->n; k++)
@@ -768,13 +765,15 @@ weft_cmd_run (int argc, char **argv)
       if (fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
         pool = pool_start (&cands, pair, &options, sizes, total_rows,
                            (int) jobs);
-  for (uint64_t size = min_bytes; size <= max_bytes;)
+  for (int i = 0; i < total_rows; i++)
     {
+      uint64_t size = sizes[i];
+      cands.size = size;
       if (progress)
         fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
       WeftChoice choice;
       if (pool != NULL)
-        choice = pool_take (pool, rows);
+        choice = pool_take (pool, i);
       else
         {
           int order[WEFT_PAIRS], n_order = 0;
@@ -785,7 +784,6 @@ weft_cmd_run (int argc, char **argv)
                 && fits[pair / WEFT_PROTOCOL_COUNT]
                        [pair % WEFT_PROTOCOL_COUNT])
               order[n_order++] = pair;
-          cands.size = size;
           weft_collective_choose (order, n_order, (int) jobs, &options,
                                   run_candidate, &cands, &choice);
         }
@@ -819,20 +817,8 @@ weft_cmd_run (int argc, char **argv)
           /* The fastest again, with its bins: the same run, so the same
            * time. */
           WeftTime time = best.time;
-          gboolean ran = TRUE;
-          if (file != NULL)
-            {
-              g_autoptr (WeftSchedule) sched = weft_schedule_file_build (
-                  file, size, &error);
-              weft_schedule_run (scenario->topo, (uint32_t *) gpus->data,
-                                 sched, weft_protocol_get (best_proto,
-                                                           WEFT_ALG_RING),
-                                 &binned, &best);
-            }
-          else
-            ran = weft_collective_run (scenario->topo, (uint32_t *) gpus->data,
-                                       n, op, best_alg, best_proto, size,
-                                       &params, &binned, &best, &error);
+          gboolean ran = run_candidate (best_index, &binned, &best, &error,
+                                        &cands);
           g_assert (ran);
           events += best.events;
           if (best.interrupted)
@@ -856,9 +842,6 @@ weft_cmd_run (int argc, char **argv)
       rows++;
       Row row = { size, file ? -1 : (int) best_alg, best_proto, best };
       g_array_append_val (rows_done, row);
-      if (size > G_MAXUINT64 / (uint64_t) factor)
-        break;
-      size *= (uint64_t) factor;
     }
   if (progress)
     fprintf (stderr, "\r%40s\r", "");
