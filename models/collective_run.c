@@ -194,6 +194,164 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   return TRUE;
 }
 
+/* ---- schedules shared by a collective's candidates ---- */
+
+/* Bytes of schedules kept past their last candidate, for the fastest's
+ * second run (with link bins). */
+#define PLANS_KEEP ((size_t) 64 << 20)
+
+typedef enum { PLAN_NONE, PLAN_MAKING, PLAN_MADE } PlanState;
+
+typedef struct {
+  PlanState state;
+  WeftSchedule *schedule;       /* PLAN_MADE: or NULL, and error */
+  GArray *nodes;
+  GError *error;
+  int users;                    /* candidates still to take it up */
+  int holders;                  /* runs using it now */
+  size_t bytes;
+  gboolean kept;                /* counted in kept */
+} PlanSlot;
+
+struct _WeftPlans {
+  const WeftTopology *topo;
+  const uint32_t *gpus;
+  uint32_t n;
+  WeftOp op;
+  uint64_t size;
+  const WeftCollectiveParams *params;
+  GMutex lock;
+  GCond made;
+  PlanSlot slot[WEFT_ALG_COUNT];
+  size_t kept;
+};
+
+WeftPlans *
+weft_plans_new (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+                WeftOp op, uint64_t size, const WeftCollectiveParams *params,
+                const int *order, int n_order)
+{
+  WeftPlans *p = g_new0 (WeftPlans, 1);
+
+  p->topo = topo;
+  p->gpus = gpus;
+  p->n = n;
+  p->op = op;
+  p->size = size;
+  p->params = params;
+  g_mutex_init (&p->lock);
+  g_cond_init (&p->made);
+  for (int k = 0; k < n_order; k++)
+    p->slot[order[k] / WEFT_PROTOCOL_COUNT].users++;
+  return p;
+}
+
+static void
+slot_clear (PlanSlot *s)
+{
+  weft_schedule_free (s->schedule);
+  if (s->nodes)
+    g_array_unref (s->nodes);
+  g_clear_error (&s->error);
+  s->schedule = NULL;
+  s->nodes = NULL;
+  s->state = PLAN_NONE;
+}
+
+void
+weft_plans_free (WeftPlans *p)
+{
+  if (p == NULL)
+    return;
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    slot_clear (&p->slot[a]);
+  g_mutex_clear (&p->lock);
+  g_cond_clear (&p->made);
+  g_free (p);
+}
+
+/* @alg's slot, planned (by this thread, or waited for), held until
+ * plans_release(); FALSE with @error if it cannot be planned. */
+static PlanSlot *
+plans_acquire (WeftPlans *p, WeftAlgorithm alg, GError **error)
+{
+  PlanSlot *s = &p->slot[alg];
+
+  g_mutex_lock (&p->lock);
+  s->users--;
+  while (s->state == PLAN_MAKING)
+    g_cond_wait (&p->made, &p->lock);
+  if (s->state == PLAN_NONE)
+    {
+      s->state = PLAN_MAKING;
+      g_mutex_unlock (&p->lock);
+      GArray *nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      GError *why = NULL;
+      WeftSchedule *schedule = weft_collective_plan (
+          p->topo, p->gpus, p->n, p->op, alg, p->size, p->params, nodes, &why);
+      g_mutex_lock (&p->lock);
+      s->schedule = schedule;
+      s->nodes = nodes;
+      s->error = why;
+      s->bytes = schedule ? weft_schedule_memory (schedule) : 0;
+      s->kept = FALSE;
+      s->state = PLAN_MADE;
+      g_cond_broadcast (&p->made);
+    }
+  if (s->schedule == NULL)
+    {
+      g_propagate_error (error, g_error_copy (s->error));
+      g_mutex_unlock (&p->lock);
+      return NULL;
+    }
+  s->holders++;
+  g_mutex_unlock (&p->lock);
+  return s;
+}
+
+/* Done with @s: once no candidate is left to run it, it is kept while the
+ * kept schedules fit PLANS_KEEP, and freed otherwise. */
+static void
+plans_release (WeftPlans *p, PlanSlot *s)
+{
+  g_mutex_lock (&p->lock);
+  s->holders--;
+  if (s->users <= 0 && s->holders == 0 && !s->kept)
+    {
+      if (p->kept + s->bytes <= PLANS_KEEP)
+        {
+          s->kept = TRUE;
+          p->kept += s->bytes;
+        }
+      else
+        slot_clear (s);
+    }
+  g_mutex_unlock (&p->lock);
+}
+
+gboolean
+weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
+                const WeftRunOptions *options, WeftCollectiveResult *result,
+                GError **error)
+{
+  const WeftProtocol *costs = weft_protocol_get (protocol, alg);
+
+  if (costs == NULL)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+                   "%s protocol", weft_algorithm_name (alg),
+                   weft_protocol_name (protocol));
+      return FALSE;
+    }
+  PlanSlot *s = plans_acquire (p, alg, error);
+  if (s == NULL)
+    return FALSE;
+  weft_schedule_run (p->topo, (const uint32_t *) s->nodes->data, s->schedule,
+                     costs, options, result);
+  plans_release (p, s);
+  return TRUE;
+}
+
 void
 weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    const WeftSchedule *schedule, const WeftProtocol *costs,

@@ -69,6 +69,31 @@ void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                         const WeftRunOptions *options,
                         WeftCollectiveResult *result);
 
+/* The schedules of one collective's candidates (@op over @gpus[0..n-1] for
+ * @size bytes, every algorithm and protocol that may be tried): the
+ * schedule does not depend on the protocol, so each algorithm's is planned
+ * once, by the first candidate that needs it (one in another thread waits
+ * for it), and run by all.  @order lists the candidates (pairs, see
+ * WEFT_PAIRS) that will run: an algorithm's schedule is freed once the last
+ * of them has run, unless it is small enough to keep for a second run.
+ * @topo, @gpus and @params must outlive it. */
+typedef struct _WeftPlans WeftPlans;
+
+WeftPlans *weft_plans_new (const WeftTopology *topo, const uint32_t *gpus,
+                           uint32_t n, WeftOp op, uint64_t size,
+                           const WeftCollectiveParams *params,
+                           const int *order, int n_order);
+void weft_plans_free (WeftPlans *plans);
+
+/* weft_collective_run() of @alg with @protocol, on @plans' schedule; safe
+ * to call from several threads at once. */
+gboolean weft_plans_run (WeftPlans *plans, WeftAlgorithm alg,
+                         WeftProtocolKind protocol,
+                         const WeftRunOptions *options,
+                         WeftCollectiveResult *result, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftPlans, weft_plans_free)
+
 /* auto's candidates: (algorithm, protocol) pairs, numbered
  * a * WEFT_PROTOCOL_COUNT + p; of equal times the lower number wins. */
 #define WEFT_PAIRS (WEFT_ALG_COUNT * WEFT_PROTOCOL_COUNT)

@@ -37,6 +37,18 @@ weft_schedule_free (WeftSchedule *s)
   g_free (s);
 }
 
+size_t
+weft_schedule_memory (const WeftSchedule *s)
+{
+  size_t bytes = sizeof *s + (size_t) s->deps_cap * sizeof (uint32_t)
+                 + (size_t) s->n_ranks * (sizeof (WeftStep *)
+                                          + 2 * sizeof (uint32_t));
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    bytes += (size_t) s->steps_cap[r] * sizeof (WeftStep)
+             + (s->matches ? (size_t) s->n_steps[r] * sizeof (uint32_t) : 0);
+  return bytes;
+}
+
 uint32_t
 weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
                    uint32_t peer, uint32_t tag, uint64_t bytes,

@@ -76,6 +76,9 @@ weft_schedule_dep (const WeftSchedule *s, const WeftStep *step, uint32_t d)
 /* Bytes sent by all ranks together. */
 uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
 
+/* Bytes @s holds in memory. */
+size_t weft_schedule_memory (const WeftSchedule *s);
+
 /* For each step, the step it pairs with on the peer (sends and receives;
  * WEFT_NO_STEP for others), as a per-rank array of uint32_t, computed by
  * weft_schedule_check().  NULL before a successful check. */

@@ -78,7 +78,7 @@ typedef struct {
   const WeftTopology *topo;
   const uint32_t *gpus;
   const WeftTraceOp *op;
-  const WeftCollectiveParams *params;
+  WeftPlans *plans;             /* its schedules, one an algorithm */
 } Alone;
 
 static gboolean
@@ -87,10 +87,8 @@ run_alone (int pair, const WeftRunOptions *options,
 {
   const Alone *c = data;
 
-  return weft_collective_run (c->topo, c->gpus, c->op->n_ranks, c->op->op,
-                              pair / WEFT_PROTOCOL_COUNT,
-                              pair % WEFT_PROTOCOL_COUNT, c->op->bytes,
-                              c->params, options, result, error);
+  return weft_plans_run (c->plans, pair / WEFT_PROTOCOL_COUNT,
+                         pair % WEFT_PROTOCOL_COUNT, options, result, error);
 }
 
 /* The plan of collective @op: its algorithm and protocol resolved, its
@@ -148,9 +146,12 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
           order[n_order++] = a * WEFT_PROTOCOL_COUNT + p;
       }
   int best = n_order > 0 ? order[0] : -1;
+  g_autoptr (WeftPlans) plans = weft_plans_new (x->topo, gpus, op->n_ranks,
+                                                op->op, op->bytes, &o->params,
+                                                order, n_order);
   if (n_order > 0 && (alg == WEFT_TRACE_AUTO || proto == WEFT_TRACE_AUTO))
     {
-      Alone alone = { x->topo, gpus, op, &o->params };
+      Alone alone = { x->topo, gpus, op, plans };
       WeftRunOptions options = o->run;
       WeftChoice choice;
       options.bin_width = 0;
@@ -177,6 +178,9 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   plan->algorithm = best_alg;
   plan->protocol = best_proto;
   plan->costs = weft_protocol_get (best_proto, best_alg);
+  /* Planned again once the candidates' schedules are freed: taking one of
+   * them would leave the winners of a long trace among their holes. */
+  g_clear_pointer (&plans, weft_plans_free);
   plan->schedule = weft_collective_plan (x->topo, gpus, op->n_ranks, op->op,
                                          best_alg, op->bytes, &o->params,
                                          plan->nodes, &why);

@@ -275,6 +275,7 @@ typedef struct {
   uint64_t size;
   const WeftCollectiveParams *params;
   WeftScheduleFile *file;       /* or NULL: built-in algorithms */
+  WeftPlans *plans;             /* built-in: the size's schedules, or NULL */
 } Candidates;
 
 static gboolean
@@ -284,6 +285,8 @@ run_candidate (int pair, const WeftRunOptions *options,
   const Candidates *c = data;
   int a = pair / WEFT_PROTOCOL_COUNT, pr = pair % WEFT_PROTOCOL_COUNT;
 
+  if (c->file == NULL && c->plans != NULL)
+    return weft_plans_run (c->plans, a, pr, options, result, error);
   if (c->file == NULL)
     return weft_collective_run (c->topo, c->gpus, c->n, c->op, a, pr,
                                 c->size, c->params, options, result, error);
@@ -755,7 +758,7 @@ weft_cmd_run (int argc, char **argv)
    * size, the sizes are simulated `jobs` at once instead. */
   int last_winner = -1;
   Candidates cands = { scenario->topo, (uint32_t *) gpus->data, n, op, 0,
-                       &params, file };
+                       &params, file, NULL };
   g_autofree uint64_t *sizes = g_new (uint64_t, total_rows);
   for (int i = 0; i < total_rows; i++)
     sizes[i] = i == 0 ? min_bytes : sizes[i - 1] * (uint64_t) factor;
@@ -784,6 +787,11 @@ weft_cmd_run (int argc, char **argv)
                 && fits[pair / WEFT_PROTOCOL_COUNT]
                        [pair % WEFT_PROTOCOL_COUNT])
               order[n_order++] = pair;
+          /* The schedules of the size, each planned once for all its
+           * candidates and the fastest's second run. */
+          if (file == NULL)
+            cands.plans = weft_plans_new (cands.topo, cands.gpus, n, op, size,
+                                          &params, order, n_order);
           weft_collective_choose (order, n_order, (int) jobs, &options,
                                   run_candidate, &cands, &choice);
         }
@@ -793,6 +801,7 @@ weft_cmd_run (int argc, char **argv)
            * the run is marked failed. */
           fprintf (stderr, "weft run: %s\n", choice.error->message);
           weft_choice_clear (&choice);
+          g_clear_pointer (&cands.plans, weft_plans_free);
           weft_db_end_run (db, run_id, "failed",
                            (g_get_monotonic_time () - wall_start) / 1e6,
                            events, NULL);
@@ -802,6 +811,7 @@ weft_cmd_run (int argc, char **argv)
       if (choice.interrupted)
         {
           weft_choice_clear (&choice);
+          g_clear_pointer (&cands.plans, weft_plans_free);
           goto stopped;
         }
       g_clear_error (&choice.error);
@@ -824,10 +834,12 @@ weft_cmd_run (int argc, char **argv)
           if (best.interrupted)
             {
               result_clear (&best);
+              g_clear_pointer (&cands.plans, weft_plans_free);
               goto stopped;
             }
           g_assert (best.time == time);
         }
+      g_clear_pointer (&cands.plans, weft_plans_free);
       double seconds = best.time * 1e-12;
       double algbw = seconds > 0 ? size / seconds / 1e9 : 0;
       double busbw = algbw * weft_op_bus_factor (op, n);

@@ -475,6 +475,103 @@ START_TEST (test_give_up_past_a_time)
 }
 END_TEST
 
+/* Candidates run by threads on shared plans. */
+typedef struct {
+  WeftPlans *plans;
+  const int *order;
+  int n;
+  int first;                    /* each thread starts at its own place */
+  WeftCollectiveResult results[WEFT_PAIRS];
+  GError *errors[WEFT_PAIRS];
+} PlanUser;
+
+static gpointer
+use_plans (gpointer data)
+{
+  PlanUser *u = data;
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL };
+
+  for (int k = 0; k < u->n; k++)
+    {
+      int pair = u->order[(u->first + k) % u->n];
+      if (!weft_plans_run (u->plans, pair / WEFT_PROTOCOL_COUNT,
+                           pair % WEFT_PROTOCOL_COUNT, &options,
+                           &u->results[pair], &u->errors[pair]))
+        ck_assert (u->errors[pair] != NULL);
+    }
+  return NULL;
+}
+
+START_TEST (test_plans_shared)
+{
+  /* Every algorithm and protocol over a DGX H100, three threads at once
+   * on one set of plans (each algorithm's schedule planned once for all
+   * its protocols): each gives what weft_collective_run() gives alone, the
+   * same time, events and bytes, or the same error. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  uint32_t n = gpus->len;
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL };
+  int order[WEFT_PAIRS], n_order = 0;
+  uint64_t size = 3 << 20;
+
+  for (int k = 0; k < WEFT_PAIRS; k++)
+    if (weft_algorithm_supports (k / WEFT_PROTOCOL_COUNT, WEFT_OP_ALL_REDUCE))
+      order[n_order++] = k;
+  WeftPlans *plans = weft_plans_new (s->topo, (uint32_t *) gpus->data, n,
+                                     WEFT_OP_ALL_REDUCE, size, &params, order,
+                                     n_order);
+  PlanUser users[3];
+  GThread *threads[3];
+  for (int t = 0; t < 3; t++)
+    {
+      memset (&users[t], 0, sizeof users[t]);
+      users[t].plans = plans;
+      users[t].order = order;
+      users[t].n = n_order;
+      users[t].first = t * 7;
+      threads[t] = g_thread_new ("plans", use_plans, &users[t]);
+    }
+  for (int t = 0; t < 3; t++)
+    g_thread_join (threads[t]);
+
+  int ran = 0;
+  for (int k = 0; k < n_order; k++)
+    {
+      int pair = order[k];
+      WeftCollectiveResult alone;
+      g_autoptr (GError) why = NULL;
+      gboolean ok = weft_collective_run (
+          s->topo, (uint32_t *) gpus->data, n, WEFT_OP_ALL_REDUCE,
+          pair / WEFT_PROTOCOL_COUNT, pair % WEFT_PROTOCOL_COUNT, size,
+          &params, &options, &alone, &why);
+      for (int t = 0; t < 3; t++)
+        {
+          if (!ok)
+            {
+              ck_assert (users[t].errors[pair] != NULL);
+              ck_assert_str_eq (users[t].errors[pair]->message, why->message);
+              g_clear_error (&users[t].errors[pair]);
+              continue;
+            }
+          ck_assert_msg (users[t].errors[pair] == NULL, "pair %d: %s", pair,
+                         users[t].errors[pair]->message);
+          ck_assert_uint_eq (users[t].results[pair].time, alone.time);
+          ck_assert_uint_eq (users[t].results[pair].events, alone.events);
+          ck_assert_uint_eq (users[t].results[pair].bytes_sent,
+                             alone.bytes_sent);
+        }
+      ran += ok;
+    }
+  ck_assert_int_ge (ran, 10);
+
+  weft_plans_free (plans);
+}
+END_TEST
+
 START_TEST (test_speedups_change_nothing)
 {
   /* The 1024-GPU hierarchical all_reduces, pipelined, with the simulator's
@@ -679,6 +776,7 @@ collective_suite (void)
   tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
   tcase_add_test (tc, test_speedups_change_nothing);
+  tcase_add_test (tc, test_plans_shared);
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
   tcase_add_test (tc, test_schedule_file_ring_matches_builtin);
