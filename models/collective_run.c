@@ -196,6 +196,14 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
 
 /* ---- schedules shared by a collective's candidates ---- */
 
+static void run_schedule (const WeftTopology *topo, const uint32_t *nodes,
+                          const WeftSchedule *schedule,
+                          const WeftExecImage *image,
+                          const WeftProtocol *costs,
+                          const WeftRunOptions *options,
+                          WeftCollectiveResult *result);
+
+
 /* Bytes of schedules kept past their last candidate, for the fastest's
  * second run (with link bins). */
 #define PLANS_KEEP ((size_t) 64 << 20)
@@ -205,6 +213,8 @@ typedef enum { PLAN_NONE, PLAN_MAKING, PLAN_MADE } PlanState;
 typedef struct {
   PlanState state;
   WeftSchedule *schedule;       /* PLAN_MADE: or NULL, and error */
+  WeftExecImage *image;         /* the executor's, of schedule, once two
+                                   runs use it */
   GArray *nodes;
   GError *error;
   int users;                    /* candidates still to take it up */
@@ -249,7 +259,9 @@ weft_plans_new (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
 static void
 slot_clear (PlanSlot *s)
 {
+  weft_exec_image_free (s->image);
   weft_schedule_free (s->schedule);
+  s->image = NULL;
   if (s->nodes)
     g_array_unref (s->nodes);
   g_clear_error (&s->error);
@@ -271,9 +283,12 @@ weft_plans_free (WeftPlans *p)
 }
 
 /* @alg's slot, planned (by this thread, or waited for), held until
- * plans_release(); FALSE with @error if it cannot be planned. */
+ * plans_release(); NULL with @error if it cannot be planned.  @image is
+ * the executor's image of its schedule to run it with, made once another
+ * run will use it (or does now), or NULL for a run of its own. */
 static PlanSlot *
-plans_acquire (WeftPlans *p, WeftAlgorithm alg, GError **error)
+plans_acquire (WeftPlans *p, WeftAlgorithm alg, const WeftExecImage **image,
+               GError **error)
 {
   PlanSlot *s = &p->slot[alg];
 
@@ -305,6 +320,14 @@ plans_acquire (WeftPlans *p, WeftAlgorithm alg, GError **error)
       return NULL;
     }
   s->holders++;
+  if (s->image == NULL && (s->users > 0 || s->holders > 1))
+    {
+      /* Runs that share an image copy its steps; a run of its own makes
+       * them and uses them as they are. */
+      s->image = weft_exec_image_new (s->schedule);
+      s->bytes += weft_exec_image_memory (s->image, s->schedule);
+    }
+  *image = s->image;
   g_mutex_unlock (&p->lock);
   return s;
 }
@@ -343,11 +366,12 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
                    weft_protocol_name (protocol));
       return FALSE;
     }
-  PlanSlot *s = plans_acquire (p, alg, error);
+  const WeftExecImage *image;
+  PlanSlot *s = plans_acquire (p, alg, &image, error);
   if (s == NULL)
     return FALSE;
-  weft_schedule_run (p->topo, (const uint32_t *) s->nodes->data, s->schedule,
-                     costs, options, result);
+  run_schedule (p->topo, (const uint32_t *) s->nodes->data, s->schedule,
+                image, costs, options, result);
   plans_release (p, s);
   return TRUE;
 }
@@ -356,6 +380,16 @@ void
 weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    const WeftSchedule *schedule, const WeftProtocol *costs,
                    const WeftRunOptions *options, WeftCollectiveResult *result)
+{
+  run_schedule (topo, nodes, schedule, NULL, costs, options, result);
+}
+
+/* weft_schedule_run() with the executor's @image of @schedule, or NULL. */
+static void
+run_schedule (const WeftTopology *topo, const uint32_t *nodes,
+              const WeftSchedule *schedule, const WeftExecImage *image,
+              const WeftProtocol *costs, const WeftRunOptions *options,
+              WeftCollectiveResult *result)
 {
   g_autoptr (WeftSim) sim = weft_sim_new ();
   WeftNetworkConfig config = {
@@ -378,8 +412,8 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                       ? g_new (WeftTime, 2 * (size_t) schedule->n_ranks)
                       : NULL;
   result->n_spans = options->bin_width ? schedule->n_gpus : 0;
-  weft_execute (net, schedule, nodes, costs, result->spans, finished, &end,
-                NULL);
+  weft_execute_image (net, schedule, image, nodes, costs, result->spans,
+                      finished, &end, NULL);
   result->beaten = FALSE;
   if (options->give_up > 0)
     {

@@ -39,6 +39,16 @@ typedef struct {
 
 G_STATIC_ASSERT (sizeof (XRank) == 64);
 
+/* What the executor makes of a schedule before it runs it: the same for
+ * every run of the schedule, so it can be made once and shared. */
+struct _WeftExecImage {
+  uint32_t *offset;             /* per rank: its first global step */
+  XStep *steps;                 /* global steps, as they start, and one past
+                                   the last */
+  uint32_t *out;                /* dependents, by global step */
+  uint32_t total;
+};
+
 struct _WeftExec {
   WeftNetwork *net;
   const WeftSchedule *schedule;
@@ -49,9 +59,10 @@ struct _WeftExec {
                                    one by one): when each rank is done */
   void *target, *data;
 
-  uint32_t *offset;             /* per rank: its first global step */
+  WeftExecImage *own;           /* the image, if not shared */
+  const uint32_t *offset;       /* the image's */
   XStep *steps;                 /* global steps, and one past the last */
-  uint32_t *out;                /* dependents, by global step */
+  const uint32_t *out;          /* the image's */
   XRank *ranks;
   uint32_t total, finished;
   WeftTime *spans;              /* the caller's: per rank, first and last */
@@ -65,9 +76,8 @@ static void finish (Exec *x, uint32_t k);
 static void
 exec_free (Exec *x)
 {
-  g_free (x->offset);
+  weft_exec_image_free (x->own);
   g_free (x->steps);
-  g_free (x->out);
   g_free (x->ranks);
   g_free (x);
 }
@@ -285,42 +295,32 @@ begin (WeftSim *sim, void *target, void *data)
     start_rank (x, r);
 }
 
-static Exec *
-exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
-          const WeftProtocol *protocol)
+WeftExecImage *
+weft_exec_image_new (const WeftSchedule *s)
 {
-  Exec *x = g_new0 (Exec, 1);
+  WeftExecImage *m = g_new0 (WeftExecImage, 1);
 
   g_assert (s->matches != NULL);
-  x->net = net;
-  x->schedule = s;
-  x->gpus = gpus;
-  x->protocol = *protocol;
-
   uint64_t total = 0;
-  x->offset = g_new (uint32_t, s->n_ranks + 1);
+  m->offset = g_new (uint32_t, s->n_ranks + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
     {
-      x->offset[r] = (uint32_t) total;
+      m->offset[r] = (uint32_t) total;
       total += s->n_steps[r];
       g_assert (total < G_MAXUINT32);
     }
-  x->offset[s->n_ranks] = (uint32_t) total;
-  x->total = (uint32_t) total;
-  x->ranks = g_new0 (XRank, MAX (s->n_ranks, 1));
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (int i = 0; i < PEER_SLOTS; i++)
-      x->ranks[r].peer[i] = WEFT_NONE;
+  m->offset[s->n_ranks] = (uint32_t) total;
+  m->total = (uint32_t) total;
 
   /* Steps, counting each one's dependents into the next step's `out`. */
-  x->steps = g_new0 (XStep, total + 1);
+  m->steps = g_new0 (XStep, total + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
     {
       const uint32_t *matches = weft_schedule_matches (s, r);
       for (guint i = 0; i < s->n_steps[r]; i++)
         {
           const WeftStep *step = weft_schedule_step (s, r, i);
-          XStep *xs = &x->steps[x->offset[r] + i];
+          XStep *xs = &m->steps[m->offset[r] + i];
           xs->bytes = step->bytes;
           xs->rank = r;
           xs->peer = step->peer;
@@ -328,36 +328,97 @@ exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
           xs->remaining = MAX (step->n_deps, 1);
           xs->pair = matches[i] == WEFT_NO_STEP
                          ? WEFT_NONE
-                         : x->offset[step->peer] + matches[i];
+                         : m->offset[step->peer] + matches[i];
           for (uint32_t d = 0; d < step->n_deps; d++)
-            x->steps[x->offset[r] + weft_schedule_dep (s, step, d) + 1]
+            m->steps[m->offset[r] + weft_schedule_dep (s, step, d) + 1]
                 .out++;
         }
     }
   for (uint32_t k = 0; k < total; k++)
-    x->steps[k + 1].out += x->steps[k].out;
-  x->out = g_new (uint32_t, MAX (x->steps[total].out, 1));
+    m->steps[k + 1].out += m->steps[k].out;
+  m->out = g_new (uint32_t, MAX (m->steps[total].out, 1));
   g_autofree uint32_t *fill = g_new (uint32_t, total + 1);
   for (uint32_t k = 0; k <= total; k++)
-    fill[k] = x->steps[k].out;
+    fill[k] = m->steps[k].out;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (guint i = 0; i < s->n_steps[r]; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         for (uint32_t d = 0; d < step->n_deps; d++)
           {
-            uint32_t from = x->offset[r] + weft_schedule_dep (s, step, d);
-            x->out[fill[from]++] = x->offset[r] + i;
+            uint32_t from = m->offset[r] + weft_schedule_dep (s, step, d);
+            m->out[fill[from]++] = m->offset[r] + i;
           }
       }
+  return m;
+}
+
+size_t
+weft_exec_image_memory (const WeftExecImage *m, const WeftSchedule *s)
+{
+  return sizeof *m + ((size_t) s->n_ranks + 1) * sizeof (uint32_t)
+         + ((size_t) m->total + 1) * sizeof (XStep)
+         + (size_t) MAX (m->steps[m->total].out, 1) * sizeof (uint32_t);
+}
+
+void
+weft_exec_image_free (WeftExecImage *m)
+{
+  if (m == NULL)
+    return;
+  g_free (m->offset);
+  g_free (m->steps);
+  g_free (m->out);
+  g_free (m);
+}
+
+static Exec *
+exec_new (WeftNetwork *net, const WeftSchedule *s,
+          const WeftExecImage *image, const uint32_t *gpus,
+          const WeftProtocol *protocol)
+{
+  Exec *x = g_new0 (Exec, 1);
+
+  x->net = net;
+  x->schedule = s;
+  x->gpus = gpus;
+  x->protocol = *protocol;
+  if (image == NULL)
+    {
+      /* An image of its own: its steps are the run's, not a copy. */
+      x->own = weft_exec_image_new (s);
+      x->steps = g_steal_pointer (&x->own->steps);
+      image = x->own;
+    }
+  else
+    x->steps = g_memdup2 (image->steps, ((size_t) image->total + 1)
+                                            * sizeof (XStep));
+  x->offset = image->offset;
+  x->out = image->out;
+  x->total = image->total;
+  x->ranks = g_new0 (XRank, MAX (s->n_ranks, 1));
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    for (int i = 0; i < PEER_SLOTS; i++)
+      x->ranks[r].peer[i] = WEFT_NONE;
   return x;
 }
+
 void
 weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
               const WeftProtocol *protocol, WeftTime *spans, WeftEventFn done,
               void *target, void *data)
 {
-  Exec *x = exec_new (net, s, gpus, protocol);
+  weft_execute_image (net, s, NULL, gpus, protocol, spans, done, target,
+                      data);
+}
+
+void
+weft_execute_image (WeftNetwork *net, const WeftSchedule *s,
+                    const WeftExecImage *image, const uint32_t *gpus,
+                    const WeftProtocol *protocol, WeftTime *spans,
+                    WeftEventFn done, void *target, void *data)
+{
+  Exec *x = exec_new (net, s, image, gpus, protocol);
 
   x->spans = spans;
   for (uint32_t r = 0; spans && r < s->n_ranks; r++)
@@ -378,7 +439,7 @@ weft_exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *nodes,
                const WeftProtocol *protocol, WeftRankFn rank_done,
                void *target)
 {
-  Exec *x = exec_new (net, s, nodes, protocol);
+  Exec *x = exec_new (net, s, NULL, nodes, protocol);
 
   x->rank_done = rank_done;
   x->target = target;

@@ -28,6 +28,24 @@ void weft_execute (WeftNetwork *net, const WeftSchedule *schedule,
                    WeftTime *spans, WeftEventFn done, void *target,
                    void *data);
 
+/* What the executor makes of a checked schedule before running it, the
+ * same for every run: made once, it can be shared by runs of the schedule
+ * in any thread (weft_execute_image()).  The schedule must outlive it. */
+typedef struct _WeftExecImage WeftExecImage;
+
+WeftExecImage *weft_exec_image_new (const WeftSchedule *schedule);
+void weft_exec_image_free (WeftExecImage *image);
+
+/* Bytes @image of @schedule holds. */
+size_t weft_exec_image_memory (const WeftExecImage *image,
+                               const WeftSchedule *schedule);
+
+/* weft_execute() with @image made of @schedule (NULL: make one). */
+void weft_execute_image (WeftNetwork *net, const WeftSchedule *schedule,
+                         const WeftExecImage *image, const uint32_t *gpus,
+                         const WeftProtocol *protocol, WeftTime *spans,
+                         WeftEventFn done, void *target, void *data);
+
 /* An instance of a schedule whose ranks join one at a time, as the ranks
  * of a traced collective reach it: each joining rank starts its steps after
  * the protocol's base latency; rank_done(sim, target, r) runs (as an event
