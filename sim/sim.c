@@ -14,6 +14,9 @@
 
 #include <stdatomic.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define ARITY 4
 #define PAD 3                   /* heap[i] is stored at slots[i + PAD] */
@@ -60,6 +63,18 @@ struct _WeftSim {
   gboolean interrupted;
   const _Atomic WeftTime *bound;
 };
+
+void
+weft_sim_tune_malloc (void)
+{
+#ifdef __GLIBC__
+  /* Blocks under 256 MiB from the heap, and up to 512 MiB of free heap
+   * kept: over 256 GPUs a sweep of small sizes took 2.1 million page
+   * faults and 4.8 s in the kernel without, 0.1 million and 0.3 s with. */
+  mallopt (M_MMAP_THRESHOLD, 256 << 20);
+  mallopt (M_TRIM_THRESHOLD, 512 << 20);
+#endif
+}
 
 WeftSim *
 weft_sim_new (void)

@@ -679,6 +679,7 @@ bench_trace (int argc, char **argv)
 int
 main (int argc, char **argv)
 {
+  weft_sim_tune_malloc ();
   if (argc >= 2 && g_strcmp0 (argv[1], "trace") == 0)
     return bench_trace (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "scale") == 0)
