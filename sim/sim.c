@@ -74,8 +74,8 @@ weft_sim_tune_malloc (void)
    * One heap for all threads: a thread's own heap is mapped in pieces of
    * at most 64 MiB and gives back what it frees, and the simulations
    * that run side by side allocate little once under way (the same sweep
-   * with two jobs: 0.9 million faults and 675 MB with a heap a thread,
-   * 0.12 million and 503 MB with one). */
+   * with two jobs: 0.9 million faults and 659 MiB with a heap a thread,
+   * 0.12 million and 492 MiB with one). */
   mallopt (M_MMAP_THRESHOLD, 256 << 20);
   mallopt (M_TRIM_THRESHOLD, 512 << 20);
   mallopt (M_ARENA_MAX, 1);
