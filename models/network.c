@@ -35,6 +35,43 @@ static const WeftNetworkClass *const classes[] = {
   [WEFT_FIDELITY_ANALYTICAL] = &weft_network_analytical_class,
 };
 
+/* Routing over @topo: one a network before left, with what it learnt
+ * (remembered routes, cost arrays: a sweep's runs would otherwise each
+ * route from nothing), or a new one.  A remembered route is one no flow id
+ * took part in choosing, so the routes are the same either way. */
+static WeftRouting *
+routing_take (const WeftTopology *topo)
+{
+  WeftTopology *t = (WeftTopology *) topo;  /* its spare routings only */
+  WeftRouting *routing = NULL;
+
+  g_mutex_lock (&t->spare_lock);
+  if (t->spare && t->spare->len > 0)
+    routing = g_ptr_array_steal_index (t->spare, t->spare->len - 1);
+  g_mutex_unlock (&t->spare_lock);
+  return routing ? routing : weft_routing_new (topo);
+}
+
+/* @routing, which @net used, for the next network over its topology; one
+ * whose remembered routes were switched off (plain) is freed. */
+static void
+routing_give (WeftNetwork *net, WeftRouting *routing)
+{
+  WeftTopology *t = (WeftTopology *) net->topo;
+
+  if (net->plain)
+    {
+      weft_routing_free (routing);
+      return;
+    }
+  g_mutex_lock (&t->spare_lock);
+  if (t->spare == NULL)
+    t->spare = g_ptr_array_new_with_free_func (
+        (GDestroyNotify) weft_routing_free);
+  g_ptr_array_add (t->spare, routing);
+  g_mutex_unlock (&t->spare_lock);
+}
+
 WeftNetwork *
 weft_network_new (WeftSim *sim, const WeftTopology *topo,
                   const WeftNetworkConfig *config)
@@ -45,7 +82,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->klass = klass;
   net->sim = sim;
   net->topo = topo;
-  net->routing = weft_routing_new (topo);
+  net->routing = routing_take (topo);
   net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
@@ -100,7 +137,7 @@ weft_network_free (WeftNetwork *net)
   g_free (net->reduce_free_at);
   g_free (net->capacity);
   routes_free (net);
-  weft_routing_free (net->routing);
+  routing_give (net, g_steal_pointer (&net->routing));
   weft_link_stats_free (net->stats);
   net->klass->destroy (net);
 }

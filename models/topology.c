@@ -87,6 +87,7 @@ weft_topology_new (void)
   topo->zone_templates = g_ptr_array_new_with_free_func (
       (GDestroyNotify) zone_template_free);
   topo->open_zone = WEFT_NONE;
+  g_mutex_init (&topo->spare_lock);
   return topo;
 }
 
@@ -95,6 +96,9 @@ weft_topology_free (WeftTopology *topo)
 {
   if (topo == NULL)
     return;
+  if (topo->spare)
+    g_ptr_array_unref (topo->spare);
+  g_mutex_clear (&topo->spare_lock);
   g_hash_table_unref (topo->node_index);
   g_hash_table_unref (topo->link_type_index);
   g_hash_table_unref (topo->device_index);

@@ -132,6 +132,11 @@ struct _WeftTopology {
   uint32_t *out_start;
   uint32_t *out_links;
   gboolean finished;
+
+  /* Routing state that networks over the topology leave for the next (see
+   * weft_network_new()), opaque here and freed with it. */
+  GMutex spare_lock;
+  GPtrArray *spare;             /* or NULL */
 };
 
 const char *weft_node_kind_name (WeftNodeKind kind);

@@ -572,6 +572,53 @@ START_TEST (test_plans_shared)
 }
 END_TEST
 
+START_TEST (test_routing_handed_on)
+{
+  /* A network leaves its routing (remembered routes, cost arrays) to the
+   * next over the same topology: a run that starts with it gives what a
+   * run over a freshly loaded topology gives, to the picosecond and the
+   * byte on every link. */
+  g_autoptr (WeftScenario) warm = load ("gb200-nvl72.yaml");
+  g_autoptr (WeftScenario) cold = load ("gb200-nvl72.yaml");
+  g_autoptr (GArray) gpus = all_gpus (warm->topo);
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
+                             0, NULL };
+  WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
+  WeftCollectiveResult r[2];
+
+  ck_assert (warm->topo->spare == NULL);
+  ck_assert (weft_collective_run (warm->topo, (uint32_t *) gpus->data,
+                                  gpus->len, WEFT_OP_ALL_REDUCE, algs[0],
+                                  WEFT_PROTOCOL_SIMPLE, 5 << 20, &params,
+                                  &options, &r[0], NULL));
+  ck_assert_uint_eq (warm->topo->spare->len, 1);
+  weft_link_stats_free (r[0].stats);
+  g_free (r[0].spans);
+  for (int k = 0; k < 2; k++)
+    ck_assert (weft_collective_run (k ? cold->topo : warm->topo,
+                                    (uint32_t *) gpus->data, gpus->len,
+                                    WEFT_OP_ALL_REDUCE, algs[1],
+                                    WEFT_PROTOCOL_SIMPLE, 5 << 20, &params,
+                                    &options, &r[k], NULL));
+  ck_assert_uint_eq (warm->topo->spare->len, 1);
+  ck_assert_uint_eq (r[0].time, r[1].time);
+  ck_assert_uint_eq (r[0].events, r[1].events);
+  for (uint32_t l = 0; l < warm->topo->n_links; l++)
+    {
+      ck_assert_uint_eq (r[0].stats->links[l].bytes,
+                         r[1].stats->links[l].bytes);
+      ck_assert_uint_eq (r[0].stats->links[l].busy,
+                         r[1].stats->links[l].busy);
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      weft_link_stats_free (r[k].stats);
+      g_free (r[k].spans);
+    }
+}
+END_TEST
+
 START_TEST (test_speedups_change_nothing)
 {
   /* The 1024-GPU hierarchical all_reduces, pipelined, with the simulator's
@@ -777,6 +824,7 @@ collective_suite (void)
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
   tcase_add_test (tc, test_speedups_change_nothing);
   tcase_add_test (tc, test_plans_shared);
+  tcase_add_test (tc, test_routing_handed_on);
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
   tcase_add_test (tc, test_schedule_file_ring_matches_builtin);
