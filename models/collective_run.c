@@ -224,12 +224,7 @@ typedef struct {
 } PlanSlot;
 
 struct _WeftPlans {
-  const WeftTopology *topo;
-  const uint32_t *gpus;
-  uint32_t n;
-  WeftOp op;
-  uint64_t size;
-  const WeftCollectiveParams *params;
+  WeftCollectiveCall call;
   GMutex lock;
   GCond made;
   PlanSlot slot[WEFT_ALG_COUNT];
@@ -237,18 +232,12 @@ struct _WeftPlans {
 };
 
 WeftPlans *
-weft_plans_new (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
-                WeftOp op, uint64_t size, const WeftCollectiveParams *params,
-                const int *order, int n_order)
+weft_plans_new (const WeftCollectiveCall *call, const int *order,
+                int n_order)
 {
   WeftPlans *p = g_new0 (WeftPlans, 1);
 
-  p->topo = topo;
-  p->gpus = gpus;
-  p->n = n;
-  p->op = op;
-  p->size = size;
-  p->params = params;
+  p->call = *call;
   g_mutex_init (&p->lock);
   g_cond_init (&p->made);
   for (int k = 0; k < n_order; k++)
@@ -302,8 +291,9 @@ plans_acquire (WeftPlans *p, WeftAlgorithm alg, const WeftExecImage **image,
       g_mutex_unlock (&p->lock);
       GArray *nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
       GError *why = NULL;
+      const WeftCollectiveCall *c = &p->call;
       WeftSchedule *schedule = weft_collective_plan (
-          p->topo, p->gpus, p->n, p->op, alg, p->size, p->params, nodes, &why);
+          c->topo, c->gpus, c->n, c->op, alg, c->size, c->params, nodes, &why);
       g_mutex_lock (&p->lock);
       s->schedule = schedule;
       s->nodes = nodes;
@@ -370,7 +360,7 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   PlanSlot *s = plans_acquire (p, alg, &image, error);
   if (s == NULL)
     return FALSE;
-  run_schedule (p->topo, (const uint32_t *) s->nodes->data, s->schedule,
+  run_schedule (p->call.topo, (const uint32_t *) s->nodes->data, s->schedule,
                 image, costs, options, result);
   plans_release (p, s);
   return TRUE;

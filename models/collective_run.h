@@ -69,20 +69,29 @@ void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                         const WeftRunOptions *options,
                         WeftCollectiveResult *result);
 
-/* The schedules of one collective's candidates (@op over @gpus[0..n-1] for
- * @size bytes, every algorithm and protocol that may be tried): the
+/* The schedules of one collective's candidates (@call, every algorithm and
+ * protocol that may be tried): the
  * schedule does not depend on the protocol, so each algorithm's is planned
  * once, by the first candidate that needs it (one in another thread waits
  * for it), and run by all.  @order lists the candidates (pairs, see
  * WEFT_PAIRS) that will run: an algorithm's schedule is freed once the last
  * of them has run, unless it is small enough to keep for a second run.
- * @topo, @gpus and @params must outlive it. */
+ * What @call points to must outlive it. */
 typedef struct _WeftPlans WeftPlans;
 
-WeftPlans *weft_plans_new (const WeftTopology *topo, const uint32_t *gpus,
-                           uint32_t n, WeftOp op, uint64_t size,
-                           const WeftCollectiveParams *params,
-                           const int *order, int n_order);
+/* A collective: @op over the GPUs gpus[0..n-1] of @topo, for @size bytes
+ * (nccl-tests' size), with @params. */
+typedef struct {
+  const WeftTopology *topo;
+  const uint32_t *gpus;
+  uint32_t n;
+  WeftOp op;
+  uint64_t size;
+  const WeftCollectiveParams *params;
+} WeftCollectiveCall;
+
+WeftPlans *weft_plans_new (const WeftCollectiveCall *call, const int *order,
+                           int n_order);
 void weft_plans_free (WeftPlans *plans);
 
 /* weft_collective_run() of @alg with @protocol, on @plans' schedule; safe

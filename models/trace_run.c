@@ -146,9 +146,9 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
           order[n_order++] = a * WEFT_PROTOCOL_COUNT + p;
       }
   int best = n_order > 0 ? order[0] : -1;
-  g_autoptr (WeftPlans) plans = weft_plans_new (x->topo, gpus, op->n_ranks,
-                                                op->op, op->bytes, &o->params,
-                                                order, n_order);
+  WeftCollectiveCall call = { x->topo, gpus, op->n_ranks, op->op, op->bytes,
+                              &o->params };
+  g_autoptr (WeftPlans) plans = weft_plans_new (&call, order, n_order);
   if (n_order > 0 && (alg == WEFT_TRACE_AUTO || proto == WEFT_TRACE_AUTO))
     {
       Alone alone = { x->topo, gpus, op, plans };

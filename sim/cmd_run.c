@@ -268,12 +268,7 @@ usage_error (GOptionContext *context, const char *format, ...)
 
 /* What every candidate of a size runs. */
 typedef struct {
-  const WeftTopology *topo;
-  const uint32_t *gpus;
-  uint32_t n;
-  WeftOp op;
-  uint64_t size;
-  const WeftCollectiveParams *params;
+  WeftCollectiveCall call;      /* size set per size */
   WeftScheduleFile *file;       /* or NULL: built-in algorithms */
   WeftPlans *plans;             /* built-in: the size's schedules, or NULL */
 } Candidates;
@@ -288,13 +283,15 @@ run_candidate (int pair, const WeftRunOptions *options,
   if (c->file == NULL && c->plans != NULL)
     return weft_plans_run (c->plans, a, pr, options, result, error);
   if (c->file == NULL)
-    return weft_collective_run (c->topo, c->gpus, c->n, c->op, a, pr,
-                                c->size, c->params, options, result, error);
-  g_autoptr (WeftSchedule) sched = weft_schedule_file_build (c->file, c->size,
+    return weft_collective_run (c->call.topo, c->call.gpus, c->call.n,
+                                c->call.op, a, pr, c->call.size,
+                                c->call.params, options, result, error);
+  g_autoptr (WeftSchedule) sched = weft_schedule_file_build (c->file,
+                                                             c->call.size,
                                                              error);
   if (sched == NULL)
     return FALSE;
-  weft_schedule_run (c->topo, c->gpus, sched,
+  weft_schedule_run (c->call.topo, c->call.gpus, sched,
                      weft_protocol_get (pr, WEFT_ALG_RING), options, result);
   return TRUE;
 }
@@ -327,7 +324,7 @@ pool_worker (gpointer data)
       WeftChoice *row = &p->rows[k];
       Candidates c = p->cands;
       *row = (WeftChoice) { .pair = p->pair, .failed = -1 };
-      c.size = p->sizes[k];
+      c.call.size = p->sizes[k];
       if (p->options.interrupt != NULL && *p->options.interrupt)
         row->interrupted = TRUE;
       else if (!run_candidate (p->pair, &p->options, &row->result,
@@ -757,8 +754,9 @@ weft_cmd_run (int argc, char **argv)
    * others stop at; see weft_collective_choose().  With one candidate a
    * size, the sizes are simulated `jobs` at once instead. */
   int last_winner = -1;
-  Candidates cands = { scenario->topo, (uint32_t *) gpus->data, n, op, 0,
-                       &params, file, NULL };
+  Candidates cands = { { scenario->topo, (uint32_t *) gpus->data, n, op, 0,
+                         &params },
+                       file, NULL };
   g_autofree uint64_t *sizes = g_new (uint64_t, total_rows);
   for (int i = 0; i < total_rows; i++)
     sizes[i] = i == 0 ? min_bytes : sizes[i - 1] * (uint64_t) factor;
@@ -771,7 +769,7 @@ weft_cmd_run (int argc, char **argv)
   for (int i = 0; i < total_rows; i++)
     {
       uint64_t size = sizes[i];
-      cands.size = size;
+      cands.call.size = size;
       if (progress)
         fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
       WeftChoice choice;
@@ -790,8 +788,7 @@ weft_cmd_run (int argc, char **argv)
           /* The schedules of the size, each planned once for all its
            * candidates and the fastest's second run. */
           if (file == NULL)
-            cands.plans = weft_plans_new (cands.topo, cands.gpus, n, op, size,
-                                          &params, order, n_order);
+            cands.plans = weft_plans_new (&cands.call, order, n_order);
           weft_collective_choose (order, n_order, (int) jobs, &options,
                                   run_candidate, &cands, &choice);
         }

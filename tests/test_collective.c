@@ -521,9 +521,9 @@ START_TEST (test_plans_shared)
   for (int k = 0; k < WEFT_PAIRS; k++)
     if (weft_algorithm_supports (k / WEFT_PROTOCOL_COUNT, WEFT_OP_ALL_REDUCE))
       order[n_order++] = k;
-  WeftPlans *plans = weft_plans_new (s->topo, (uint32_t *) gpus->data, n,
-                                     WEFT_OP_ALL_REDUCE, size, &params, order,
-                                     n_order);
+  WeftCollectiveCall call = { s->topo, (uint32_t *) gpus->data, n,
+                              WEFT_OP_ALL_REDUCE, size, &params };
+  WeftPlans *plans = weft_plans_new (&call, order, n_order);
   PlanUser users[3];
   GThread *threads[3];
   for (int t = 0; t < 3; t++)
