@@ -167,6 +167,20 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   return g_steal_pointer (&schedule);
 }
 
+/* NCCL's costs of @protocol for @alg, or NULL with @error if @alg does not
+ * run with it. */
+static const WeftProtocol *
+costs_of (WeftAlgorithm alg, WeftProtocolKind protocol, GError **error)
+{
+  const WeftProtocol *costs = weft_protocol_get (protocol, alg);
+
+  if (costs == NULL)
+    g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+                 "%s protocol", weft_algorithm_name (alg),
+                 weft_protocol_name (protocol));
+  return costs;
+}
+
 gboolean
 weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                      uint32_t n, WeftOp op, WeftAlgorithm alg,
@@ -175,16 +189,11 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                      const WeftRunOptions *options,
                      WeftCollectiveResult *result, GError **error)
 {
-  const WeftProtocol *costs = weft_protocol_get (protocol, alg);
+  const WeftProtocol *costs = costs_of (alg, protocol, error);
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
 
   if (costs == NULL)
-    {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
-                   "%s protocol", weft_algorithm_name (alg),
-                   weft_protocol_name (protocol));
-      return FALSE;
-    }
+    return FALSE;
   g_autoptr (WeftSchedule) schedule = weft_collective_plan (
       topo, gpus, n, op, alg, size, params, nodes, error);
   if (schedule == NULL)
@@ -202,7 +211,6 @@ static void run_schedule (const WeftTopology *topo, const uint32_t *nodes,
                           const WeftProtocol *costs,
                           const WeftRunOptions *options,
                           WeftCollectiveResult *result);
-
 
 /* Bytes of schedules kept past their last candidate, for the fastest's
  * second run (with link bins). */
@@ -315,7 +323,7 @@ plans_acquire (WeftPlans *p, WeftAlgorithm alg, const WeftExecImage **image,
       /* Runs that share an image copy its steps; a run of its own makes
        * them and uses them as they are. */
       s->image = weft_exec_image_new (s->schedule);
-      s->bytes += weft_exec_image_memory (s->image, s->schedule);
+      s->bytes += weft_exec_image_memory (s->image);
     }
   *image = s->image;
   g_mutex_unlock (&p->lock);
@@ -347,15 +355,10 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
                 const WeftRunOptions *options, WeftCollectiveResult *result,
                 GError **error)
 {
-  const WeftProtocol *costs = weft_protocol_get (protocol, alg);
+  const WeftProtocol *costs = costs_of (alg, protocol, error);
 
   if (costs == NULL)
-    {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
-                   "%s protocol", weft_algorithm_name (alg),
-                   weft_protocol_name (protocol));
-      return FALSE;
-    }
+    return FALSE;
   const WeftExecImage *image;
   PlanSlot *s = plans_acquire (p, alg, &image, error);
   if (s == NULL)

@@ -46,7 +46,7 @@ struct _WeftExecImage {
   XStep *steps;                 /* global steps, as they start, and one past
                                    the last */
   uint32_t *out;                /* dependents, by global step */
-  uint32_t total;
+  uint32_t n_ranks, total;
 };
 
 struct _WeftExec {
@@ -310,6 +310,7 @@ weft_exec_image_new (const WeftSchedule *s)
       g_assert (total < G_MAXUINT32);
     }
   m->offset[s->n_ranks] = (uint32_t) total;
+  m->n_ranks = s->n_ranks;
   m->total = (uint32_t) total;
 
   /* Steps, counting each one's dependents into the next step's `out`. */
@@ -354,9 +355,9 @@ weft_exec_image_new (const WeftSchedule *s)
 }
 
 size_t
-weft_exec_image_memory (const WeftExecImage *m, const WeftSchedule *s)
+weft_exec_image_memory (const WeftExecImage *m)
 {
-  return sizeof *m + ((size_t) s->n_ranks + 1) * sizeof (uint32_t)
+  return sizeof *m + ((size_t) m->n_ranks + 1) * sizeof (uint32_t)
          + ((size_t) m->total + 1) * sizeof (XStep)
          + (size_t) MAX (m->steps[m->total].out, 1) * sizeof (uint32_t);
 }

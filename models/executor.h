@@ -36,9 +36,8 @@ typedef struct _WeftExecImage WeftExecImage;
 WeftExecImage *weft_exec_image_new (const WeftSchedule *schedule);
 void weft_exec_image_free (WeftExecImage *image);
 
-/* Bytes @image of @schedule holds. */
-size_t weft_exec_image_memory (const WeftExecImage *image,
-                               const WeftSchedule *schedule);
+/* Bytes @image holds. */
+size_t weft_exec_image_memory (const WeftExecImage *image);
 
 /* weft_execute() with @image made of @schedule (NULL: make one). */
 void weft_execute_image (WeftNetwork *net, const WeftSchedule *schedule,

@@ -73,21 +73,13 @@ op_error (const WeftTrace *t, const WeftTraceOp *op, GError *cause)
   return e;
 }
 
-/* A collective alone on its GPUs, for choosing its algorithm. */
-typedef struct {
-  const WeftTopology *topo;
-  const uint32_t *gpus;
-  const WeftTraceOp *op;
-  WeftPlans *plans;             /* its schedules, one an algorithm */
-} Alone;
-
+/* Candidate @pair of a collective alone on its GPUs, on @data, its plans,
+ * for choosing its algorithm. */
 static gboolean
 run_alone (int pair, const WeftRunOptions *options,
            WeftCollectiveResult *result, GError **error, void *data)
 {
-  const Alone *c = data;
-
-  return weft_plans_run (c->plans, pair / WEFT_PROTOCOL_COUNT,
+  return weft_plans_run (data, pair / WEFT_PROTOCOL_COUNT,
                          pair % WEFT_PROTOCOL_COUNT, options, result, error);
 }
 
@@ -151,12 +143,11 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   g_autoptr (WeftPlans) plans = weft_plans_new (&call, order, n_order);
   if (n_order > 0 && (alg == WEFT_TRACE_AUTO || proto == WEFT_TRACE_AUTO))
     {
-      Alone alone = { x->topo, gpus, op, plans };
       WeftRunOptions options = o->run;
       WeftChoice choice;
       options.bin_width = 0;
       weft_collective_choose (order, n_order, MAX (o->jobs, 1), &options,
-                              run_alone, &alone, &choice);
+                              run_alone, plans, &choice);
       /* Stopped by the flag: any will do, the replay stops too. */
       best = choice.pair >= 0 || !choice.interrupted ? choice.pair : order[0];
       g_clear_error (&why);

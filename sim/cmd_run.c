@@ -268,7 +268,7 @@ usage_error (GOptionContext *context, const char *format, ...)
 
 /* What every candidate of a size runs. */
 typedef struct {
-  WeftCollectiveCall call;      /* size set per size */
+  WeftCollectiveCall call;      /* its size set for each size */
   WeftScheduleFile *file;       /* or NULL: built-in algorithms */
   WeftPlans *plans;             /* built-in: the size's schedules, or NULL */
 } Candidates;
