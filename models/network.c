@@ -89,6 +89,9 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->stripe_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->stripe_bytes = g_array_new (FALSE, FALSE, sizeof (uint64_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
+  net->free_transfers = g_new (uint32_t, MAX (topo->n_nodes, 1));
+  for (uint32_t i = 0; i < topo->n_nodes; i++)
+    net->free_transfers[i] = WEFT_NONE;
   /* What data moves at: the link's effective bandwidth, or for collectives
    * NCCL's model of the link times the protocol's share (NCCL's kernels do
    * not fill a link). */
@@ -539,14 +542,17 @@ weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
   return worst;
 }
 
-/* A transfer slot, its buffers sized for @len path links. */
+/* A transfer slot for a transfer from node @src, its buffers sized for
+ * @len path links.  A node reuses the slots its own transfers freed: a
+ * collective's ranks send in order in each lockstep instant, and so visit
+ * their flows in the order of memory. */
 static uint32_t
-new_transfer (WeftNetwork *net, uint32_t len)
+new_transfer (WeftNetwork *net, uint32_t src, uint32_t len)
 {
-  uint32_t id;
+  uint32_t id = net->free_transfers[src];
 
-  if (net->n_free > 0)
-    id = net->free_transfers[--net->n_free];
+  if (id != WEFT_NONE)
+    net->free_transfers[src] = net->transfers[id].next_free;
   else
     {
       if (net->n_transfers == net->transfers_cap)
@@ -557,8 +563,6 @@ new_transfer (WeftNetwork *net, uint32_t len)
                                     net->transfers_cap);
           memset (net->transfers + old, 0,
                   (net->transfers_cap - old) * sizeof (WeftTransfer));
-          net->free_transfers = g_renew (uint32_t, net->free_transfers,
-                                         net->transfers_cap);
         }
       id = net->n_transfers++;
     }
@@ -612,7 +616,7 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
 {
   uint64_t flow = net->next_flow++;
   route_part (net, src, dst, first, flow);
-  uint32_t id = new_transfer (net, net->scratch->len);
+  uint32_t id = new_transfer (net, src, net->scratch->len);
   WeftTransfer *t = &net->transfers[id];
 
   fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
@@ -634,7 +638,7 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
                   void *target, void *data)
 {
   uint64_t flow = net->next_flow++;
-  uint32_t id = new_transfer (net, r->n_links);
+  uint32_t id = new_transfer (net, src, r->n_links);
   WeftTransfer *t = &net->transfers[id];
 
   fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
@@ -708,7 +712,7 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
         }
     }
 
-  uint32_t id = new_transfer (net, links->len);
+  uint32_t id = new_transfer (net, src, links->len);
   WeftTransfer *t = &net->transfers[id];
   fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
   memcpy (t->path, links->data, links->len * sizeof (uint32_t));
@@ -797,7 +801,8 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
   net->finished++;
   net->bytes_delivered += t->bytes;
   weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);
-  net->free_transfers[net->n_free++] = id;
+  t->next_free = net->free_transfers[t->src];
+  net->free_transfers[t->src] = id;
 }
 
 void

@@ -62,6 +62,7 @@ typedef struct {
   WeftTime started;
   WeftEventFn done;
   void *target, *data;
+  uint32_t next_free;           /* a free slot: the next of its node's */
 } WeftTransfer;
 
 struct _WeftNetwork {
@@ -74,8 +75,7 @@ struct _WeftNetwork {
 
   WeftTransfer *transfers;      /* by id; slots are reused */
   uint32_t n_transfers, transfers_cap;
-  uint32_t *free_transfers;
-  uint32_t n_free;
+  uint32_t *free_transfers;     /* per source node: its last freed slot */
   GArray *scratch;              /* a path being routed */
   GArray *hops;                 /* first hops of a transfer being split */
   GArray *stripe_links;         /* a striped transfer's links being gathered */
