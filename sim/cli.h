@@ -22,9 +22,8 @@ enum {
 gboolean weft_cli_parse (GOptionContext *context, const char *command,
                          int *argc, char ***argv);
 
-/* Print "weft CMD: message" and the command's usage to stderr. */
-void weft_cli_usage_error (GOptionContext *context, const char *command,
-                           const char *message);
+/* Print "weft CMD: message" to stderr, and where to find CMD's options. */
+void weft_cli_usage_error (const char *command, const char *message);
 
 /* `weft run --trace`: what the command line asked for. */
 typedef struct {

@@ -45,12 +45,12 @@ weft_cmd_report (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc != 2)
     {
-      weft_cli_usage_error (context, "report", "expected one database");
+      weft_cli_usage_error ("report", "expected one database");
       return WEFT_EXIT_USAGE;
     }
   if (top < 1 || top > 10000)
     {
-      weft_cli_usage_error (context, "report", "--top takes 1 to 10000");
+      weft_cli_usage_error ("report", "--top takes 1 to 10000");
       return WEFT_EXIT_USAGE;
     }
   g_autoptr (WeftDb) db = open_existing ("report", argv[1]);
@@ -109,17 +109,17 @@ weft_cmd_plot (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc != 2)
     {
-      weft_cli_usage_error (context, "plot", "expected one database");
+      weft_cli_usage_error ("plot", "expected one database");
       return WEFT_EXIT_USAGE;
     }
   if (format && strcmp (format, "png") != 0 && strcmp (format, "svg") != 0)
     {
-      weft_cli_usage_error (context, "plot", "--format takes png or svg");
+      weft_cli_usage_error ("plot", "--format takes png or svg");
       return WEFT_EXIT_USAGE;
     }
   if (top < 1 || top > 64)
     {
-      weft_cli_usage_error (context, "plot", "--top takes 1 to 64");
+      weft_cli_usage_error ("plot", "--top takes 1 to 64");
       return WEFT_EXIT_USAGE;
     }
   g_autofree char *gnuplot = g_find_program_in_path ("gnuplot");

@@ -255,14 +255,14 @@ apply_workload (const WeftScenario *scenario, char **op, char **alg,
 }
 
 static int
-usage_error (GOptionContext *context, const char *format, ...)
+usage_error (const char *format, ...)
 {
   va_list ap;
 
   va_start (ap, format);
   g_autofree char *message = g_strdup_vprintf (format, ap);
   va_end (ap);
-  weft_cli_usage_error (context, "run", message);
+  weft_cli_usage_error ("run", message);
   return WEFT_EXIT_USAGE;
 }
 
@@ -483,7 +483,7 @@ weft_cmd_run (int argc, char **argv)
   if (!weft_cli_parse (context, "run", &argc, &argv))
     return WEFT_EXIT_USAGE;
   if (argc > 2)
-    return usage_error (context, "expected at most one scenario");
+    return usage_error ("expected at most one scenario");
 
   const char *path = argc == 2 ? argv[1] : DEFAULT_SCENARIO;
   g_autoptr (WeftScenario) scenario = weft_scenario_load_with (
@@ -511,18 +511,18 @@ weft_cmd_run (int argc, char **argv)
   if (trace_path && *trace_path == '\0')
     g_clear_pointer (&trace_path, g_free);
   if (own_trace && sweep_flags)
-    return usage_error (context, "--trace replays a trace: --op, -b, -e, -f "
+    return usage_error ("--trace replays a trace: --op, -b, -e, -f "
                         "and --ranks are for sweeps");
   factor = factor == G_MININT64 ? 2 : factor;
   seed = seed == G_MININT64 ? 1 : seed;
   channels = channels == G_MININT64 ? 1 : channels;
   chunks = chunks == G_MININT64 ? 8 : chunks;
   if (seed < 0)
-    return usage_error (context, "--seed must not be negative");
+    return usage_error ("--seed must not be negative");
 
   WeftOp op = WEFT_OP_ALL_REDUCE;
   if (op_name && !weft_op_parse (op_name, &op))
-    return usage_error (context, "unknown operation '%s'; valid: %s", op_name,
+    return usage_error ("unknown operation '%s'; valid: %s", op_name,
                         weft_op_names ());
   gboolean auto_alg = alg_name == NULL || strcmp (alg_name, "auto") == 0;
   WeftAlgorithm alg = WEFT_ALG_RING;
@@ -531,7 +531,7 @@ weft_cmd_run (int argc, char **argv)
     {
       /* Not a built-in: a schedule file, or a mistake. */
       if (!g_file_test (alg_name, G_FILE_TEST_EXISTS))
-        return usage_error (context, "unknown algorithm '%s'; valid: %s",
+        return usage_error ("unknown algorithm '%s'; valid: %s",
                             alg_name, weft_algorithm_names ());
       file = weft_schedule_file_load (alg_name, &error);
       if (file == NULL)
@@ -540,7 +540,7 @@ weft_cmd_run (int argc, char **argv)
           return WEFT_EXIT_USAGE;
         }
       if (op_name && weft_schedule_file_op (file) != op)
-        return usage_error (context, "%s is a schedule for %s, not %s",
+        return usage_error ("%s is a schedule for %s, not %s",
                             alg_name, weft_op_name (weft_schedule_file_op (file)),
                             op_name);
       op = weft_schedule_file_op (file);
@@ -553,7 +553,7 @@ weft_cmd_run (int argc, char **argv)
         if (weft_algorithm_supports (a, op))
           g_string_append_printf (valid, "%s%s", valid->len ? ", " : "",
                                   weft_algorithm_name (a));
-      int status = usage_error (context, "algorithm '%s' cannot run %s; "
+      int status = usage_error ("algorithm '%s' cannot run %s; "
                                 "valid for %s: auto, %s",
                                 alg_name, weft_op_name (op), weft_op_name (op),
                                 valid->str);
@@ -564,43 +564,43 @@ weft_cmd_run (int argc, char **argv)
                         || g_ascii_strcasecmp (proto_name, "auto") == 0;
   WeftProtocolKind proto = WEFT_PROTOCOL_SIMPLE;
   if (!auto_proto && !weft_protocol_parse (proto_name, &proto))
-    return usage_error (context, "unknown protocol '%s'; valid: auto, LL, "
+    return usage_error ("unknown protocol '%s'; valid: auto, LL, "
                         "LL128, Simple", proto_name);
   WeftFidelity fidelity = WEFT_FIDELITY_FLOW;
   if (fidelity_name && !weft_fidelity_parse (fidelity_name, &fidelity))
-    return usage_error (context, "unknown fidelity '%s'; valid: packet, flow, "
+    return usage_error ("unknown fidelity '%s'; valid: packet, flow, "
                         "analytical", fidelity_name);
   uint64_t min_bytes = 8, max_bytes = (uint64_t) 8 << 30;
   if ((begin && !parse_size (begin, &min_bytes, &error))
       || (end && !parse_size (end, &max_bytes, &error)))
-    return usage_error (context, "%s", error->message);
+    return usage_error ("%s", error->message);
   if (min_bytes > max_bytes)
-    return usage_error (context, "the smallest size (-b) is larger than the "
+    return usage_error ("the smallest size (-b) is larger than the "
                         "largest (-e)");
   if (factor < 2)
-    return usage_error (context, "-f must be at least 2");
+    return usage_error ("-f must be at least 2");
   if (jobs == G_MININT64)
     jobs = CLAMP (g_get_num_processors (), 1, 64);
   if (jobs < 1 || jobs > 64)
-    return usage_error (context, "--jobs takes 1 to 64");
+    return usage_error ("--jobs takes 1 to 64");
   if (channels < 1 || channels > 64 || chunks < 1 || chunks > 1024)
-    return usage_error (context, "--channels takes 1 to 64 and --chunks 1 "
+    return usage_error ("--channels takes 1 to 64 and --chunks 1 "
                         "to 1024");
   WeftTime bin_width = 0;
   if (bin_text && (!weft_parse_time (bin_text, &bin_width, &error)
                    || bin_width == 0))
-    return usage_error (context, "--bin: %s", error ? error->message
+    return usage_error ("--bin: %s", error ? error->message
                                                      : "must be above 0");
   WeftLogLevel level = WEFT_LOG_WARNING;
   if (log_level && !weft_log_level_parse (log_level, &level))
-    return usage_error (context, "unknown log level '%s'; valid: error, "
+    return usage_error ("unknown log level '%s'; valid: error, "
                         "warning, info, debug", log_level);
   weft_log_setup (level);
 
   if (trace_path)
     {
       if (file)
-        return usage_error (context, "a schedule file cannot run a trace's "
+        return usage_error ("a schedule file cannot run a trace's "
                             "collectives: name a built-in algorithm");
       catch_signals ();
       WeftTraceRun tr = {
@@ -614,7 +614,7 @@ weft_cmd_run (int argc, char **argv)
 
   g_autoptr (GArray) gpus = select_ranks (scenario->topo, ranks, &error);
   if (gpus == NULL)
-    return usage_error (context, "%s", error->message);
+    return usage_error ("%s", error->message);
   uint32_t n = gpus->len;
 
   /* nccl-tests allocates a send and a receive buffer on every GPU. */
@@ -626,7 +626,7 @@ weft_cmd_run (int argc, char **argv)
         {
           g_autofree char *have = weft_format_size (d->memory);
           g_autofree char *want = weft_format_size (max_bytes);
-          return usage_error (context, "a size of %s does not fit the GPUs' "
+          return usage_error ("a size of %s does not fit the GPUs' "
                               "memory: %s (%s) has %s for a send and a "
                               "receive buffer of that size",
                               want, d->name, scenario->topo->nodes[g_array_index (
@@ -648,14 +648,14 @@ weft_cmd_run (int argc, char **argv)
   if (file != NULL)
     {
       if (weft_schedule_file_ranks (file) != n)
-        return usage_error (context, "%s is written for %u ranks and the run "
+        return usage_error ("%s is written for %u ranks and the run "
                             "has %u (choose GPUs with --ranks)",
                             alg_name, weft_schedule_file_ranks (file), n);
       g_autoptr (WeftSchedule) trial = weft_schedule_file_build (file,
                                                                  min_bytes,
                                                                  &error);
       if (trial == NULL)
-        return usage_error (context, "%s", error->message);
+        return usage_error ("%s", error->message);
     }
   for (int a = 0; a < WEFT_ALG_COUNT && file == NULL; a++)
     for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
@@ -674,7 +674,7 @@ weft_cmd_run (int argc, char **argv)
   for (int pr = 0; pr < WEFT_PROTOCOL_COUNT && file != NULL; pr++)
     any = fits[WEFT_ALG_RING][pr] = auto_proto || pr == (int) proto;
   if (!any)
-    return usage_error (context, "%s", why ? why->message
+    return usage_error ("%s", why ? why->message
                                            : "no algorithm can run this");
 
   /* The database: an unwritable path is reported before simulating. */

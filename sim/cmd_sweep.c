@@ -359,7 +359,7 @@ weft_cmd_sweep (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc != 2)
     {
-      weft_cli_usage_error (context, "sweep", "expected one scenario");
+      weft_cli_usage_error ("sweep", "expected one scenario");
       return WEFT_EXIT_USAGE;
     }
   if (grid_specs == NULL)
@@ -376,7 +376,7 @@ weft_cmd_sweep (int argc, char **argv)
         }
       if (section == NULL)
         {
-          weft_cli_usage_error (context, "sweep", "give at least one --grid "
+          weft_cli_usage_error ("sweep", "give at least one --grid "
                                 "KEY=V1,V2,..., or a sweep: section in the "
                                 "scenario");
           return WEFT_EXIT_USAGE;
@@ -424,7 +424,7 @@ weft_cmd_sweep (int argc, char **argv)
     }
   if (jobs < 0 || jobs > 1024)
     {
-      weft_cli_usage_error (context, "sweep", "-j takes 1 to 1024");
+      weft_cli_usage_error ("sweep", "-j takes 1 to 1024");
       return WEFT_EXIT_USAGE;
     }
   if (jobs == 0)
@@ -441,7 +441,7 @@ weft_cmd_sweep (int argc, char **argv)
           g_autofree char *m = g_strdup_printf ("--grid %s: write "
                                                 "KEY=V1,V2,...",
                                                 grid_specs[i]);
-          weft_cli_usage_error (context, "sweep", m);
+          weft_cli_usage_error ("sweep", m);
           return WEFT_EXIT_USAGE;
         }
       Grid g = { g_strndup (grid_specs[i], eq - grid_specs[i]),

@@ -35,12 +35,12 @@ weft_cmd_topo (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc != 2)
     {
-      weft_cli_usage_error (context, "topo", "expected one scenario file");
+      weft_cli_usage_error ("topo", "expected one scenario file");
       return WEFT_EXIT_USAGE;
     }
   if (exact < 0)
     {
-      weft_cli_usage_error (context, "topo", "--exact-diameter must not be "
+      weft_cli_usage_error ("topo", "--exact-diameter must not be "
                             "negative");
       return WEFT_EXIT_USAGE;
     }
@@ -78,7 +78,7 @@ weft_cmd_params (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc > 1)
     {
-      weft_cli_usage_error (context, "params", "takes no arguments");
+      weft_cli_usage_error ("params", "takes no arguments");
       return WEFT_EXIT_USAGE;
     }
   weft_hardware_print_params (stdout);

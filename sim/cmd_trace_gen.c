@@ -303,14 +303,14 @@ generate (Gen *g)
 }
 
 static int
-usage_error (GOptionContext *context, const char *format, ...)
+usage_error (const char *format, ...)
 {
   va_list ap;
 
   va_start (ap, format);
   g_autofree char *message = g_strdup_vprintf (format, ap);
   va_end (ap);
-  weft_cli_usage_error (context, "trace generate", message);
+  weft_cli_usage_error ("trace generate", message);
   return WEFT_EXIT_USAGE;
 }
 
@@ -337,7 +337,7 @@ to_chakra (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc != 4)
     {
-      weft_cli_usage_error (context, "trace chakra",
+      weft_cli_usage_error ("trace chakra",
                             "expected a trace and a prefix");
       return WEFT_EXIT_USAGE;
     }
@@ -426,16 +426,16 @@ weft_cmd_trace (int argc, char **argv)
   if (!weft_cli_parse (context, "trace", &argc, &argv))
     return WEFT_EXIT_USAGE;
   if (argc != 2 || strcmp (argv[1], "generate") != 0)
-    return usage_error (context, "expected 'generate' or 'chakra'");
+    return usage_error ("expected 'generate' or 'chakra'");
   if (tp < 1 || pp < 1 || dp < 1 || micro < 1 || steps < 1 || buckets < 1
       || tp * pp * dp > (1 << 24))
-    return usage_error (context, "--tp, --pp, --dp, --microbatches, --steps "
+    return usage_error ("--tp, --pp, --dp, --microbatches, --steps "
                         "and --buckets take a whole number from 1, and "
                         "tp x pp x dp at most 16777216");
   if (layers == 0)
     layers = 4 * pp;
   if (layers < pp || layers % pp != 0)
-    return usage_error (context, "--layers must be a multiple of --pp (%"
+    return usage_error ("--layers must be a multiple of --pp (%"
                         G_GINT64_FORMAT ")", pp);
   Gen g = { (uint32_t) tp, (uint32_t) pp, (uint32_t) dp, (uint32_t) layers,
             (uint32_t) micro, (uint32_t) steps, (uint32_t) buckets,
@@ -449,14 +449,14 @@ weft_cmd_trace (int argc, char **argv)
   };
   for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
     if (sizes[i].text && !weft_parse_size (sizes[i].text, sizes[i].v, &error))
-      return usage_error (context, "%s: %s", sizes[i].flag, error->message);
+      return usage_error ("%s: %s", sizes[i].flag, error->message);
   struct { const char *flag, *text; WeftTime *v; } times[] = {
     { "--layer-time", layer_time, &g.layer_time },
     { "--optimizer-time", opt_time, &g.opt_time },
   };
   for (guint i = 0; i < G_N_ELEMENTS (times); i++)
     if (times[i].text && !weft_parse_time (times[i].text, times[i].v, &error))
-      return usage_error (context, "%s: %s", times[i].flag, error->message);
+      return usage_error ("%s: %s", times[i].flag, error->message);
 
   g_autofree char *partial = NULL;
   if (out_path)

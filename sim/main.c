@@ -58,12 +58,12 @@ find_command (const char *name)
 }
 
 void
-weft_cli_usage_error (GOptionContext *context, const char *command,
-                      const char *message)
+weft_cli_usage_error (const char *command, const char *message)
 {
-  g_autofree char *help = g_option_context_get_help (context, TRUE, NULL);
-
-  fprintf (stderr, "weft %s: %s\n\n%s", command, message, help);
+  /* The message alone: forty lines of options after it would push it off
+   * a terminal's screen. */
+  fprintf (stderr, "weft %s: %s\n'weft %s --help' lists its options.\n",
+           command, message, command);
 }
 
 gboolean
@@ -74,7 +74,7 @@ weft_cli_parse (GOptionContext *context, const char *command, int *argc,
 
   if (!g_option_context_parse (context, argc, argv, &error))
     {
-      weft_cli_usage_error (context, command, error->message);
+      weft_cli_usage_error (command, error->message);
       return FALSE;
     }
   return TRUE;
@@ -121,7 +121,7 @@ cmd_version (int argc, char **argv)
     return WEFT_EXIT_USAGE;
   if (argc > 1)
     {
-      weft_cli_usage_error (context, "version", "takes no arguments");
+      weft_cli_usage_error ("version", "takes no arguments");
       return WEFT_EXIT_USAGE;
     }
   printf ("weft %s\n", WEFT_VERSION);
