@@ -39,10 +39,28 @@ typedef struct {
 
 G_STATIC_ASSERT (sizeof (XRank) == 64);
 
+/* How an image numbers the steps globally: level by level, every rank's
+ * first step in rank order, then every rank's second, and so on, as far as
+ * every rank has steps (rank r's step i is i * n_ranks + r); past them,
+ * each rank's remaining steps one after another, rank r's from rest[r].
+ * In a collective's lockstep instants the ranks take up their steps of one
+ * level together, in order, so their records are visited in the order of
+ * memory. */
+typedef struct {
+  uint32_t levels, n_ranks;
+  uint32_t *rest;
+} Numbering;
+
+static inline uint32_t
+number (const Numbering *n, uint32_t r, uint32_t i)
+{
+  return i < n->levels ? i * n->n_ranks + r : n->rest[r] + (i - n->levels);
+}
+
 /* What the executor makes of a schedule before it runs it: the same for
  * every run of the schedule, so it can be made once and shared. */
 struct _WeftExecImage {
-  uint32_t *offset;             /* per rank: its first global step */
+  Numbering num;
   XStep *steps;                 /* global steps, as they start, and one past
                                    the last */
   uint32_t *out;                /* dependents, by global step */
@@ -60,7 +78,7 @@ struct _WeftExec {
   void *target, *data;
 
   WeftExecImage *own;           /* the image, if not shared */
-  const uint32_t *offset;       /* the image's */
+  const Numbering *num;         /* the image's */
   XStep *steps;                 /* global steps, and one past the last */
   const uint32_t *out;          /* the image's */
   XRank *ranks;
@@ -259,10 +277,13 @@ start_rank (Exec *x, uint32_t r)
                          GUINT_TO_POINTER (r));
       return;
     }
-  for (uint32_t k = x->offset[r]; k < x->offset[r + 1]; k++)
-    if (weft_schedule_step (x->schedule, r, k - x->offset[r])->n_deps == 0
-        && --x->steps[k].remaining == 0)
-      ready (x, k);
+  for (uint32_t i = 0; i < x->schedule->n_steps[r]; i++)
+    if (weft_schedule_step (x->schedule, r, i)->n_deps == 0)
+      {
+        uint32_t k = number (x->num, r, i);
+        if (--x->steps[k].remaining == 0)
+          ready (x, k);
+      }
 }
 
 static void
@@ -301,15 +322,20 @@ weft_exec_image_new (const WeftSchedule *s)
   WeftExecImage *m = g_new0 (WeftExecImage, 1);
 
   g_assert (s->matches != NULL);
-  uint64_t total = 0;
-  m->offset = g_new (uint32_t, s->n_ranks + 1);
+  /* The levels every rank has (all of them, for most collectives). */
+  Numbering num = { G_MAXUINT32, s->n_ranks,
+                    g_new (uint32_t, MAX (s->n_ranks, 1)) };
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    num.levels = MIN (num.levels, s->n_steps[r]);
+  if (s->n_ranks == 0)
+    num.levels = 0;
+  uint64_t total = (uint64_t) num.levels * s->n_ranks;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     {
-      m->offset[r] = (uint32_t) total;
-      total += s->n_steps[r];
+      num.rest[r] = (uint32_t) total;
+      total += s->n_steps[r] - num.levels;
       g_assert (total < G_MAXUINT32);
     }
-  m->offset[s->n_ranks] = (uint32_t) total;
   m->n_ranks = s->n_ranks;
   m->total = (uint32_t) total;
 
@@ -321,7 +347,7 @@ weft_exec_image_new (const WeftSchedule *s)
       for (guint i = 0; i < s->n_steps[r]; i++)
         {
           const WeftStep *step = weft_schedule_step (s, r, i);
-          XStep *xs = &m->steps[m->offset[r] + i];
+          XStep *xs = &m->steps[number (&num, r, i)];
           xs->bytes = step->bytes;
           xs->rank = r;
           xs->peer = step->peer;
@@ -329,9 +355,9 @@ weft_exec_image_new (const WeftSchedule *s)
           xs->remaining = MAX (step->n_deps, 1);
           xs->pair = matches[i] == WEFT_NO_STEP
                          ? WEFT_NONE
-                         : m->offset[step->peer] + matches[i];
+                         : number (&num, step->peer, matches[i]);
           for (uint32_t d = 0; d < step->n_deps; d++)
-            m->steps[m->offset[r] + weft_schedule_dep (s, step, d) + 1]
+            m->steps[number (&num, r, weft_schedule_dep (s, step, d)) + 1]
                 .out++;
         }
     }
@@ -341,16 +367,20 @@ weft_exec_image_new (const WeftSchedule *s)
   g_autofree uint32_t *fill = g_new (uint32_t, total + 1);
   for (uint32_t k = 0; k <= total; k++)
     fill[k] = m->steps[k].out;
+  /* A step's dependents in the order of the rank's steps, as they become
+   * ready in that order. */
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (guint i = 0; i < s->n_steps[r]; i++)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
+        uint32_t k = number (&num, r, i);
         for (uint32_t d = 0; d < step->n_deps; d++)
           {
-            uint32_t from = m->offset[r] + weft_schedule_dep (s, step, d);
-            m->out[fill[from]++] = m->offset[r] + i;
+            uint32_t from = number (&num, r, weft_schedule_dep (s, step, d));
+            m->out[fill[from]++] = k;
           }
       }
+  m->num = num;
   return m;
 }
 
@@ -367,7 +397,7 @@ weft_exec_image_free (WeftExecImage *m)
 {
   if (m == NULL)
     return;
-  g_free (m->offset);
+  g_free (m->num.rest);
   g_free (m->steps);
   g_free (m->out);
   g_free (m);
@@ -394,7 +424,7 @@ exec_new (WeftNetwork *net, const WeftSchedule *s,
   else
     x->steps = g_memdup2 (image->steps, ((size_t) image->total + 1)
                                             * sizeof (XStep));
-  x->offset = image->offset;
+  x->num = &image->num;
   x->out = image->out;
   x->total = image->total;
   x->ranks = g_new0 (XRank, MAX (s->n_ranks, 1));
