@@ -50,7 +50,7 @@ typedef struct {
   double remaining;             /* bytes not yet sent */
   double old_rate;              /* during a recomputation */
   WeftTime updated;             /* when remaining was last brought up */
-  WeftTimer timer;              /* drained */
+  WeftPoolTimer timer;          /* drained */
   double *far;                  /* a longer path's shares, links and slots:
                                    see flow_share(), flow_path() and
                                    flow_slot() */
@@ -154,6 +154,7 @@ typedef struct {
   WeftNetwork base;
   Flow *flows;                  /* by transfer id */
   uint32_t flows_cap;
+  uint32_t timers;              /* the engine's pool of the flows' timers */
   Link *links;
   uint32_t *dirty;              /* links, and flows that started alone
                                    (id | ALONE), in the order they changed */
@@ -188,6 +189,8 @@ flow_destroy (WeftNetwork *net)
 {
   FlowNet *f = (FlowNet *) net;
 
+  if (f->flows != NULL)
+    weft_sim_pool_place (net->sim, f->timers, NULL, 0, 0);
   for (uint32_t i = 0; i < f->flows_cap; i++)
     g_free (f->flows[i].far);
   g_aligned_free (f->flows);
@@ -208,6 +211,7 @@ flow_destroy (WeftNetwork *net)
 }
 
 static void recompute (WeftSim *sim, void *target, void *data);
+static void drained (WeftSim *sim, void *target, void *data);
 
 /* The rare part of mark_dirty(): room for more, the recomputation not yet
  * asked for. */
@@ -306,9 +310,13 @@ flow_start (WeftNetwork *net, uint32_t id)
       Flow *flows = g_aligned_alloc0 (cap, sizeof (Flow), 64);
       if (f->flows_cap > 0)
         memcpy (flows, f->flows, f->flows_cap * sizeof (Flow));
+      if (f->flows == NULL)
+        f->timers = weft_sim_pool_new (net->sim, drained, f);
       g_aligned_free (f->flows);
       f->flows = flows;
       f->flows_cap = cap;
+      weft_sim_pool_place (net->sim, f->timers, flows, sizeof (Flow),
+                           G_STRUCT_OFFSET (Flow, timer));
     }
 
   Flow *flow = &f->flows[id];
@@ -898,17 +906,15 @@ recompute (WeftSim *sim, void *target, void *data)
       Flow *flow = &f->flows[id];
       if (i + 8 < f->affected.n)
         __builtin_prefetch (&f->flows[f->affected.v[i + 8]]);
-      if (flow->rate == flow->old_rate && weft_sim_timer_pending (f->base.sim,
-                                                                 &flow->timer))
+      if (flow->rate == flow->old_rate && flow->timer.pending)
         continue;
       if (flow->rate <= 0)
         {
-          weft_sim_cancel (f->base.sim, &flow->timer);
+          weft_sim_pool_cancel (f->base.sim, f->timers, id);
           continue;
         }
       double ps = ceil (MAX (flow->remaining, 0) * 1e12 / flow->rate);
-      weft_sim_schedule_timer (f->base.sim, &flow->timer, (WeftTime) ps,
-                               drained, f, GUINT_TO_POINTER (id));
+      weft_sim_pool_schedule (f->base.sim, f->timers, id, (WeftTime) ps);
     }
 }
 

@@ -9,6 +9,11 @@
  * it would wrap, the pending entries are renumbered in order.
  * Cancelled events stay in the heap, marked dead, until they reach the top or
  * until they make up half of it, when the heap is rebuilt without them.
+ *
+ * An entry's slot is either an index into the pool of slots or, with
+ * POOL_BIT, a pool of the caller's records and an index into it (see
+ * WeftPoolTimer): such an event is live while its record's timer is
+ * pending with the entry's sequence.
  */
 #include "sim.h"
 
@@ -23,6 +28,10 @@
 #define NO_SLOT UINT32_MAX
 #define COMPACT_MIN 1024
 #define PREFETCH_MIN 65536      /* entries: 1 MiB of heap */
+#define POOL_BIT 0x80000000u
+#define POOL_SHIFT 27
+#define POOL_INDEX ((1u << POOL_SHIFT) - 1)
+#define MAX_POOLS 16
 
 typedef struct {
   WeftEventFn fn;               /* NULL: cancelled (or free) */
@@ -43,6 +52,13 @@ typedef struct {
 
 G_STATIC_ASSERT (sizeof (Entry) == 16 && G_BYTE_ORDER == G_LITTLE_ENDIAN);
 
+typedef struct {
+  WeftEventFn fn;
+  void *target;
+  char *base;                   /* NULL: gone */
+  size_t stride, timer_offset;
+} Pool;
+
 struct _WeftSim {
   WeftTime now;
   gboolean stopping;
@@ -62,6 +78,8 @@ struct _WeftSim {
   const volatile int *interrupt;
   gboolean interrupted;
   const _Atomic WeftTime *bound;
+  Pool pools[MAX_POOLS];
+  uint32_t n_pools;
 };
 
 void
@@ -159,6 +177,29 @@ slot_release (WeftSim *sim, uint32_t slot)
   ev->gen = ev->gen + 1 ? ev->gen + 1 : 1;
   ev->next_free = sim->free_head;
   sim->free_head = slot;
+}
+
+/* ---- pools ---- */
+
+static inline WeftPoolTimer *
+pool_timer (const WeftSim *sim, uint32_t slot)
+{
+  const Pool *p = &sim->pools[(slot & ~POOL_BIT) >> POOL_SHIFT];
+
+  return (WeftPoolTimer *) (p->base + (slot & POOL_INDEX) * p->stride
+                            + p->timer_offset);
+}
+
+/* Whether the heap's entry for @slot and @seq is an event still to run. */
+static inline gboolean
+entry_live (const WeftSim *sim, uint32_t slot, uint32_t seq)
+{
+  if (!(slot & POOL_BIT))
+    return sim->events[slot].fn != NULL;
+  if (sim->pools[(slot & ~POOL_BIT) >> POOL_SHIFT].base == NULL)
+    return FALSE;
+  const WeftPoolTimer *t = pool_timer (sim, slot);
+  return t->pending && t->seq == seq;
 }
 
 /* ---- the heap ---- */
@@ -295,10 +336,10 @@ heap_compact (WeftSim *sim)
     {
       Entry e = sim->heap[i];
 
-      if (sim->events[e.slot].fn == NULL)
-        slot_release (sim, e.slot);
-      else
+      if (entry_live (sim, e.slot, e.seq))
         sim->heap[kept++] = e;
+      else if (!(e.slot & POOL_BIT))
+        slot_release (sim, e.slot);
     }
   sim->heap_len = kept;
   sim->cancelled = 0;
@@ -338,10 +379,16 @@ entry_cmp (const void *a, const void *b)
 void
 weft_sim_renumber (WeftSim *sim)
 {
+  /* Without dead entries, whose pool records could match a new number. */
+  heap_compact (sim);
   /* In (time, sequence) order the entries are a heap already. */
   qsort (sim->heap, sim->heap_len, sizeof (Entry), entry_cmp);
   for (size_t i = 0; i < sim->heap_len; i++)
-    sim->heap[i].seq = (uint32_t) i;
+    {
+      sim->heap[i].seq = (uint32_t) i;
+      if (sim->heap[i].slot & POOL_BIT)
+        pool_timer (sim, sim->heap[i].slot)->seq = (uint32_t) i;
+    }
   sim->next_seq = (uint32_t) sim->heap_len;
 }
 
@@ -405,15 +452,22 @@ weft_sim_timer_when (const WeftSim *sim, const WeftTimer *timer)
   return sim->events[timer->slot].time;
 }
 
+/* One more dead entry in the heap; past half of it, the heap is rebuilt. */
+static void
+count_cancelled (WeftSim *sim)
+{
+  sim->cancelled++;
+  if (sim->heap_len >= COMPACT_MIN && sim->cancelled * 2 > sim->heap_len)
+    heap_compact (sim);
+}
+
 void
 weft_sim_cancel (WeftSim *sim, WeftTimer *timer)
 {
   if (weft_sim_timer_pending (sim, timer))
     {
       sim->events[timer->slot].fn = NULL;
-      sim->cancelled++;
-      if (sim->heap_len >= COMPACT_MIN && sim->cancelled * 2 > sim->heap_len)
-        heap_compact (sim);
+      count_cancelled (sim);
     }
   timer->gen = 0;
 }
@@ -427,6 +481,63 @@ weft_sim_schedule_timer (WeftSim *sim, WeftTimer *timer, WeftTime delay,
   weft_sim_cancel (sim, timer);
   timer->slot = schedule (sim, when, fn, target, data);
   timer->gen = sim->events[timer->slot].gen;
+}
+
+uint32_t
+weft_sim_pool_new (WeftSim *sim, WeftEventFn fn, void *target)
+{
+  g_assert (fn != NULL && sim->n_pools < MAX_POOLS);
+  sim->pools[sim->n_pools] = (Pool) { fn, target, NULL, 0, 0 };
+  return sim->n_pools++;
+}
+
+void
+weft_sim_pool_place (WeftSim *sim, uint32_t pool, void *base, size_t stride,
+                     size_t timer_offset)
+{
+  g_assert (pool < sim->n_pools);
+  Pool *p = &sim->pools[pool];
+  p->base = base;
+  p->stride = stride;
+  p->timer_offset = timer_offset;
+  if (base == NULL)
+    /* Its pending events go with the records. */
+    heap_compact (sim);
+}
+
+void
+weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
+                        WeftTime delay)
+{
+  WeftTime when = deadline (sim, delay);
+
+  g_assert (pool < sim->n_pools && sim->pools[pool].base != NULL
+            && index <= POOL_INDEX);
+  uint32_t slot = POOL_BIT | pool << POOL_SHIFT | index;
+  WeftPoolTimer *t = pool_timer (sim, slot);
+  if (t->pending)
+    {
+      /* Its entry stays in the heap, dead: the record now names another. */
+      t->pending = 0;
+      count_cancelled (sim);
+    }
+  if (G_UNLIKELY (sim->next_seq == UINT32_MAX))
+    weft_sim_renumber (sim);
+  t->seq = sim->next_seq++;
+  t->pending = 1;
+  heap_push (sim, (Entry) { .time = when, .slot = slot, .seq = t->seq });
+}
+
+void
+weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index)
+{
+  g_assert (pool < sim->n_pools && index <= POOL_INDEX);
+  WeftPoolTimer *t = pool_timer (sim, POOL_BIT | pool << POOL_SHIFT | index);
+  if (t->pending)
+    {
+      t->pending = 0;
+      count_cancelled (sim);
+    }
 }
 
 /* ---- running ---- */
@@ -461,21 +572,46 @@ run_until (WeftSim *sim, WeftTime until)
       if (top.time > until)
         break;
       heap_pop (sim);
-      /* The next event's slot, while this one runs. */
+      /* The next event's slot or record, while this one runs. */
       if (sim->heap_len > 0)
-        __builtin_prefetch (&sim->events[sim->heap[0].slot]);
-
-      Event *ev = &sim->events[top.slot];
-      WeftEventFn fn = ev->fn;
-      void *target = ev->target;
-      void *data = ev->data;
-
-      /* Free the slot first so that the handler may reuse it. */
-      slot_release (sim, top.slot);
-      if (fn == NULL)
         {
-          sim->cancelled--;
-          continue;
+          uint32_t next = sim->heap[0].slot;
+          if (next & POOL_BIT)
+            __builtin_prefetch (pool_timer (sim, next));
+          else
+            __builtin_prefetch (&sim->events[next]);
+        }
+
+      WeftEventFn fn;
+      void *target, *data;
+      if (top.slot & POOL_BIT)
+        {
+          const Pool *p = &sim->pools[(top.slot & ~POOL_BIT) >> POOL_SHIFT];
+          WeftPoolTimer *t = pool_timer (sim, top.slot);
+          if (!t->pending || t->seq != top.seq)
+            {
+              sim->cancelled--;
+              continue;
+            }
+          t->pending = 0;
+          fn = p->fn;
+          target = p->target;
+          data = GUINT_TO_POINTER (top.slot & POOL_INDEX);
+        }
+      else
+        {
+          Event *ev = &sim->events[top.slot];
+          fn = ev->fn;
+          target = ev->target;
+          data = ev->data;
+
+          /* Free the slot first so that the handler may reuse it. */
+          slot_release (sim, top.slot);
+          if (fn == NULL)
+            {
+              sim->cancelled--;
+              continue;
+            }
         }
       sim->now = top.time;
       sim->events_run++;
@@ -490,7 +626,17 @@ weft_sim_peek (const WeftSim *sim, WeftEventFn *fn, void **target,
 {
   if (sim->heap_len == 0)
     return FALSE;
-  const Event *ev = &sim->events[sim->heap[0].slot];
+  uint32_t slot = sim->heap[0].slot;
+  if (slot & POOL_BIT)
+    {
+      /* Without reading the record: it may have been cancelled. */
+      const Pool *p = &sim->pools[(slot & ~POOL_BIT) >> POOL_SHIFT];
+      *fn = p->fn;
+      *target = p->target;
+      *data = GUINT_TO_POINTER (slot & POOL_INDEX);
+      return TRUE;
+    }
+  const Event *ev = &sim->events[slot];
   *fn = ev->fn;
   *target = ev->target;
   *data = ev->data;

@@ -71,6 +71,34 @@ void weft_sim_schedule_timer (WeftSim *sim, WeftTimer *timer, WeftTime delay,
  * cancelled already or was never scheduled does nothing. */
 void weft_sim_cancel (WeftSim *sim, WeftTimer *timer);
 
+/* Pools of timers kept in the caller's own records: an array of records,
+ * each with a WeftPoolTimer at the same offset, whose events all run
+ * fn(sim, target, index).  The engine keeps nothing of such an event but
+ * its queue entry, so scheduling, cancelling and running one touch only
+ * the record (which its handler reads anyway) and not a slot of the
+ * engine's: at scale each of those is a cache miss.  Events of pools and
+ * other events share one order. */
+typedef struct {
+  uint32_t seq;                 /* of its pending event */
+  uint32_t pending;
+} WeftPoolTimer;
+
+/* A new pool, its records not yet placed: returns its id.  At most 16. */
+uint32_t weft_sim_pool_new (WeftSim *sim, WeftEventFn fn, void *target);
+
+/* Where pool @pool's records are (again, after they moved): record i at
+ * @base + i * @stride, its timer @timer_offset bytes into it.  NULL: the
+ * records are gone, and their pending events with them. */
+void weft_sim_pool_place (WeftSim *sim, uint32_t pool, void *base,
+                          size_t stride, size_t timer_offset);
+
+/* (Re)schedule record @index's event at now + @delay; @index below 2^27. */
+void weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
+                             WeftTime delay);
+
+/* Cancel record @index's event, if pending. */
+void weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index);
+
 /* Whether @timer refers to an event that has not yet run nor been cancelled. */
 gboolean weft_sim_timer_pending (const WeftSim *sim, const WeftTimer *timer);
 
@@ -86,8 +114,9 @@ uint64_t weft_sim_run (WeftSim *sim);
  * number of events run by this call. */
 uint64_t weft_sim_run_until (WeftSim *sim, WeftTime until);
 
-/* The event that runs next, unless it was cancelled: a handler may fetch
- * what it will touch ahead (at scale, cache misses dominate). */
+/* The event that runs next, unless it was cancelled (a pool's may have
+ * been): a handler may fetch what it will touch ahead (at scale, cache
+ * misses dominate). */
 gboolean weft_sim_peek (const WeftSim *sim, WeftEventFn *fn, void **target,
                         void **data);
 

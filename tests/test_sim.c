@@ -258,6 +258,118 @@ START_TEST (test_mass_cancel_compacts_and_keeps_order)
 }
 END_TEST
 
+/* ---- pools of timers in the caller's records ---- */
+
+typedef struct {
+  double before;                /* the timer not at offset 0 */
+  WeftPoolTimer timer;
+  int id;
+} Record;
+
+typedef struct {
+  Log *log;
+  Record *records;
+} PoolOwner;
+
+static void
+record_pooled (WeftSim *sim, void *target, void *data)
+{
+  PoolOwner *owner = target;
+
+  record (sim, owner->log, GINT_TO_POINTER (owner->records[GPOINTER_TO_UINT (
+                                                              data)].id));
+}
+
+START_TEST (test_pool_timers_run_as_timers_do)
+{
+  /* The same script of schedules, reschedules, cancellations and runs on
+   * two engines: in one, half the events are pool timers (the records
+   * moving twice on the way); in the other, all are ordinary timers.  They
+   * run the same events in the same order at the same times. */
+  enum { N = 64, HALF = 32, OPS = 40000 };
+  g_autoptr (WeftSim) a = weft_sim_new ();
+  g_autoptr (WeftSim) b = weft_sim_new ();
+  Log log_a, log_b;
+  WeftTimer ta[N] = { { 0 } }, tb[N] = { { 0 } };
+  PoolOwner owner = { &log_a, g_new0 (Record, HALF) };
+  WeftRng rng;
+
+  log_init (&log_a);
+  log_init (&log_b);
+  for (int i = 0; i < HALF; i++)
+    owner.records[i].id = i;
+  uint32_t pool = weft_sim_pool_new (a, record_pooled, &owner);
+  weft_sim_pool_place (a, pool, owner.records, sizeof (Record),
+                       G_STRUCT_OFFSET (Record, timer));
+  weft_rng_init (&rng, 11, 0);
+  for (int op = 0; op < OPS; op++)
+    {
+      int id = (int) weft_rng_below (&rng, N);
+      uint32_t what = (uint32_t) weft_rng_below (&rng, 10);
+      WeftTime delay = weft_rng_below (&rng, 50);
+      if (what < 6)
+        {
+          if (id < HALF)
+            weft_sim_pool_schedule (a, pool, id, delay);
+          else
+            weft_sim_schedule_timer (a, &ta[id], delay, record, &log_a,
+                                     GINT_TO_POINTER (id));
+          weft_sim_schedule_timer (b, &tb[id], delay, record, &log_b,
+                                   GINT_TO_POINTER (id));
+        }
+      else if (what < 8)
+        {
+          if (id < HALF)
+            weft_sim_pool_cancel (a, pool, id);
+          else
+            weft_sim_cancel (a, &ta[id]);
+          weft_sim_cancel (b, &tb[id]);
+        }
+      else
+        {
+          WeftTime until = weft_sim_now (b) + delay;
+          ck_assert_uint_eq (weft_sim_run_until (a, until),
+                             weft_sim_run_until (b, until));
+        }
+      ck_assert_uint_eq (weft_sim_pending (a), weft_sim_pending (b));
+      if (op == OPS / 3 || op == 2 * OPS / 3)
+        {
+          /* The records move; the numbers start again. */
+          Record *moved = g_memdup2 (owner.records, HALF * sizeof (Record));
+          g_free (owner.records);
+          owner.records = moved;
+          weft_sim_pool_place (a, pool, moved, sizeof (Record),
+                               G_STRUCT_OFFSET (Record, timer));
+          weft_sim_renumber (a);
+          weft_sim_renumber (b);
+        }
+    }
+  ck_assert_uint_eq (weft_sim_run (a), weft_sim_run (b));
+  ck_assert_uint_eq (log_a.fired->len, log_b.fired->len);
+  ck_assert_uint_gt (log_a.fired->len, OPS / 10);
+  for (guint i = 0; i < log_a.fired->len; i++)
+    {
+      ck_assert_int_eq (fired (&log_a, i), fired (&log_b, i));
+      ck_assert_uint_eq (g_array_index (log_a.times, WeftTime, i),
+                         g_array_index (log_b.times, WeftTime, i));
+    }
+
+  /* Records that go take their pending events with them. */
+  for (int i = 0; i < HALF; i++)
+    weft_sim_pool_schedule (a, pool, i, 10);
+  weft_sim_schedule (a, 10, record, &log_a, GINT_TO_POINTER (-1));
+  ck_assert_uint_eq (weft_sim_pending (a), HALF + 1);
+  weft_sim_pool_place (a, pool, NULL, 0, 0);
+  ck_assert_uint_eq (weft_sim_pending (a), 1);
+  guint before = log_a.fired->len;
+  ck_assert_uint_eq (weft_sim_run (a), 1);
+  ck_assert_int_eq (fired (&log_a, before), -1);
+  g_free (owner.records);
+  log_clear (&log_a);
+  log_clear (&log_b);
+}
+END_TEST
+
 /* ---- running and stopping ---- */
 
 START_TEST (test_run_until)
@@ -565,6 +677,7 @@ sim_suite (void)
   tcase_add_test (tc, test_cancel_fired_or_cancelled_is_noop);
   tcase_add_test (tc, test_reschedule_timer_replaces);
   tcase_add_test (tc, test_mass_cancel_compacts_and_keeps_order);
+  tcase_add_test (tc, test_pool_timers_run_as_timers_do);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("running");
