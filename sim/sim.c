@@ -53,9 +53,9 @@ typedef struct {
 G_STATIC_ASSERT (sizeof (Entry) == 16 && G_BYTE_ORDER == G_LITTLE_ENDIAN);
 
 typedef struct {
-  WeftEventFn fn;
+  WeftEventFn fn;               /* NULL: free */
   void *target;
-  char *base;                   /* NULL: gone */
+  char *base;                   /* NULL: not placed, or gone */
   size_t stride, timer_offset;
 } Pool;
 
@@ -486,23 +486,33 @@ weft_sim_schedule_timer (WeftSim *sim, WeftTimer *timer, WeftTime delay,
 uint32_t
 weft_sim_pool_new (WeftSim *sim, WeftEventFn fn, void *target)
 {
-  g_assert (fn != NULL && sim->n_pools < MAX_POOLS);
-  sim->pools[sim->n_pools] = (Pool) { fn, target, NULL, 0, 0 };
-  return sim->n_pools++;
+  uint32_t pool = 0;
+
+  g_assert (fn != NULL);
+  /* A pool whose records are gone may be taken again. */
+  while (pool < sim->n_pools && sim->pools[pool].fn != NULL)
+    pool++;
+  g_assert (pool < MAX_POOLS);
+  sim->pools[pool] = (Pool) { fn, target, NULL, 0, 0 };
+  sim->n_pools = MAX (sim->n_pools, pool + 1);
+  return pool;
 }
 
 void
 weft_sim_pool_place (WeftSim *sim, uint32_t pool, void *base, size_t stride,
                      size_t timer_offset)
 {
-  g_assert (pool < sim->n_pools);
+  g_assert (pool < sim->n_pools && sim->pools[pool].fn != NULL);
   Pool *p = &sim->pools[pool];
   p->base = base;
   p->stride = stride;
   p->timer_offset = timer_offset;
   if (base == NULL)
-    /* Its pending events go with the records. */
-    heap_compact (sim);
+    {
+      /* Its pending events go with the records, and the pool is free. */
+      heap_compact (sim);
+      p->fn = NULL;
+    }
 }
 
 void
@@ -531,7 +541,8 @@ weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
 void
 weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index)
 {
-  g_assert (pool < sim->n_pools && index <= POOL_INDEX);
+  g_assert (pool < sim->n_pools && sim->pools[pool].base != NULL
+            && index <= POOL_INDEX);
   WeftPoolTimer *t = pool_timer (sim, POOL_BIT | pool << POOL_SHIFT | index);
   if (t->pending)
     {

@@ -83,12 +83,15 @@ typedef struct {
   uint32_t pending;
 } WeftPoolTimer;
 
-/* A new pool, its records not yet placed: returns its id.  At most 16. */
+/* A new pool, its records not yet placed: returns its id.  At most 16 at
+ * once; a pool whose records are gone (weft_sim_pool_place() with NULL)
+ * counts no more. */
 uint32_t weft_sim_pool_new (WeftSim *sim, WeftEventFn fn, void *target);
 
 /* Where pool @pool's records are (again, after they moved): record i at
  * @base + i * @stride, its timer @timer_offset bytes into it.  NULL: the
- * records are gone, and their pending events with them. */
+ * records are gone, and their pending events with them; the pool is then
+ * freed. */
 void weft_sim_pool_place (WeftSim *sim, uint32_t pool, void *base,
                           size_t stride, size_t timer_offset);
 

@@ -364,6 +364,19 @@ START_TEST (test_pool_timers_run_as_timers_do)
   guint before = log_a.fired->len;
   ck_assert_uint_eq (weft_sim_run (a), 1);
   ck_assert_int_eq (fired (&log_a, before), -1);
+
+  /* A pool whose records went is free for the next: many, one after
+   * another, on one engine. */
+  for (int i = 0; i < 3 * 16; i++)
+    {
+      uint32_t next = weft_sim_pool_new (a, record_pooled, &owner);
+      ck_assert_uint_eq (next, pool);
+      weft_sim_pool_place (a, next, owner.records, sizeof (Record),
+                           G_STRUCT_OFFSET (Record, timer));
+      weft_sim_pool_schedule (a, next, (uint32_t) i % HALF, 1);
+      ck_assert_uint_eq (weft_sim_run (a), 1);
+      weft_sim_pool_place (a, next, NULL, 0, 0);
+    }
   g_free (owner.records);
   log_clear (&log_a);
   log_clear (&log_b);
