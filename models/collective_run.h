@@ -72,10 +72,11 @@ void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
 /* The schedules of one collective's candidates (@call, every algorithm and
  * protocol that may be tried): the schedule does not depend on the
  * protocol, so each algorithm's is planned once, by the first candidate
- * that needs it (one in another thread waits for it), and run by all.  @order lists the candidates (pairs, see
- * WEFT_PAIRS) that will run: an algorithm's schedule is freed once the last
- * of them has run, unless it is small enough to keep for a second run.
- * What @call points to must outlive it. */
+ * that needs it (one in another thread waits for it), and run by all.
+ * @order lists the candidates (pairs, see WEFT_PAIRS) that will run: an
+ * algorithm's schedule is freed once the last of them has run, unless it
+ * is small enough to keep for a second run.  What @call points to must
+ * outlive it. */
 typedef struct _WeftPlans WeftPlans;
 
 /* A collective: @op over the GPUs gpus[0..n-1] of @topo, for @size bytes

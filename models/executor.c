@@ -64,7 +64,7 @@ struct _WeftExecImage {
   XStep *steps;                 /* global steps, as they start, and one past
                                    the last */
   uint32_t *out;                /* dependents, by global step */
-  uint32_t n_ranks, total;
+  uint32_t total;
 };
 
 struct _WeftExec {
@@ -336,7 +336,6 @@ weft_exec_image_new (const WeftSchedule *s)
       total += s->n_steps[r] - num.levels;
       g_assert (total < G_MAXUINT32);
     }
-  m->n_ranks = s->n_ranks;
   m->total = (uint32_t) total;
 
   /* Steps, counting each one's dependents into the next step's `out`. */
@@ -387,7 +386,7 @@ weft_exec_image_new (const WeftSchedule *s)
 size_t
 weft_exec_image_memory (const WeftExecImage *m)
 {
-  return sizeof *m + ((size_t) m->n_ranks + 1) * sizeof (uint32_t)
+  return sizeof *m + (size_t) m->num.n_ranks * sizeof (uint32_t)
          + ((size_t) m->total + 1) * sizeof (XStep)
          + (size_t) MAX (m->steps[m->total].out, 1) * sizeof (uint32_t);
 }

@@ -138,11 +138,14 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
           order[n_order++] = a * WEFT_PROTOCOL_COUNT + p;
       }
   int best = n_order > 0 ? order[0] : -1;
-  WeftCollectiveCall call = { x->topo, gpus, op->n_ranks, op->op, op->bytes,
-                              &o->params };
-  g_autoptr (WeftPlans) plans = weft_plans_new (&call, order, n_order);
   if (n_order > 0 && (alg == WEFT_TRACE_AUTO || proto == WEFT_TRACE_AUTO))
     {
+      /* The candidates' schedules, freed before the chosen one is planned
+       * again below: taking one of them would leave the winners of a long
+       * trace among their holes. */
+      WeftCollectiveCall call = { x->topo, gpus, op->n_ranks, op->op,
+                                  op->bytes, &o->params };
+      g_autoptr (WeftPlans) plans = weft_plans_new (&call, order, n_order);
       WeftRunOptions options = o->run;
       WeftChoice choice;
       options.bin_width = 0;
@@ -169,9 +172,6 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   plan->algorithm = best_alg;
   plan->protocol = best_proto;
   plan->costs = weft_protocol_get (best_proto, best_alg);
-  /* Planned again once the candidates' schedules are freed: taking one of
-   * them would leave the winners of a long trace among their holes. */
-  g_clear_pointer (&plans, weft_plans_free);
   plan->schedule = weft_collective_plan (x->topo, gpus, op->n_ranks, op->op,
                                          best_alg, op->bytes, &o->params,
                                          plan->nodes, &why);

@@ -181,10 +181,23 @@ slot_release (WeftSim *sim, uint32_t slot)
 
 /* ---- pools ---- */
 
+/* A heap entry's slot for record @index of pool @pool, and back. */
+static inline uint32_t
+pool_slot (uint32_t pool, uint32_t index)
+{
+  return POOL_BIT | pool << POOL_SHIFT | index;
+}
+
+static inline const Pool *
+pool_of (const WeftSim *sim, uint32_t slot)
+{
+  return &sim->pools[(slot & ~POOL_BIT) >> POOL_SHIFT];
+}
+
 static inline WeftPoolTimer *
 pool_timer (const WeftSim *sim, uint32_t slot)
 {
-  const Pool *p = &sim->pools[(slot & ~POOL_BIT) >> POOL_SHIFT];
+  const Pool *p = pool_of (sim, slot);
 
   return (WeftPoolTimer *) (p->base + (slot & POOL_INDEX) * p->stride
                             + p->timer_offset);
@@ -196,7 +209,7 @@ entry_live (const WeftSim *sim, uint32_t slot, uint32_t seq)
 {
   if (!(slot & POOL_BIT))
     return sim->events[slot].fn != NULL;
-  if (sim->pools[(slot & ~POOL_BIT) >> POOL_SHIFT].base == NULL)
+  if (pool_of (sim, slot)->base == NULL)
     return FALSE;
   const WeftPoolTimer *t = pool_timer (sim, slot);
   return t->pending && t->seq == seq;
@@ -516,39 +529,34 @@ weft_sim_pool_place (WeftSim *sim, uint32_t pool, void *base, size_t stride,
 }
 
 void
+weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index)
+{
+  g_assert (pool < sim->n_pools && sim->pools[pool].base != NULL
+            && index <= POOL_INDEX);
+  WeftPoolTimer *t = pool_timer (sim, pool_slot (pool, index));
+  if (t->pending)
+    {
+      /* Its entry stays in the heap, dead: its sequence is no longer the
+       * record's. */
+      t->pending = 0;
+      count_cancelled (sim);
+    }
+}
+
+void
 weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
                         WeftTime delay)
 {
   WeftTime when = deadline (sim, delay);
 
-  g_assert (pool < sim->n_pools && sim->pools[pool].base != NULL
-            && index <= POOL_INDEX);
-  uint32_t slot = POOL_BIT | pool << POOL_SHIFT | index;
-  WeftPoolTimer *t = pool_timer (sim, slot);
-  if (t->pending)
-    {
-      /* Its entry stays in the heap, dead: the record now names another. */
-      t->pending = 0;
-      count_cancelled (sim);
-    }
+  weft_sim_pool_cancel (sim, pool, index);
   if (G_UNLIKELY (sim->next_seq == UINT32_MAX))
     weft_sim_renumber (sim);
+  WeftPoolTimer *t = pool_timer (sim, pool_slot (pool, index));
   t->seq = sim->next_seq++;
   t->pending = 1;
-  heap_push (sim, (Entry) { .time = when, .slot = slot, .seq = t->seq });
-}
-
-void
-weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index)
-{
-  g_assert (pool < sim->n_pools && sim->pools[pool].base != NULL
-            && index <= POOL_INDEX);
-  WeftPoolTimer *t = pool_timer (sim, POOL_BIT | pool << POOL_SHIFT | index);
-  if (t->pending)
-    {
-      t->pending = 0;
-      count_cancelled (sim);
-    }
+  heap_push (sim, (Entry) { .time = when, .slot = pool_slot (pool, index),
+                            .seq = t->seq });
 }
 
 /* ---- running ---- */
@@ -597,7 +605,7 @@ run_until (WeftSim *sim, WeftTime until)
       void *target, *data;
       if (top.slot & POOL_BIT)
         {
-          const Pool *p = &sim->pools[(top.slot & ~POOL_BIT) >> POOL_SHIFT];
+          const Pool *p = pool_of (sim, top.slot);
           WeftPoolTimer *t = pool_timer (sim, top.slot);
           if (!t->pending || t->seq != top.seq)
             {
@@ -641,7 +649,7 @@ weft_sim_peek (const WeftSim *sim, WeftEventFn *fn, void **target,
   if (slot & POOL_BIT)
     {
       /* Without reading the record: it may have been cancelled. */
-      const Pool *p = &sim->pools[(slot & ~POOL_BIT) >> POOL_SHIFT];
+      const Pool *p = pool_of (sim, slot);
       *fn = p->fn;
       *target = p->target;
       *data = GUINT_TO_POINTER (slot & POOL_INDEX);
