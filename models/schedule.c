@@ -324,7 +324,7 @@ pair (WeftSchedule *s, GError **error)
 }
 
 gboolean
-weft_schedule_check (const WeftSchedule *cs, GError **error)
+weft_schedule_pair (const WeftSchedule *cs, GError **error)
 {
   WeftSchedule *s = (WeftSchedule *) cs;
 
@@ -351,7 +351,15 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
               }
           }
       }
-  if (!pair (s, error))
+  return pair (s, error);
+}
+
+gboolean
+weft_schedule_check (const WeftSchedule *cs, GError **error)
+{
+  WeftSchedule *s = (WeftSchedule *) cs;
+
+  if (!weft_schedule_pair (s, error))
     return FALSE;
 
   /* Run it without time: a step finishes once its dependencies have and,

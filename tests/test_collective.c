@@ -146,6 +146,9 @@ START_TEST (test_bad_schedules)
   ck_assert_str_eq (error->message, "rank 1 step 0 receives 99 bytes from "
                                     "rank 0, whose step 0 sends 100");
   g_clear_error (&error);
+  /* Pairing alone finds both. */
+  ck_assert (!weft_schedule_pair (a, NULL));
+  ck_assert (!weft_schedule_pair (b, NULL));
 
   /* Each rank waits to receive before it sends: a deadlock. */
   g_autoptr (WeftSchedule) c = weft_schedule_new (2);
@@ -157,6 +160,9 @@ START_TEST (test_bad_schedules)
   ck_assert (!weft_schedule_check (c, &error));
   ck_assert (g_str_has_prefix (error->message, "the schedule deadlocks: rank 0 "
                                                "step 0 (receive from rank 1)"));
+  /* Pairing alone does not look for deadlocks: it pairs them. */
+  ck_assert (weft_schedule_pair (c, NULL));
+  ck_assert_uint_eq (weft_schedule_matches (c, 0)[0], 1);
 }
 END_TEST
 
