@@ -293,11 +293,12 @@ route_key (uint32_t src, uint32_t dst)
   return (uint64_t) src << 32 | dst;
 }
 
-/* Words of the pool a route of @n_hops and @n_links takes. */
+/* Words of the pool a route of @n_hops and @n_links takes: a striped
+ * route's also hold its last transfer's split (see route_memo()). */
 static inline uint32_t
 route_words (uint32_t n_hops, uint32_t n_links)
 {
-  return n_hops + n_links + (n_hops > 1 ? n_links : 0);
+  return n_hops + n_links + (n_hops > 1 ? n_links + 4 + 2 * n_links : 0);
 }
 
 static inline const uint32_t *
@@ -316,6 +317,16 @@ static inline const uint32_t *
 route_stripes (const WeftNetwork *net, const Route *r)
 {
   return net->route_pool + r->body + r->n_hops + r->n_links;
+}
+
+/* A striped route's last transfer, whose split the next one of the same
+ * size takes as it is (a collective sends the same piece size over and
+ * over): its bytes (two words), its bottleneck (two), then each link's
+ * bytes (two words a link).  Bytes 0: none yet. */
+static inline uint32_t *
+route_memo (const WeftNetwork *net, const Route *r)
+{
+  return net->route_pool + r->body + r->n_hops + 2 * r->n_links;
 }
 
 /* Routes start in 1,024 slots and double while half of them are filled
@@ -511,7 +522,10 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
   memcpy (body, hops, n_hops * sizeof (uint32_t));
   memcpy (body + n_hops, links, n_links * sizeof (uint32_t));
   if (n_hops > 1)
-    memcpy (body + n_hops + n_links, stripes, n_links * sizeof (uint32_t));
+    {
+      memcpy (body + n_hops + n_links, stripes, n_links * sizeof (uint32_t));
+      memset (route_memo (net, r), 0, sizeof (uint64_t));
+    }
 }
 
 WeftTime
@@ -650,17 +664,31 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
     t->bottleneck = r->bottleneck;
   else
     {
-      uint64_t parts[ROUTE_HOPS];
-      const uint32_t *stripes = route_stripes (net, r);
-      shares (net, route_hops (net, r), r->n_hops, bytes, parts);
-      for (uint32_t k = 0; k < r->n_links; k++)
+      uint32_t *memo = route_memo (net, r);
+      uint64_t last;
+      memcpy (&last, memo, sizeof last);
+      if (last == bytes)
         {
-          uint64_t carried = 0;
-          for (uint32_t bits = stripes[k]; bits != 0; bits &= bits - 1)
-            carried += parts[__builtin_ctz (bits)];
-          t->link_bytes[k] = carried;
+          memcpy (&t->bottleneck, memo + 2, sizeof (double));
+          memcpy (t->link_bytes, memo + 4, r->n_links * sizeof (uint64_t));
         }
-      t->bottleneck = striped_bottleneck (net, t);
+      else
+        {
+          uint64_t parts[ROUTE_HOPS];
+          const uint32_t *stripes = route_stripes (net, r);
+          shares (net, route_hops (net, r), r->n_hops, bytes, parts);
+          for (uint32_t k = 0; k < r->n_links; k++)
+            {
+              uint64_t carried = 0;
+              for (uint32_t bits = stripes[k]; bits != 0; bits &= bits - 1)
+                carried += parts[__builtin_ctz (bits)];
+              t->link_bytes[k] = carried;
+            }
+          t->bottleneck = striped_bottleneck (net, t);
+          memcpy (memo, &bytes, sizeof bytes);
+          memcpy (memo + 2, &t->bottleneck, sizeof (double));
+          memcpy (memo + 4, t->link_bytes, r->n_links * sizeof (uint64_t));
+        }
     }
   net->klass->start (net, id);
 }
