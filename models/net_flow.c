@@ -362,24 +362,15 @@ flow_start (WeftNetwork *net, uint32_t id)
     push_dirty (f, id | ALONE);
 }
 
+/* Flow @id has sent its last byte: off its links, its transfer done. */
 static void
-drained (WeftSim *sim, void *target, void *data)
+drain_one (FlowNet *f, uint32_t id, WeftTime now)
 {
-  FlowNet *f = target;
-  uint32_t id = GPOINTER_TO_UINT (data);
   Flow *flow = &f->flows[id];
   const WeftTransfer *t = &f->base.transfers[id];
-  WeftTime now = weft_sim_now (sim);
   const uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
   const double *share = flow_share (flow);
-  WeftEventFn next_fn;
-  void *next_target, *next_data;
 
-  /* Flows drain together in a collective's lockstep instants: fetch the
-   * next one's line while this one's links are updated. */
-  if (weft_sim_peek (sim, &next_fn, &next_target, &next_data)
-      && next_fn == drained && next_target == f)
-    __builtin_prefetch (&f->flows[GPOINTER_TO_UINT (next_data)]);
   /* Closing each link's rate segment spreads bytes over its bins: fetch
    * their records, then their last bins, ahead. */
   gboolean bins = f->base.stats->bin_width > 0;
@@ -417,6 +408,57 @@ drained (WeftSim *sim, void *target, void *data)
     }
   flow->rate = 0;
   weft_network_complete (&f->base, id, f->base.transfers[id].latency);
+}
+
+/* Flows drained at once, at most. */
+#define DRAIN_BATCH 16
+
+/* How far ahead in a batch its flows' links, and their lists of flows,
+ * are fetched. */
+#define DRAIN_LINKS_AHEAD 4
+#define DRAIN_LISTS_AHEAD 2
+
+static void
+drained (WeftSim *sim, void *target, void *data)
+{
+  FlowNet *f = target;
+  WeftTime now = weft_sim_now (sim);
+  uint32_t batch[DRAIN_BATCH], n = 1;
+
+  /* Flows drain together in a collective's lockstep instants, and at
+   * scale each one's record, links and lists of flows are cache misses:
+   * the drained events that come next, at this time, are taken up with
+   * this one (in the order they would have run), and each flow's record,
+   * then its links, then their lists are fetched while the flows before
+   * it are done. */
+  batch[0] = GPOINTER_TO_UINT (data);
+  while (n < DRAIN_BATCH && weft_sim_pool_take (sim, f->timers, &batch[n]))
+    n++;
+  for (uint32_t i = 1; i < n; i++)
+    {
+      const Flow *flow = &f->flows[batch[i]];
+      __builtin_prefetch (flow);
+      __builtin_prefetch (flow->path);
+      __builtin_prefetch (flow->share);
+    }
+  for (uint32_t i = 0; i < n; i++)
+    {
+      if (i + DRAIN_LINKS_AHEAD < n)
+        {
+          Flow *ahead = &f->flows[batch[i + DRAIN_LINKS_AHEAD]];
+          const uint32_t *path = flow_path (ahead);
+          for (uint32_t k = 0; k < ahead->path_len; k++)
+            __builtin_prefetch (&f->links[path[k]]);
+        }
+      if (i + DRAIN_LISTS_AHEAD < n)
+        {
+          Flow *ahead = &f->flows[batch[i + DRAIN_LISTS_AHEAD]];
+          const uint32_t *path = flow_path (ahead);
+          for (uint32_t k = 0; k < ahead->path_len; k++)
+            __builtin_prefetch (f->links[path[k]].flows);
+        }
+      drain_one (f, batch[i], now);
+    }
 }
 
 /* ---- a min-heap of (level, key) with lazy deletion ---- */

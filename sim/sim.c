@@ -559,6 +559,30 @@ weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
                             .seq = t->seq });
 }
 
+gboolean
+weft_sim_pool_take (WeftSim *sim, uint32_t pool, uint32_t *index)
+{
+  while (sim->heap_len > 0 && !sim->stopping)
+    {
+      Entry top = sim->heap[0];
+      if (top.time != sim->now || !(top.slot & POOL_BIT)
+          || (top.slot & ~POOL_BIT) >> POOL_SHIFT != pool)
+        return FALSE;
+      heap_pop (sim);
+      WeftPoolTimer *t = pool_timer (sim, top.slot);
+      if (!t->pending || t->seq != top.seq)
+        {
+          sim->cancelled--;
+          continue;
+        }
+      t->pending = 0;
+      sim->events_run++;
+      *index = top.slot & POOL_INDEX;
+      return TRUE;
+    }
+  return FALSE;
+}
+
 /* ---- running ---- */
 
 static uint64_t

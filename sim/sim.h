@@ -102,6 +102,14 @@ void weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
 /* Cancel record @index's event, if pending. */
 void weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index);
 
+/* From inside an event: if the event that would run next is one of pool
+ * @pool's at the present time, take it instead: it counts as run, and the
+ * caller does what its handler would, now.  A handler that takes the events
+ * of its own pool that follow it does the same work in the same order as
+ * running them one by one, and can work on them together (fetch their
+ * records from memory ahead, say). */
+gboolean weft_sim_pool_take (WeftSim *sim, uint32_t pool, uint32_t *index);
+
 /* Whether @timer refers to an event that has not yet run nor been cancelled. */
 gboolean weft_sim_timer_pending (const WeftSim *sim, const WeftTimer *timer);
 

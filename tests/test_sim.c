@@ -383,6 +383,106 @@ START_TEST (test_pool_timers_run_as_timers_do)
 }
 END_TEST
 
+typedef struct {
+  PoolOwner owner;
+  uint32_t pool;
+  int taken;
+} Taker;
+
+/* A pooled record's event that also does the work of the events of its
+ * pool that follow it at this time. */
+static void
+record_taking (WeftSim *sim, void *target, void *data)
+{
+  Taker *taker = target;
+  uint32_t index;
+
+  record_pooled (sim, &taker->owner, data);
+  while (weft_sim_pool_take (sim, taker->pool, &index))
+    {
+      record_pooled (sim, &taker->owner, GUINT_TO_POINTER (index));
+      taker->taken++;
+    }
+}
+
+START_TEST (test_pool_take_is_running_in_turn)
+{
+  /* Many events at equal times: a quarter are one pool's, whose handler
+   * takes those of its pool that follow it, a quarter another pool's, the
+   * rest ordinary timers, with cancellations.  Against all ordinary timers
+   * on another engine: the same events, order, times and count. */
+  enum { N = 64, Q = 16, OPS = 20000 };
+  g_autoptr (WeftSim) a = weft_sim_new ();
+  g_autoptr (WeftSim) b = weft_sim_new ();
+  Log log_a, log_b;
+  WeftTimer ta[N] = { { 0 } }, tb[N] = { { 0 } };
+  Record *records = g_new0 (Record, 2 * Q);
+  Taker taker = { { &log_a, records }, 0, 0 };
+  PoolOwner other = { &log_a, records + Q };
+  WeftRng rng;
+
+  log_init (&log_a);
+  log_init (&log_b);
+  for (int i = 0; i < 2 * Q; i++)
+    records[i].id = i;
+  taker.pool = weft_sim_pool_new (a, record_taking, &taker);
+  uint32_t pool_b = weft_sim_pool_new (a, record_pooled, &other);
+  weft_sim_pool_place (a, taker.pool, records, sizeof (Record),
+                       G_STRUCT_OFFSET (Record, timer));
+  weft_sim_pool_place (a, pool_b, records + Q, sizeof (Record),
+                       G_STRUCT_OFFSET (Record, timer));
+  weft_rng_init (&rng, 5, 0);
+  for (int op = 0; op < OPS; op++)
+    {
+      int id = (int) weft_rng_below (&rng, N);
+      uint32_t what = (uint32_t) weft_rng_below (&rng, 10);
+      WeftTime delay = weft_rng_below (&rng, 3);
+      if (what < 6)
+        {
+          if (id < Q)
+            weft_sim_pool_schedule (a, taker.pool, id, delay);
+          else if (id < 2 * Q)
+            weft_sim_pool_schedule (a, pool_b, id - Q, delay);
+          else
+            weft_sim_schedule_timer (a, &ta[id], delay, record, &log_a,
+                                     GINT_TO_POINTER (id));
+          weft_sim_schedule_timer (b, &tb[id], delay, record, &log_b,
+                                   GINT_TO_POINTER (id));
+        }
+      else if (what < 8)
+        {
+          if (id < Q)
+            weft_sim_pool_cancel (a, taker.pool, id);
+          else if (id < 2 * Q)
+            weft_sim_pool_cancel (a, pool_b, id - Q);
+          else
+            weft_sim_cancel (a, &ta[id]);
+          weft_sim_cancel (b, &tb[id]);
+        }
+      else
+        {
+          WeftTime until = weft_sim_now (b) + delay;
+          ck_assert_uint_eq (weft_sim_run_until (a, until),
+                             weft_sim_run_until (b, until));
+        }
+      ck_assert_uint_eq (weft_sim_pending (a), weft_sim_pending (b));
+    }
+  ck_assert_uint_eq (weft_sim_run (a), weft_sim_run (b));
+  ck_assert_uint_eq (weft_sim_events_run (a), weft_sim_events_run (b));
+  ck_assert_uint_eq (log_a.fired->len, log_b.fired->len);
+  ck_assert_int_gt (taker.taken, OPS / 100);
+  for (guint i = 0; i < log_a.fired->len; i++)
+    {
+      ck_assert_int_eq (fired (&log_a, i), fired (&log_b, i));
+      ck_assert_uint_eq (g_array_index (log_a.times, WeftTime, i),
+                         g_array_index (log_b.times, WeftTime, i));
+    }
+  g_free (records);
+  log_clear (&log_a);
+  log_clear (&log_b);
+}
+END_TEST
+
 /* ---- running and stopping ---- */
 
 START_TEST (test_run_until)
@@ -691,6 +791,7 @@ sim_suite (void)
   tcase_add_test (tc, test_reschedule_timer_replaces);
   tcase_add_test (tc, test_mass_cancel_compacts_and_keeps_order);
   tcase_add_test (tc, test_pool_timers_run_as_timers_do);
+  tcase_add_test (tc, test_pool_take_is_running_in_turn);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("running");
