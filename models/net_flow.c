@@ -893,18 +893,31 @@ recompute (WeftSim *sim, void *target, void *data)
       /* Fetch ahead: dirty links, then their flows' lists, then the flows
        * with their paths (each stage's address is in what the one before
        * fetched); a flow that started alone, and its path. */
-      if (d + 8 < f->n_dirty)
-        prefetch_entry (f, f->dirty[d + 8]);
+      if (d + 12 < f->n_dirty)
+        prefetch_entry (f, f->dirty[d + 12]);
+      if (d + 8 < f->n_dirty && !(f->dirty[d + 8] & ALONE))
+        __builtin_prefetch (f->links[f->dirty[d + 8]].flows);
       if (d + 4 < f->n_dirty && !(f->dirty[d + 4] & ALONE))
-        __builtin_prefetch (f->links[f->dirty[d + 4]].flows);
-      if (d + 2 < f->n_dirty && !(f->dirty[d + 2] & ALONE))
         {
-          const Link *ahead = &f->links[f->dirty[d + 2]];
+          const Link *ahead = &f->links[f->dirty[d + 4]];
           for (uint32_t k = 0; k < ahead->n; k++)
             {
               const Flow *flow = &f->flows[ahead->flows[k]];
               __builtin_prefetch (flow);
               __builtin_prefetch (flow->path);
+            }
+        }
+      if (d + 2 < f->n_dirty && !(f->dirty[d + 2] & ALONE))
+        {
+          const Link *ahead = &f->links[f->dirty[d + 2]];
+          for (uint32_t k = 0; k < ahead->n; k++)
+            {
+              Flow *flow = &f->flows[ahead->flows[k]];
+              if (flow->mark == f->epoch)
+                continue;
+              const uint32_t *path = flow_path (flow);
+              for (uint32_t p = 0; p < flow->path_len; p++)
+                __builtin_prefetch (&f->links[path[p]]);
             }
         }
       if (!(e & ALONE))
