@@ -893,13 +893,13 @@ recompute (WeftSim *sim, void *target, void *data)
       /* Fetch ahead: dirty links, then their flows' lists, then the flows
        * with their paths (each stage's address is in what the one before
        * fetched); a flow that started alone, and its path. */
-      if (d + 12 < f->n_dirty)
-        prefetch_entry (f, f->dirty[d + 12]);
-      if (d + 8 < f->n_dirty && !(f->dirty[d + 8] & ALONE))
-        __builtin_prefetch (f->links[f->dirty[d + 8]].flows);
-      if (d + 4 < f->n_dirty && !(f->dirty[d + 4] & ALONE))
+      if (d + 24 < f->n_dirty)
+        prefetch_entry (f, f->dirty[d + 24]);
+      if (d + 12 < f->n_dirty && !(f->dirty[d + 12] & ALONE))
+        __builtin_prefetch (f->links[f->dirty[d + 12]].flows);
+      if (d + 6 < f->n_dirty && !(f->dirty[d + 6] & ALONE))
         {
-          const Link *ahead = &f->links[f->dirty[d + 4]];
+          const Link *ahead = &f->links[f->dirty[d + 6]];
           for (uint32_t k = 0; k < ahead->n; k++)
             {
               const Flow *flow = &f->flows[ahead->flows[k]];
@@ -907,9 +907,9 @@ recompute (WeftSim *sim, void *target, void *data)
               __builtin_prefetch (flow->path);
             }
         }
-      if (d + 2 < f->n_dirty && !(f->dirty[d + 2] & ALONE))
+      if (d + 3 < f->n_dirty && !(f->dirty[d + 3] & ALONE))
         {
-          const Link *ahead = &f->links[f->dirty[d + 2]];
+          const Link *ahead = &f->links[f->dirty[d + 3]];
           for (uint32_t k = 0; k < ahead->n; k++)
             {
               Flow *flow = &f->flows[ahead->flows[k]];
