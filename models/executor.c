@@ -173,19 +173,70 @@ send_arrived (WeftSim *sim, void *target, void *data)
     finish (x, recv);
 }
 
+/* Start send step @k's transfer. */
+static void
+start_send (Exec *x, uint32_t k)
+{
+  const XStep *step = &x->steps[k];
+  uint64_t bytes = step->bytes;
+
+  if (x->inflate > 1)
+    bytes = (uint64_t) ceil ((double) bytes * x->inflate);
+  weft_network_transfer (x->net, x->gpus[step->rank], x->gpus[step->peer],
+                         bytes, 0, send_arrived, x, GUINT_TO_POINTER (k));
+}
+
+/* Sends started at once, at most, and how far ahead of a send the stages
+ * of what its transfer reads are fetched (see weft_network_prefetch()). */
+#define SEND_BATCH 16
+#define SEND_AHEAD_0 6
+#define SEND_AHEAD_1 4
+#define SEND_AHEAD_2 2
+
+static inline void
+prefetch_send (Exec *x, uint32_t k, int stage)
+{
+  const XStep *step = &x->steps[k];
+
+  weft_network_prefetch (x->net, x->gpus[step->rank], x->gpus[step->peer],
+                         stage);
+}
+
 static void
 send_start (WeftSim *sim, void *target, void *data)
 {
   Exec *x = target;
-  const XStep *step = &x->steps[GPOINTER_TO_UINT (data)];
-  (void) sim;
+  uint32_t batch[SEND_BATCH], n = 1;
+  void *next;
 
-  fetch_next (x, send_start);
-  uint64_t bytes = step->bytes;
-  if (x->inflate > 1)
-    bytes = (uint64_t) ceil ((double) bytes * x->inflate);
-  weft_network_transfer (x->net, x->gpus[step->rank], x->gpus[step->peer],
-                         bytes, 0, send_arrived, x, data);
+  /* Ranks send together in a collective's lockstep instants, and at scale
+   * what each transfer reads (its step, its route, its links) is a cache
+   * miss: the sends that come next, at this time, are taken up with this
+   * one (in the order they would have run), and what each will read is
+   * fetched, stage by stage, while the sends before it start. */
+  batch[0] = GPOINTER_TO_UINT (data);
+  while (n < SEND_BATCH && weft_sim_take (sim, send_start, x, &next))
+    batch[n++] = GPOINTER_TO_UINT (next);
+  if (!x->net->deep)
+    {
+      for (uint32_t i = 0; i < n; i++)
+        start_send (x, batch[i]);
+      return;
+    }
+  for (uint32_t i = 1; i < n; i++)
+    __builtin_prefetch (&x->steps[batch[i]]);
+  for (uint32_t i = 1; i < MIN (n, SEND_AHEAD_0); i++)
+    prefetch_send (x, batch[i], 0);
+  for (uint32_t i = 0; i < n; i++)
+    {
+      if (i + SEND_AHEAD_0 < n)
+        prefetch_send (x, batch[i + SEND_AHEAD_0], 0);
+      if (i + SEND_AHEAD_1 < n)
+        prefetch_send (x, batch[i + SEND_AHEAD_1], 1);
+      if (i + SEND_AHEAD_2 < n)
+        prefetch_send (x, batch[i + SEND_AHEAD_2], 2);
+      start_send (x, batch[i]);
+    }
 }
 
 static void

@@ -434,6 +434,12 @@ drained (WeftSim *sim, void *target, void *data)
   batch[0] = GPOINTER_TO_UINT (data);
   while (n < DRAIN_BATCH && weft_sim_pool_take (sim, f->timers, &batch[n]))
     n++;
+  if (!f->base.deep)
+    {
+      for (uint32_t i = 0; i < n; i++)
+        drain_one (f, batch[i], now);
+      return;
+    }
   for (uint32_t i = 1; i < n; i++)
     {
       const Flow *flow = &f->flows[batch[i]];
@@ -907,7 +913,7 @@ recompute (WeftSim *sim, void *target, void *data)
               __builtin_prefetch (flow->path);
             }
         }
-      if (d + 3 < f->n_dirty && !(f->dirty[d + 3] & ALONE))
+      if (f->base.deep && d + 3 < f->n_dirty && !(f->dirty[d + 3] & ALONE))
         {
           const Link *ahead = &f->links[f->dirty[d + 3]];
           for (uint32_t k = 0; k < ahead->n; k++)
@@ -973,12 +979,23 @@ recompute (WeftSim *sim, void *target, void *data)
     }
 }
 
+static void
+flow_prefetch (WeftNetwork *net, const uint32_t *links, uint32_t n)
+{
+  FlowNet *f = (FlowNet *) net;
+
+  if (f->links != NULL)
+    for (uint32_t i = 0; i < n; i++)
+      __builtin_prefetch (&f->links[links[i]]);
+}
+
 const WeftNetworkClass weft_network_flow_class = {
   .name = "flow",
   .create = flow_create,
   .start = flow_start,
   .destroy = flow_destroy,
   .flush = flow_flush,
+  .prefetch = flow_prefetch,
   .counts_bytes = TRUE,
   .whole_stripes = TRUE,
 };

@@ -106,6 +106,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
                                           : c) * config->nccl;
       net->capacity[l] = c;
     }
+  net->deep = topo->n_links >= WEFT_DEEP_LINKS;
   net->adopted = g_ptr_array_new_with_free_func (g_free);
   net->splits = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free,
                                        NULL);
@@ -754,6 +755,34 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
                     (uint32_t *) hops->data, hops->len, stripes, latency,
                     t->bottleneck);
   net->klass->start (net, id);
+}
+
+void
+weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
+                       int stage)
+{
+  if (net->routes == NULL || src == dst || !net->deep)
+    return;
+  uint64_t key = route_key (src, dst);
+  uint32_t set = route_set (net, key);
+  if (stage == 0)
+    {
+      __builtin_prefetch (net->route_keys + set);
+      return;
+    }
+  for (uint32_t i = 0; i < ROUTE_WAYS; i++)
+    if (net->route_keys[set + i] == key)
+      {
+        const Route *r = &net->routes[set + i];
+        if (stage == 1)
+          {
+            __builtin_prefetch (r);
+            __builtin_prefetch (route_links (net, r));
+          }
+        else if (net->klass->prefetch)
+          net->klass->prefetch (net, route_links (net, r), r->n_links);
+        return;
+      }
 }
 
 void

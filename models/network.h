@@ -39,6 +39,9 @@ typedef struct {
   void (*start) (WeftNetwork *net, uint32_t transfer);
   void (*destroy) (WeftNetwork *net);
   void (*flush) (WeftNetwork *net); /* NULL, or bring net->stats up to date */
+  void (*prefetch) (WeftNetwork *net, const uint32_t *links, uint32_t n);
+                                /* NULL, or fetch the model's state of these
+                                   links into the cache ahead of use */
   gboolean whole_stripes;       /* a striped transfer is one transfer over
                                    every stripe's links (see link_bytes) */
   gboolean counts_bytes;        /* it counts the bytes links carry itself
@@ -90,6 +93,8 @@ struct _WeftNetwork {
   WeftTime *reduce_free_at;
 
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
+  gboolean deep;                /* its state outgrows the caches: fetching
+                                   ahead (weft_network_prefetch()) pays */
   struct _WeftRoute *routes;    /* whole transfers' routes remembered */
   uint64_t *route_keys;         /* their (src, dst), by slot */
   uint32_t *route_pool;         /* their hops, links and stripes */
@@ -114,6 +119,19 @@ typedef struct {
 WeftNetwork *weft_network_new (WeftSim *sim, const WeftTopology *topo,
                                const WeftNetworkConfig *config);
 void weft_network_free (WeftNetwork *net);
+
+/* Fetch into the cache, ahead, what a transfer from @src to @dst will read:
+ * at @stage 0 where its remembered route would be; at stage 1, once that
+ * has had time to arrive, the route; at stage 2, its links.  Changes
+ * nothing: a caller about to start many transfers calls it a few transfers
+ * ahead of each stage. */
+void weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
+                            int stage);
+
+/* Links from which a network counts as deep: their flow model's records
+ * alone fill 2 MiB, a core's L2 cache on the machines weft is measured on.
+ * Below, fetching ahead costs instructions and saves no wait. */
+#define WEFT_DEEP_LINKS 32768
 
 /* Move @bytes from node @src to node @dst, at most at @cap B/s (0: no cap),
  * and run done(sim, target, data) when the last byte has arrived.  A

@@ -560,6 +560,32 @@ weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
 }
 
 gboolean
+weft_sim_take (WeftSim *sim, WeftEventFn fn, void *target, void **data)
+{
+  while (sim->heap_len > 0 && !sim->stopping)
+    {
+      Entry top = sim->heap[0];
+      if (top.time != sim->now || (top.slot & POOL_BIT))
+        return FALSE;
+      Event *ev = &sim->events[top.slot];
+      if (ev->fn != NULL && (ev->fn != fn || ev->target != target))
+        return FALSE;
+      heap_pop (sim);
+      gboolean live = ev->fn != NULL;
+      *data = ev->data;
+      slot_release (sim, top.slot);
+      if (!live)
+        {
+          sim->cancelled--;
+          continue;
+        }
+      sim->events_run++;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+gboolean
 weft_sim_pool_take (WeftSim *sim, uint32_t pool, uint32_t *index)
 {
   while (sim->heap_len > 0 && !sim->stopping)

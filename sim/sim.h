@@ -110,6 +110,10 @@ void weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index);
  * records from memory ahead, say). */
 gboolean weft_sim_pool_take (WeftSim *sim, uint32_t pool, uint32_t *index);
 
+/* The same for an ordinary event of @fn on @target: its data in *@data. */
+gboolean weft_sim_take (WeftSim *sim, WeftEventFn fn, void *target,
+                        void **data);
+
 /* Whether @timer refers to an event that has not yet run nor been cancelled. */
 gboolean weft_sim_timer_pending (const WeftSim *sim, const WeftTimer *timer);
 

@@ -483,6 +483,107 @@ START_TEST (test_pool_take_is_running_in_turn)
 }
 END_TEST
 
+typedef struct {
+  Log *log;
+  int taken;
+  int lo, hi;                   /* the ids scheduled on it */
+} PlainTaker;
+
+/* An ordinary event that also does the work of the events of its own
+ * handler and target that follow it at this time. */
+static void
+record_plain_taking (WeftSim *sim, void *target, void *data)
+{
+  PlainTaker *taker = target;
+  void *next;
+
+  record (sim, taker->log, data);
+  while (weft_sim_take (sim, record_plain_taking, taker, &next))
+    {
+      /* Only its own. */
+      ck_assert_int_ge (GPOINTER_TO_INT (next), taker->lo);
+      ck_assert_int_lt (GPOINTER_TO_INT (next), taker->hi);
+      record (sim, taker->log, next);
+      taker->taken++;
+    }
+}
+
+/* Another handler on a taker's target: not to be taken by it. */
+static void
+record_via_taker (WeftSim *sim, void *target, void *data)
+{
+  record (sim, ((PlainTaker *) target)->log, data);
+}
+
+START_TEST (test_take_is_running_in_turn)
+{
+  /* As above for ordinary events: a quarter run a handler that takes
+   * those of its handler and target that follow it, a quarter the same
+   * handler on another target, a quarter another handler on the first
+   * target, a quarter another handler on another target. */
+  enum { N = 48, OPS = 20000 };
+  g_autoptr (WeftSim) a = weft_sim_new ();
+  g_autoptr (WeftSim) b = weft_sim_new ();
+  Log log_a, log_b;
+  WeftTimer ta[N] = { { 0 } }, tb[N] = { { 0 } };
+  PlainTaker taker = { &log_a, 0, 0, N / 4 };
+  PlainTaker other = { &log_a, 0, N / 4, N / 2 };
+  WeftRng rng;
+
+  log_init (&log_a);
+  log_init (&log_b);
+  weft_rng_init (&rng, 9, 0);
+  for (int op = 0; op < OPS; op++)
+    {
+      int id = (int) weft_rng_below (&rng, N);
+      uint32_t what = (uint32_t) weft_rng_below (&rng, 10);
+      WeftTime delay = weft_rng_below (&rng, 3);
+      if (what < 6)
+        {
+          if (id < N / 4)
+            weft_sim_schedule_timer (a, &ta[id], delay, record_plain_taking,
+                                     &taker, GINT_TO_POINTER (id));
+          else if (id < N / 2)
+            weft_sim_schedule_timer (a, &ta[id], delay, record_plain_taking,
+                                     &other, GINT_TO_POINTER (id));
+          else if (id < 3 * N / 4)
+            weft_sim_schedule_timer (a, &ta[id], delay, record_via_taker,
+                                     &taker, GINT_TO_POINTER (id));
+          else
+            weft_sim_schedule_timer (a, &ta[id], delay, record, &log_a,
+                                     GINT_TO_POINTER (id));
+          weft_sim_schedule_timer (b, &tb[id], delay, record, &log_b,
+                                   GINT_TO_POINTER (id));
+        }
+      else if (what < 8)
+        {
+          weft_sim_cancel (a, &ta[id]);
+          weft_sim_cancel (b, &tb[id]);
+        }
+      else
+        {
+          WeftTime until = weft_sim_now (b) + delay;
+          ck_assert_uint_eq (weft_sim_run_until (a, until),
+                             weft_sim_run_until (b, until));
+        }
+      ck_assert_uint_eq (weft_sim_pending (a), weft_sim_pending (b));
+    }
+  ck_assert_uint_eq (weft_sim_run (a), weft_sim_run (b));
+  ck_assert_uint_eq (weft_sim_events_run (a), weft_sim_events_run (b));
+  ck_assert_uint_eq (log_a.fired->len, log_b.fired->len);
+  ck_assert_int_gt (taker.taken, OPS / 100);
+  ck_assert_int_gt (other.taken, OPS / 100);
+  for (guint i = 0; i < log_a.fired->len; i++)
+    {
+      ck_assert_int_eq (fired (&log_a, i), fired (&log_b, i));
+      ck_assert_uint_eq (g_array_index (log_a.times, WeftTime, i),
+                         g_array_index (log_b.times, WeftTime, i));
+    }
+  log_clear (&log_a);
+  log_clear (&log_b);
+}
+END_TEST
+
 /* ---- running and stopping ---- */
 
 START_TEST (test_run_until)
@@ -792,6 +893,7 @@ sim_suite (void)
   tcase_add_test (tc, test_mass_cancel_compacts_and_keeps_order);
   tcase_add_test (tc, test_pool_timers_run_as_timers_do);
   tcase_add_test (tc, test_pool_take_is_running_in_turn);
+  tcase_add_test (tc, test_take_is_running_in_turn);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("running");
