@@ -280,6 +280,136 @@ record_pooled (WeftSim *sim, void *target, void *data)
                                                               data)].id));
 }
 
+/* Run both engines to the same time: they run as many events. */
+static void
+run_both_until (WeftSim *a, WeftSim *b, WeftTime delay)
+{
+  WeftTime until = weft_sim_now (b) + delay;
+
+  ck_assert_uint_eq (weft_sim_run_until (a, until),
+                     weft_sim_run_until (b, until));
+}
+
+/* Run both engines out: the same events ran, in the same order, at the
+ * same times. */
+static void
+finish_both (WeftSim *a, WeftSim *b, const Log *log_a, const Log *log_b)
+{
+  ck_assert_uint_eq (weft_sim_run (a), weft_sim_run (b));
+  ck_assert_uint_eq (weft_sim_events_run (a), weft_sim_events_run (b));
+  ck_assert_uint_eq (log_a->fired->len, log_b->fired->len);
+  for (guint i = 0; i < log_a->fired->len; i++)
+    {
+      ck_assert_int_eq (fired (log_a, i), fired (log_b, i));
+      ck_assert_uint_eq (g_array_index (log_a->times, WeftTime, i),
+                         g_array_index (log_b->times, WeftTime, i));
+    }
+}
+
+/* How a test schedules and cancels event @id on the engine under test. */
+typedef struct {
+  void (*schedule) (WeftSim *sim, void *ctx, int id, WeftTime delay);
+  void (*cancel) (WeftSim *sim, void *ctx, int id);
+  void (*each) (WeftSim *sim, void *ctx, int op); /* NULL, or after op */
+  void *ctx;
+} Script;
+
+/* @ops random steps, the same on @a (through @script) and on @b (ordinary
+ * timers @tb of @n events recording into @log_b): schedule or reschedule
+ * an event with a delay below @delays, cancel one, or run both a while.
+ * Both always hold as many pending events. */
+static void
+run_script (WeftSim *a, WeftSim *b, const Script *script, Log *log_b,
+            WeftTimer *tb, int n, int ops, uint64_t delays, uint64_t seed)
+{
+  WeftRng rng;
+
+  weft_rng_init (&rng, seed, 0);
+  for (int op = 0; op < ops; op++)
+    {
+      int id = (int) weft_rng_below (&rng, (uint64_t) n);
+      uint32_t what = (uint32_t) weft_rng_below (&rng, 10);
+      WeftTime delay = weft_rng_below (&rng, delays);
+      if (what < 6)
+        {
+          script->schedule (a, script->ctx, id, delay);
+          weft_sim_schedule_timer (b, &tb[id], delay, record, log_b,
+                                   GINT_TO_POINTER (id));
+        }
+      else if (what < 8)
+        {
+          script->cancel (a, script->ctx, id);
+          weft_sim_cancel (b, &tb[id]);
+        }
+      else
+        run_both_until (a, b, delay);
+      ck_assert_uint_eq (weft_sim_pending (a), weft_sim_pending (b));
+      if (script->each)
+        script->each (a, script->ctx, op);
+    }
+}
+
+/* The engine under test of the tests below: events 0 .. n_pooled - 1 are
+ * records of pools of @per records each (pool i holds events i * per ..),
+ * the others ordinary timers @ta, the k-th kind (ids below @bound[k])
+ * running @fn[k] on @target[k]. */
+typedef struct {
+  uint32_t pools[2];
+  int per, n_pooled;
+  WeftTimer *ta;
+  WeftEventFn fn[4];
+  void *target[4];
+  int bound[4];
+  PoolOwner *owner;             /* moved by engine_move(), which... */
+  WeftSim *other;               /* ...renumbers this engine too */
+  int ops;
+} Engine;
+
+static void
+engine_schedule (WeftSim *sim, void *ctx, int id, WeftTime delay)
+{
+  Engine *e = ctx;
+
+  if (id < e->n_pooled)
+    {
+      weft_sim_pool_schedule (sim, e->pools[id / e->per], id % e->per, delay);
+      return;
+    }
+  int k = 0;
+  while (id >= e->bound[k])
+    k++;
+  weft_sim_schedule_timer (sim, &e->ta[id], delay, e->fn[k], e->target[k],
+                           GINT_TO_POINTER (id));
+}
+
+static void
+engine_cancel (WeftSim *sim, void *ctx, int id)
+{
+  Engine *e = ctx;
+
+  if (id < e->n_pooled)
+    weft_sim_pool_cancel (sim, e->pools[id / e->per], id % e->per);
+  else
+    weft_sim_cancel (sim, &e->ta[id]);
+}
+
+/* The records move; the numbers start again (twice in a run). */
+static void
+engine_move (WeftSim *sim, void *ctx, int op)
+{
+  Engine *e = ctx;
+
+  if (op != e->ops / 3 && op != 2 * e->ops / 3)
+    return;
+  Record *moved = g_memdup2 (e->owner->records, e->per * sizeof (Record));
+  g_free (e->owner->records);
+  e->owner->records = moved;
+  weft_sim_pool_place (sim, e->pools[0], moved, sizeof (Record),
+                       G_STRUCT_OFFSET (Record, timer));
+  weft_sim_renumber (sim);
+  weft_sim_renumber (e->other);
+}
+
 START_TEST (test_pool_timers_run_as_timers_do)
 {
   /* The same script of schedules, reschedules, cancellations and runs on
@@ -292,7 +422,6 @@ START_TEST (test_pool_timers_run_as_timers_do)
   Log log_a, log_b;
   WeftTimer ta[N] = { { 0 } }, tb[N] = { { 0 } };
   PoolOwner owner = { &log_a, g_new0 (Record, HALF) };
-  WeftRng rng;
 
   log_init (&log_a);
   log_init (&log_b);
@@ -301,58 +430,13 @@ START_TEST (test_pool_timers_run_as_timers_do)
   uint32_t pool = weft_sim_pool_new (a, record_pooled, &owner);
   weft_sim_pool_place (a, pool, owner.records, sizeof (Record),
                        G_STRUCT_OFFSET (Record, timer));
-  weft_rng_init (&rng, 11, 0);
-  for (int op = 0; op < OPS; op++)
-    {
-      int id = (int) weft_rng_below (&rng, N);
-      uint32_t what = (uint32_t) weft_rng_below (&rng, 10);
-      WeftTime delay = weft_rng_below (&rng, 50);
-      if (what < 6)
-        {
-          if (id < HALF)
-            weft_sim_pool_schedule (a, pool, id, delay);
-          else
-            weft_sim_schedule_timer (a, &ta[id], delay, record, &log_a,
-                                     GINT_TO_POINTER (id));
-          weft_sim_schedule_timer (b, &tb[id], delay, record, &log_b,
-                                   GINT_TO_POINTER (id));
-        }
-      else if (what < 8)
-        {
-          if (id < HALF)
-            weft_sim_pool_cancel (a, pool, id);
-          else
-            weft_sim_cancel (a, &ta[id]);
-          weft_sim_cancel (b, &tb[id]);
-        }
-      else
-        {
-          WeftTime until = weft_sim_now (b) + delay;
-          ck_assert_uint_eq (weft_sim_run_until (a, until),
-                             weft_sim_run_until (b, until));
-        }
-      ck_assert_uint_eq (weft_sim_pending (a), weft_sim_pending (b));
-      if (op == OPS / 3 || op == 2 * OPS / 3)
-        {
-          /* The records move; the numbers start again. */
-          Record *moved = g_memdup2 (owner.records, HALF * sizeof (Record));
-          g_free (owner.records);
-          owner.records = moved;
-          weft_sim_pool_place (a, pool, moved, sizeof (Record),
-                               G_STRUCT_OFFSET (Record, timer));
-          weft_sim_renumber (a);
-          weft_sim_renumber (b);
-        }
-    }
-  ck_assert_uint_eq (weft_sim_run (a), weft_sim_run (b));
-  ck_assert_uint_eq (log_a.fired->len, log_b.fired->len);
+  Engine e = { .pools = { pool }, .per = HALF, .n_pooled = HALF, .ta = ta,
+               .fn = { record }, .target = { &log_a }, .bound = { N },
+               .owner = &owner, .other = b, .ops = OPS };
+  Script script = { engine_schedule, engine_cancel, engine_move, &e };
+  run_script (a, b, &script, &log_b, tb, N, OPS, 50, 11);
+  finish_both (a, b, &log_a, &log_b);
   ck_assert_uint_gt (log_a.fired->len, OPS / 10);
-  for (guint i = 0; i < log_a.fired->len; i++)
-    {
-      ck_assert_int_eq (fired (&log_a, i), fired (&log_b, i));
-      ck_assert_uint_eq (g_array_index (log_a.times, WeftTime, i),
-                         g_array_index (log_b.times, WeftTime, i));
-    }
 
   /* Records that go take their pending events with them. */
   for (int i = 0; i < HALF; i++)
@@ -419,7 +503,6 @@ START_TEST (test_pool_take_is_running_in_turn)
   Record *records = g_new0 (Record, 2 * Q);
   Taker taker = { { &log_a, records }, 0, 0 };
   PoolOwner other = { &log_a, records + Q };
-  WeftRng rng;
 
   log_init (&log_a);
   log_init (&log_b);
@@ -431,52 +514,13 @@ START_TEST (test_pool_take_is_running_in_turn)
                        G_STRUCT_OFFSET (Record, timer));
   weft_sim_pool_place (a, pool_b, records + Q, sizeof (Record),
                        G_STRUCT_OFFSET (Record, timer));
-  weft_rng_init (&rng, 5, 0);
-  for (int op = 0; op < OPS; op++)
-    {
-      int id = (int) weft_rng_below (&rng, N);
-      uint32_t what = (uint32_t) weft_rng_below (&rng, 10);
-      WeftTime delay = weft_rng_below (&rng, 3);
-      if (what < 6)
-        {
-          if (id < Q)
-            weft_sim_pool_schedule (a, taker.pool, id, delay);
-          else if (id < 2 * Q)
-            weft_sim_pool_schedule (a, pool_b, id - Q, delay);
-          else
-            weft_sim_schedule_timer (a, &ta[id], delay, record, &log_a,
-                                     GINT_TO_POINTER (id));
-          weft_sim_schedule_timer (b, &tb[id], delay, record, &log_b,
-                                   GINT_TO_POINTER (id));
-        }
-      else if (what < 8)
-        {
-          if (id < Q)
-            weft_sim_pool_cancel (a, taker.pool, id);
-          else if (id < 2 * Q)
-            weft_sim_pool_cancel (a, pool_b, id - Q);
-          else
-            weft_sim_cancel (a, &ta[id]);
-          weft_sim_cancel (b, &tb[id]);
-        }
-      else
-        {
-          WeftTime until = weft_sim_now (b) + delay;
-          ck_assert_uint_eq (weft_sim_run_until (a, until),
-                             weft_sim_run_until (b, until));
-        }
-      ck_assert_uint_eq (weft_sim_pending (a), weft_sim_pending (b));
-    }
-  ck_assert_uint_eq (weft_sim_run (a), weft_sim_run (b));
-  ck_assert_uint_eq (weft_sim_events_run (a), weft_sim_events_run (b));
-  ck_assert_uint_eq (log_a.fired->len, log_b.fired->len);
+  Engine e = { .pools = { taker.pool, pool_b }, .per = Q, .n_pooled = 2 * Q,
+               .ta = ta, .fn = { record }, .target = { &log_a },
+               .bound = { N } };
+  Script script = { engine_schedule, engine_cancel, NULL, &e };
+  run_script (a, b, &script, &log_b, tb, N, OPS, 3, 5);
+  finish_both (a, b, &log_a, &log_b);
   ck_assert_int_gt (taker.taken, OPS / 100);
-  for (guint i = 0; i < log_a.fired->len; i++)
-    {
-      ck_assert_int_eq (fired (&log_a, i), fired (&log_b, i));
-      ck_assert_uint_eq (g_array_index (log_a.times, WeftTime, i),
-                         g_array_index (log_b.times, WeftTime, i));
-    }
   g_free (records);
   log_clear (&log_a);
   log_clear (&log_b);
@@ -528,57 +572,19 @@ START_TEST (test_take_is_running_in_turn)
   WeftTimer ta[N] = { { 0 } }, tb[N] = { { 0 } };
   PlainTaker taker = { &log_a, 0, 0, N / 4 };
   PlainTaker other = { &log_a, 0, N / 4, N / 2 };
-  WeftRng rng;
 
   log_init (&log_a);
   log_init (&log_b);
-  weft_rng_init (&rng, 9, 0);
-  for (int op = 0; op < OPS; op++)
-    {
-      int id = (int) weft_rng_below (&rng, N);
-      uint32_t what = (uint32_t) weft_rng_below (&rng, 10);
-      WeftTime delay = weft_rng_below (&rng, 3);
-      if (what < 6)
-        {
-          if (id < N / 4)
-            weft_sim_schedule_timer (a, &ta[id], delay, record_plain_taking,
-                                     &taker, GINT_TO_POINTER (id));
-          else if (id < N / 2)
-            weft_sim_schedule_timer (a, &ta[id], delay, record_plain_taking,
-                                     &other, GINT_TO_POINTER (id));
-          else if (id < 3 * N / 4)
-            weft_sim_schedule_timer (a, &ta[id], delay, record_via_taker,
-                                     &taker, GINT_TO_POINTER (id));
-          else
-            weft_sim_schedule_timer (a, &ta[id], delay, record, &log_a,
-                                     GINT_TO_POINTER (id));
-          weft_sim_schedule_timer (b, &tb[id], delay, record, &log_b,
-                                   GINT_TO_POINTER (id));
-        }
-      else if (what < 8)
-        {
-          weft_sim_cancel (a, &ta[id]);
-          weft_sim_cancel (b, &tb[id]);
-        }
-      else
-        {
-          WeftTime until = weft_sim_now (b) + delay;
-          ck_assert_uint_eq (weft_sim_run_until (a, until),
-                             weft_sim_run_until (b, until));
-        }
-      ck_assert_uint_eq (weft_sim_pending (a), weft_sim_pending (b));
-    }
-  ck_assert_uint_eq (weft_sim_run (a), weft_sim_run (b));
-  ck_assert_uint_eq (weft_sim_events_run (a), weft_sim_events_run (b));
-  ck_assert_uint_eq (log_a.fired->len, log_b.fired->len);
+  Engine e = { .per = 1, .ta = ta,
+               .fn = { record_plain_taking, record_plain_taking,
+                       record_via_taker, record },
+               .target = { &taker, &other, &taker, &log_a },
+               .bound = { N / 4, N / 2, 3 * N / 4, N } };
+  Script script = { engine_schedule, engine_cancel, NULL, &e };
+  run_script (a, b, &script, &log_b, tb, N, OPS, 3, 9);
+  finish_both (a, b, &log_a, &log_b);
   ck_assert_int_gt (taker.taken, OPS / 100);
   ck_assert_int_gt (other.taken, OPS / 100);
-  for (guint i = 0; i < log_a.fired->len; i++)
-    {
-      ck_assert_int_eq (fired (&log_a, i), fired (&log_b, i));
-      ck_assert_uint_eq (g_array_index (log_a.times, WeftTime, i),
-                         g_array_index (log_b.times, WeftTime, i));
-    }
   log_clear (&log_a);
   log_clear (&log_b);
 }
