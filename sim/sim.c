@@ -619,10 +619,13 @@ run_until (WeftSim *sim, WeftTime until)
   sim->stopping = FALSE;
   sim->interrupted = FALSE;
   gboolean watched = sim->interrupt != NULL || sim->bound != NULL;
+  /* Handlers may take events up (weft_sim_take()): the count can jump. */
+  uint64_t next_look = sim->events_run;
   while (!sim->stopping && sim->heap_len > 0)
     {
-      if (G_UNLIKELY (watched && (sim->events_run & 255) == 0))
+      if (G_UNLIKELY (watched && sim->events_run >= next_look))
         {
+          next_look = sim->events_run + 256;
           if (sim->interrupt != NULL && *sim->interrupt)
             {
               sim->interrupted = sim->stopping = TRUE;

@@ -643,6 +643,43 @@ noop (WeftSim *sim, void *target, void *data)
   (void) sim, (void) target, (void) data;
 }
 
+static void
+raise_flag (WeftSim *sim, void *target, void *data)
+{
+  (void) sim, (void) data;
+  *(volatile int *) target = 1;
+}
+
+/* Runs and takes the event after it: two events a call. */
+static void
+take_one (WeftSim *sim, void *target, void *data)
+{
+  void *next;
+
+  (void) data;
+  ck_assert (weft_sim_take (sim, take_one, target, &next));
+}
+
+START_TEST (test_interrupt_with_taking)
+{
+  /* The flag is looked at every 256 events even when the count moves by
+   * two from an odd number, never meeting a multiple of 256. */
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  volatile int flag = 0;
+  int owner;
+
+  weft_sim_set_interrupt (sim, &flag);
+  weft_sim_schedule (sim, 0, raise_flag, (void *) &flag, NULL);
+  for (WeftTime t = 1; t <= 5000; t++)
+    for (int i = 0; i < 2; i++)
+      weft_sim_schedule (sim, t, take_one, &owner, NULL);
+  uint64_t ran = weft_sim_run (sim);
+  ck_assert (weft_sim_interrupted (sim));
+  ck_assert_uint_le (ran, 1 + 256 + 2);
+  ck_assert_uint_eq (ran % 2, 1);
+}
+END_TEST
+
 START_TEST (test_past_event_is_refused)
 {
   g_autoptr (WeftSim) sim = weft_sim_new ();
@@ -905,6 +942,7 @@ sim_suite (void)
   tc = tcase_create ("running");
   tcase_add_test (tc, test_run_until);
   tcase_add_test (tc, test_stop);
+  tcase_add_test (tc, test_interrupt_with_taking);
   tcase_add_test (tc, test_two_simulations_are_independent);
   tcase_add_test_raise_signal (tc, test_past_event_is_refused, SIGABRT);
   tcase_add_test_raise_signal (tc, test_overflowing_delay_is_refused, SIGABRT);
