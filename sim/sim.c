@@ -203,6 +203,22 @@ pool_timer (const WeftSim *sim, uint32_t slot)
                             + p->timer_offset);
 }
 
+/* A pool's entry just taken off the queue: whether its event is still the
+ * record's pending one (then no longer pending), or was cancelled. */
+static inline gboolean
+pool_claim (WeftSim *sim, Entry top)
+{
+  WeftPoolTimer *t = pool_timer (sim, top.slot);
+
+  if (!t->pending || t->seq != top.seq)
+    {
+      sim->cancelled--;
+      return FALSE;
+    }
+  t->pending = 0;
+  return TRUE;
+}
+
 /* Whether the heap's entry for @slot and @seq is an event still to run. */
 static inline gboolean
 entry_live (const WeftSim *sim, uint32_t slot, uint32_t seq)
@@ -595,13 +611,8 @@ weft_sim_pool_take (WeftSim *sim, uint32_t pool, uint32_t *index)
           || (top.slot & ~POOL_BIT) >> POOL_SHIFT != pool)
         return FALSE;
       heap_pop (sim);
-      WeftPoolTimer *t = pool_timer (sim, top.slot);
-      if (!t->pending || t->seq != top.seq)
-        {
-          sim->cancelled--;
-          continue;
-        }
-      t->pending = 0;
+      if (!pool_claim (sim, top))
+        continue;
       sim->events_run++;
       *index = top.slot & POOL_INDEX;
       return TRUE;
@@ -658,14 +669,9 @@ run_until (WeftSim *sim, WeftTime until)
       void *target, *data;
       if (top.slot & POOL_BIT)
         {
+          if (!pool_claim (sim, top))
+            continue;
           const Pool *p = pool_of (sim, top.slot);
-          WeftPoolTimer *t = pool_timer (sim, top.slot);
-          if (!t->pending || t->seq != top.seq)
-            {
-              sim->cancelled--;
-              continue;
-            }
-          t->pending = 0;
           fn = p->fn;
           target = p->target;
           data = GUINT_TO_POINTER (top.slot & POOL_INDEX);
