@@ -398,6 +398,8 @@ run_schedule (const WeftTopology *topo, const uint32_t *nodes,
 
   if (options->plain)
     weft_network_set_plain (net, TRUE);
+  if (options->threads > 1)
+    weft_network_set_threads (net, options->threads);
   if (options->max_bins)
     weft_link_stats_set_budget (net->stats, options->max_bins);
 

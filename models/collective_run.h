@@ -24,6 +24,8 @@ typedef struct {
                                    passes *bound, which may fall while the
                                    run goes on (the best time of candidates
                                    run at once), result->beaten */
+  uint32_t threads;             /* that may share the run's work (0 or 1:
+                                   the calling one alone) */
 } WeftRunOptions;
 
 typedef struct {

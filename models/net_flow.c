@@ -17,6 +17,7 @@
 #include "network.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "union_find.h"
@@ -150,6 +151,27 @@ ids_push (Ids *a, uint32_t id)
   a->v[a->n++] = id;
 }
 
+/* What one thread filling groups of flows works in. */
+typedef struct {
+  Item *heap;
+  uint32_t heap_n, heap_cap;
+  Ids members;                  /* affected flows of each touched link */
+  Ids capped;                   /* affected flows (positions) with a cap */
+  Slack *slack;                 /* per touched link of the filling group */
+  uint32_t slack_cap;
+} Filler;
+
+typedef struct _Worker Worker;
+
+static void
+filler_clear (Filler *w)
+{
+  g_free (w->heap);
+  g_free (w->members.v);
+  g_free (w->capped.v);
+  g_free (w->slack);
+}
+
 typedef struct {
   WeftNetwork base;
   Flow *flows;                  /* by transfer id */
@@ -164,15 +186,12 @@ typedef struct {
   Ids affected;                 /* flow ids */
   Ids touched;                  /* link ids */
   Ids touched_owner;            /* per touched link: an affected flow on it */
-  Item *heap;
-  uint32_t heap_n, heap_cap;
-  Ids members;                  /* affected flows of each touched link */
-  Ids capped;                   /* affected flows (positions) with a cap */
-  Slack *slack;                 /* per touched link of the filling group */
-  uint32_t slack_cap;
+  Filler filler;                /* the simulating thread's */
   Ids group_of, group_start;    /* grouping: per affected flow, per group */
   Ids by_group, links_by_group; /* affected flows and touched links, grouped */
   Ids link_group_start;
+  Worker *workers;              /* threads that fill groups too */
+  uint32_t n_workers;
   uint64_t recomputations;
 } FlowNet;
 
@@ -183,6 +202,8 @@ flow_create (void)
 
   return &f->base;
 }
+
+static void workers_stop (FlowNet *f);
 
 static void
 flow_destroy (WeftNetwork *net)
@@ -199,14 +220,14 @@ flow_destroy (WeftNetwork *net)
       g_free (f->links[l].flows);
   g_aligned_free (f->links);
   g_free (f->dirty);
-  g_free (f->slack);
-  Ids *ids[] = { &f->affected, &f->touched, &f->touched_owner, &f->members,
-                 &f->capped,
+  Ids *ids[] = { &f->affected, &f->touched, &f->touched_owner,
                  &f->group_of, &f->group_start, &f->by_group,
                  &f->links_by_group, &f->link_group_start };
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
     g_free (ids[i]->v);
-  g_free (f->heap);
+  if (f->workers != NULL)
+    workers_stop (f);
+  filler_clear (&f->filler);
   g_free (f);
 }
 
@@ -496,15 +517,15 @@ sift_down (Item *h, uint32_t n, uint32_t i, Item item)
 }
 
 static inline void
-push (FlowNet *f, Item item)
+push (Filler *w, Item item)
 {
-  if (f->heap_n == f->heap_cap)
+  if (w->heap_n == w->heap_cap)
     {
-      f->heap_cap = f->heap_cap ? f->heap_cap * 2 : 64;
-      f->heap = g_renew (Item, f->heap, f->heap_cap);
+      w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 64;
+      w->heap = g_renew (Item, w->heap, w->heap_cap);
     }
-  Item *h = f->heap;
-  uint32_t i = f->heap_n++;
+  Item *h = w->heap;
+  uint32_t i = w->heap_n++;
   while (i > 0 && before (&item, &h[(i - 1) / 2]))
     {
       h[i] = h[(i - 1) / 2];
@@ -514,13 +535,13 @@ push (FlowNet *f, Item item)
 }
 
 static Item
-pop (FlowNet *f)
+pop (Filler *w)
 {
-  Item top = f->heap[0];
+  Item top = w->heap[0];
 
-  f->heap_n--;
-  if (f->heap_n > 0)
-    sift_down (f->heap, f->heap_n, 0, f->heap[f->heap_n]);
+  w->heap_n--;
+  if (w->heap_n > 0)
+    sift_down (w->heap, w->heap_n, 0, w->heap[w->heap_n]);
   return top;
 }
 
@@ -532,15 +553,15 @@ pop (FlowNet *f)
  * per change: a link's level only rises, so an entry found out of date when
  * it comes to the top is put back at the link's level of now. */
 static void
-fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
+fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       const uint32_t *touched, uint32_t n_touched)
 {
-  if (n_touched + 1 > f->slack_cap)
+  if (n_touched + 1 > w->slack_cap)
     {
-      f->slack_cap = MAX (n_touched + 1, f->slack_cap * 2);
-      f->slack = g_renew (Slack, f->slack, f->slack_cap);
+      w->slack_cap = MAX (n_touched + 1, w->slack_cap * 2);
+      w->slack = g_renew (Slack, w->slack, w->slack_cap);
     }
-  Slack *slack = f->slack;
+  Slack *slack = w->slack;
 
   /* What the fixed flows leave on each touched link. */
   for (uint32_t i = 0; i < n_touched; i++)
@@ -577,8 +598,8 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
       total += slack[i].unfrozen;
     }
   slack[n_touched].start = total;
-  ids_resize (&f->members, total);
-  uint32_t *members = f->members.v;
+  ids_resize (&w->members, total);
+  uint32_t *members = w->members.v;
   for (uint32_t i = 0; i < n_aff; i++)
     {
       Flow *flow = &f->flows[affected[i]];
@@ -593,23 +614,23 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
    * the least (level, key), so they freeze the same flows in the same
    * order. */
   gboolean scan = n_touched <= SCAN_LINKS;
-  f->capped.n = 0;
+  w->capped.n = 0;
   for (uint32_t i = 0; i < n_aff; i++)
     if (f->flows[affected[i]].capped)
-      ids_push (&f->capped, i);
-  f->heap_n = 0;
+      ids_push (&w->capped, i);
+  w->heap_n = 0;
   for (uint32_t i = 0; i < n_touched; i++)
     if (slack[i].unfrozen > 0)
       {
         slack[i].level = MAX (slack[i].residual, 0) / slack[i].weight;
         if (!scan)
-          push (f, (Item) { slack[i].level, i, 0 });
+          push (w, (Item) { slack[i].level, i, 0 });
       }
   if (!scan)
-    for (uint32_t c = 0; c < f->capped.n; c++)
+    for (uint32_t c = 0; c < w->capped.n; c++)
       {
-        uint32_t i = f->capped.v[c];
-        push (f, (Item) { f->base.transfers[affected[i]].cap, i | FLOW_BIT,
+        uint32_t i = w->capped.v[c];
+        push (w, (Item) { f->base.transfers[affected[i]].cap, i | FLOW_BIT,
                           0 });
       }
 
@@ -626,9 +647,9 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
             if (slack[i].unfrozen > 0
                 && (top.key == WEFT_NONE || slack[i].level < top.level))
               top = (Item) { slack[i].level, i, slack[i].version };
-          for (uint32_t c = 0; c < f->capped.n; c++)
+          for (uint32_t c = 0; c < w->capped.n; c++)
             {
-              uint32_t i = f->capped.v[c];
+              uint32_t i = w->capped.v[c];
               double cap = f->base.transfers[affected[i]].cap;
               if (!f->flows[affected[i]].frozen
                   && (top.key == WEFT_NONE || cap < top.level))
@@ -637,8 +658,8 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
           if (top.key == WEFT_NONE)
             break;
         }
-      else if (f->heap_n > 0)
-        top = pop (f);
+      else if (w->heap_n > 0)
+        top = pop (w);
       else
         break;
 
@@ -660,7 +681,7 @@ fill (FlowNet *f, const uint32_t *affected, uint32_t n_aff,
             {
               /* Its level rose since this entry: take it again at the
                * level it has now. */
-              push (f, (Item) { s->level, top.key, s->version });
+              push (w, (Item) { s->level, top.key, s->version });
               continue;
             }
           freeze = &members[s->start];
@@ -725,6 +746,157 @@ fill_one (FlowNet *f, uint32_t id)
   flow->rate = level;
 }
 
+/* Fill groups @g0 to @g1 of the sorted ones (see fill_groups()) with
+ * @w's scratch. */
+static void
+fill_range (FlowNet *f, Filler *w, uint32_t g0, uint32_t g1)
+{
+  const uint32_t *fs = f->group_start.v, *ls = f->link_group_start.v;
+  const uint32_t *flows = f->by_group.v, *links = f->links_by_group.v;
+
+  for (uint32_t g = g0; g < g1; g++)
+    {
+      uint32_t a = g > 0 ? fs[g - 1] : 0, l = g > 0 ? ls[g - 1] : 0;
+      /* At scale each group's flows and links are cache misses: fetch the
+       * next group's (all three lines of a flow). */
+      if (g + 1 < g1)
+        {
+          for (uint32_t i = fs[g]; i < fs[g + 1]; i++)
+            {
+              const Flow *flow = &f->flows[flows[i]];
+              __builtin_prefetch (flow);
+              __builtin_prefetch (flow->path);
+              __builtin_prefetch (flow->share);
+            }
+          for (uint32_t i = ls[g]; i < ls[g + 1]; i++)
+            __builtin_prefetch (&f->links[links[i]]);
+        }
+      if (fs[g] - a == 1)
+        fill_one (f, flows[a]);
+      else
+        fill (f, w, flows + a, fs[g] - a, links + l, ls[g] - l);
+    }
+}
+
+/* ---- threads that fill groups too ---- */
+
+/* Groups share no link and no flow, so threads can fill them at once,
+ * each with scratch of its own, and the rates are the same to the last bit
+ * whichever thread fills a group.  Below this many affected flows handing
+ * groups over costs more than it saves. */
+#define PARALLEL_FLOWS 1024
+
+struct _Worker {
+  FlowNet *f;
+  pthread_t thread;
+  pthread_mutex_t lock;         /* POSIX's, which thread checkers know */
+  pthread_cond_t cond;
+  uint32_t g0, g1;              /* groups to fill */
+  gboolean posted;              /* set by the simulating thread, cleared
+                                   by the worker when they are filled */
+  gboolean quit;
+  Filler filler;
+};
+
+static void *
+worker_main (void *data)
+{
+  Worker *k = data;
+
+  pthread_mutex_lock (&k->lock);
+  for (;;)
+    {
+      while (!k->posted && !k->quit)
+        pthread_cond_wait (&k->cond, &k->lock);
+      if (!k->posted)
+        break;
+      pthread_mutex_unlock (&k->lock);
+      fill_range (k->f, &k->filler, k->g0, k->g1);
+      pthread_mutex_lock (&k->lock);
+      k->posted = FALSE;
+      pthread_cond_signal (&k->cond);
+    }
+  pthread_mutex_unlock (&k->lock);
+  return NULL;
+}
+
+static void
+workers_start (FlowNet *f)
+{
+  f->n_workers = f->base.threads - 1;
+  f->workers = g_new0 (Worker, f->n_workers);
+  for (uint32_t i = 0; i < f->n_workers; i++)
+    {
+      Worker *k = &f->workers[i];
+      k->f = f;
+      pthread_mutex_init (&k->lock, NULL);
+      pthread_cond_init (&k->cond, NULL);
+      if (pthread_create (&k->thread, NULL, worker_main, k) != 0)
+        g_error ("weft: cannot start a thread");
+    }
+}
+
+static void
+workers_stop (FlowNet *f)
+{
+  for (uint32_t i = 0; i < f->n_workers; i++)
+    {
+      Worker *k = &f->workers[i];
+      pthread_mutex_lock (&k->lock);
+      k->quit = TRUE;
+      pthread_cond_signal (&k->cond);
+      pthread_mutex_unlock (&k->lock);
+      pthread_join (k->thread, NULL);
+      pthread_mutex_destroy (&k->lock);
+      pthread_cond_destroy (&k->cond);
+      filler_clear (&k->filler);
+    }
+  g_free (f->workers);
+}
+
+/* Fill the @n_groups sorted groups on this thread and the workers: each
+ * a run of groups of about the same flows and links, this thread the
+ * first. */
+static void
+fill_parallel (FlowNet *f, uint32_t n_groups)
+{
+  const uint32_t *fs = f->group_start.v, *ls = f->link_group_start.v;
+  uint32_t parts = f->base.threads, bound[65];
+  uint64_t total = (uint64_t) f->affected.n + f->touched.n;
+
+  if (f->workers == NULL)
+    workers_start (f);
+  bound[0] = 0;
+  for (uint32_t t = 1, g = 0; t < parts; t++)
+    {
+      uint64_t share = total * t / parts;
+      while (g < n_groups && (uint64_t) fs[g] + ls[g] < share)
+        g++;
+      bound[t] = MIN (g + 1, n_groups);
+      g = bound[t];
+    }
+  bound[parts] = n_groups;
+  for (uint32_t t = 1; t < parts; t++)
+    {
+      Worker *k = &f->workers[t - 1];
+      pthread_mutex_lock (&k->lock);
+      k->g0 = bound[t];
+      k->g1 = bound[t + 1];
+      k->posted = TRUE;
+      pthread_cond_signal (&k->cond);
+      pthread_mutex_unlock (&k->lock);
+    }
+  fill_range (f, &f->filler, 0, bound[1]);
+  for (uint32_t t = 1; t < parts; t++)
+    {
+      Worker *k = &f->workers[t - 1];
+      pthread_mutex_lock (&k->lock);
+      while (k->posted)
+        pthread_cond_wait (&k->cond, &k->lock);
+      pthread_mutex_unlock (&k->lock);
+    }
+}
+
 /* Fill the affected flows in groups that share no touched link, each
  * alone: many small heaps instead of one over every touched link (in a
  * collective's lockstep instants thousands of flows change together, on
@@ -752,7 +924,7 @@ fill_groups (FlowNet *f)
       if (n_aff == 1)
         fill_one (f, affected[0]);
       else
-        fill (f, affected, n_aff, touched, n_touched);
+        fill (f, &f->filler, affected, n_aff, touched, n_touched);
       return;
     }
 
@@ -779,30 +951,10 @@ fill_groups (FlowNet *f)
     f->links_by_group.v[ls[parent[owner[i]]]++] = touched[i];
 
   /* fs[g] and ls[g] now end group g. */
-  for (uint32_t g = 0, a = 0, l = 0; g < n_groups; g++)
-    {
-      /* At scale each group's flows and links are cache misses: fetch the
-       * next group's (all three lines of a flow). */
-      if (g + 1 < n_groups)
-        {
-          for (uint32_t i = fs[g]; i < fs[g + 1]; i++)
-            {
-              const Flow *flow = &f->flows[f->by_group.v[i]];
-              __builtin_prefetch (flow);
-              __builtin_prefetch (flow->path);
-              __builtin_prefetch (flow->share);
-            }
-          for (uint32_t i = ls[g]; i < ls[g + 1]; i++)
-            __builtin_prefetch (&f->links[f->links_by_group.v[i]]);
-        }
-      if (fs[g] - a == 1)
-        fill_one (f, f->by_group.v[a]);
-      else
-        fill (f, f->by_group.v + a, fs[g] - a, f->links_by_group.v + l,
-              ls[g] - l);
-      a = fs[g];
-      l = ls[g];
-    }
+  if (f->base.threads > 1 && n_aff >= PARALLEL_FLOWS)
+    fill_parallel (f, n_groups);
+  else
+    fill_range (f, &f->filler, 0, n_groups);
 }
 
 /* Recomputation: flow @id is affected (its own group until joined), its
@@ -960,7 +1112,8 @@ recompute (WeftSim *sim, void *target, void *data)
   if (grouping)
     fill_groups (f);
   else
-    fill (f, f->affected.v, f->affected.n, f->touched.v, f->touched.n);
+    fill (f, &f->filler, f->affected.v, f->affected.n, f->touched.v,
+          f->touched.n);
 
   /* Drain times at the new rates, in the order the flows were found. */
   for (uint32_t i = 0; i < f->affected.n; i++)

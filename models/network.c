@@ -81,6 +81,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
 
   net->klass = klass;
   net->sim = sim;
+  net->threads = 1;
   net->topo = topo;
   net->routing = routing_take (topo);
   net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
@@ -875,6 +876,12 @@ weft_network_set_plain (WeftNetwork *net, gboolean plain)
   net->plain = plain;
   weft_routing_set_memo (net->routing, !plain);
   routes_init (net);
+}
+
+void
+weft_network_set_threads (WeftNetwork *net, uint32_t threads)
+{
+  net->threads = CLAMP (threads, 1, WEFT_MAX_THREADS);
 }
 
 void

@@ -93,6 +93,7 @@ struct _WeftNetwork {
   WeftTime *reduce_free_at;
 
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
+  uint32_t threads;             /* that may share its work (1: this one) */
   gboolean deep;                /* its state outgrows the caches: fetching
                                    ahead (weft_network_prefetch()) pays */
   struct _WeftRoute *routes;    /* whole transfers' routes remembered */
@@ -159,6 +160,12 @@ void weft_network_flush_stats (WeftNetwork *net);
  * filling flows in groups that share no link), for tests: results must
  * not change. */
 void weft_network_set_plain (WeftNetwork *net, gboolean plain);
+
+/* Let up to @threads threads (1 to WEFT_MAX_THREADS) share the work of
+ * simulating: the flow model fills large recomputations' independent
+ * groups of flows on several.  Results do not change. */
+#define WEFT_MAX_THREADS 64
+void weft_network_set_threads (WeftNetwork *net, uint32_t threads);
 
 /* Free @object with @destroy when the network is freed (the executor's
  * state, which must outlive any event still pending). */

@@ -744,11 +744,16 @@ weft_cmd_run (int argc, char **argv)
     fidelity, (uint64_t) seed, bin_width ? bin_width : FIRST_BIN_WIDTH,
     &interrupted, FALSE,
     bin_width ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) total_rows, 10000), 0,
-    NULL,
+    NULL, (uint32_t) jobs,
   };
+  /* A run alone shares its work among `jobs` threads; runs at once (the
+   * candidates of a size, or sizes) take one each. */
   WeftRunOptions options = binned;
   if (candidates > 1)
-    options.bin_width = options.max_bins = 0;
+    {
+      options.bin_width = options.max_bins = 0;
+      options.threads = 1;
+    }
   /* The candidates of a size are tried starting with the last size's
    * fastest, which is most often the fastest again and sets the time the
    * others stop at; see weft_collective_choose().  With one candidate a
@@ -761,10 +766,12 @@ weft_cmd_run (int argc, char **argv)
   for (int i = 0; i < total_rows; i++)
     sizes[i] = i == 0 ? min_bytes : sizes[i - 1] * (uint64_t) factor;
   g_autoptr (SizePool) pool = NULL;
+  WeftRunOptions one_each = options;
+  one_each.threads = 1;
   if (candidates == 1 && jobs > 1 && total_rows > 1)
     for (int pair = 0; pair < WEFT_PAIRS && pool == NULL; pair++)
       if (fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
-        pool = pool_start (&cands, pair, &options, sizes, total_rows,
+        pool = pool_start (&cands, pair, &one_each, sizes, total_rows,
                            (int) jobs);
   for (int i = 0; i < total_rows; i++)
     {

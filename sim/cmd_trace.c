@@ -181,7 +181,7 @@ weft_run_trace (const WeftTraceRun *run)
   WeftTraceOptions options = {
     { run->fidelity, run->seed, run->bin_width ? run->bin_width
                                                : FIRST_BIN_WIDTH,
-      run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL },
+      run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1 },
     { run->channels, run->chunks, 0, NULL, 1 },
     run->algorithm, run->protocol,
     isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,

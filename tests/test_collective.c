@@ -207,7 +207,7 @@ START_TEST (test_ring_all_reduce_closed_form)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
   double busbw = size / (r.time * 1e-12) * 14 / 8;
   ck_assert_msg (busbw <= link && busbw >= 0.97 * link, "busbw %.1f GB/s",
                  busbw / 1e9);
@@ -225,7 +225,7 @@ START_TEST (test_ring_all_reduce_closed_form)
     {
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
-                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
+                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
       ck_assert_msg (fabs (r.time - closed) <= 0.002 * closed,
                      "%s: %" G_GUINT64_FORMAT " ps vs %.0f ps",
                      weft_fidelity_name (f), r.time, closed);
@@ -247,7 +247,7 @@ hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
                                       8 * servers, WEFT_OP_ALL_REDUCE, alg,
                                       WEFT_PROTOCOL_SIMPLE, size, &serial,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, 0, NULL, FALSE, 0, 0, NULL },
+                                                          1, 0, NULL, FALSE, 0, 0, NULL, 1 },
                                       &r, &error),
                  "%s", error ? error->message : "");
   ck_assert_uint_eq (r.bytes_sent,
@@ -281,7 +281,7 @@ START_TEST (test_nvls_tree)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
-  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL };
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
   ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
@@ -355,11 +355,11 @@ END_TEST
 
 /* A hierarchical all_reduce of @size over every GPU of the 1024-GPU
  * fat-tree (or only the first server), with link bins of @bins ps (0:
- * none). */
+ * none), on @threads threads. */
 static WeftCollectiveResult
 fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
               WeftAlgorithm alg, uint32_t chunks, uint64_t size,
-              gboolean plain, WeftTime bins)
+              gboolean plain, WeftTime bins, uint32_t threads)
 {
   WeftCollectiveParams params = { 1, chunks, 0, NULL, 8 };
   WeftCollectiveResult r;
@@ -370,7 +370,8 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
                                       WEFT_PROTOCOL_SIMPLE, size, &params,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
                                                           1, bins, NULL, plain,
-                                                          0, 0, NULL },
+                                                          0, 0, NULL,
+                                                          threads },
                                       &r, &error),
                  "%s", error ? error->message : "");
   return r;
@@ -409,9 +410,9 @@ START_TEST (test_hierarchical_fat_tree_closed_form)
       across += 2 * step + ceil ((double) bytes * 1e12 / reduce);
     }
   WeftCollectiveResult one = fat_tree_run (s, gpus, 8, WEFT_ALG_HIER_RHD, 1,
-                                           size, FALSE, 0);
+                                           size, FALSE, 0, 1);
   WeftCollectiveResult all = fat_tree_run (s, gpus, 1024, WEFT_ALG_HIER_RHD,
-                                           1, size, FALSE, 0);
+                                           1, size, FALSE, 0, 1);
   double got = (double) all.time - (double) one.time;
   ck_assert_msg (fabs (got - across) <= 1e-6 * across, "across servers: "
                  "%.0f ps simulated, %.0f ps closed form", got, across);
@@ -426,7 +427,7 @@ START_TEST (test_give_up_past_a_time)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams params = { 1, 8, 0, NULL, 1 };
-  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult free_run, r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -496,7 +497,7 @@ use_plans (gpointer data)
 {
   PlanUser *u = data;
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL };
+                             NULL, 1 };
 
   for (int k = 0; k < u->n; k++)
     {
@@ -520,7 +521,7 @@ START_TEST (test_plans_shared)
   uint32_t n = gpus->len;
   WeftCollectiveParams params = { 2, 4, 0, NULL, 1 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL };
+                             NULL, 1 };
   int order[WEFT_PAIRS], n_order = 0;
   uint64_t size = 3 << 20;
 
@@ -589,7 +590,7 @@ START_TEST (test_routing_handed_on)
   g_autoptr (GArray) gpus = all_gpus (warm->topo);
   WeftCollectiveParams params = { 2, 4, 0, NULL, 1 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
-                             0, NULL };
+                             0, NULL, 1 };
   WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
   WeftCollectiveResult r[2];
 
@@ -629,37 +630,40 @@ START_TEST (test_speedups_change_nothing)
 {
   /* The 1024-GPU hierarchical all_reduces, pipelined, with the simulator's
    * speed-ups (remembered routes, whole transfers' routes, filling flows
-   * in groups that share no link) on and off: the same time, events,
-   * every rank's first and last moment to the picosecond, and every link's
-   * bytes and busy time. */
+   * in groups that share no link) on, off, and on with three threads
+   * filling the groups: the same time, events, every rank's first and last
+   * moment to the picosecond, and every link's bytes and busy time. */
   g_autoptr (WeftScenario) s = load ("h100-1024-fat-tree.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftAlgorithm algs[] = { WEFT_ALG_HIER_RHD, WEFT_ALG_HIER_TREE };
 
   for (guint i = 0; i < G_N_ELEMENTS (algs); i++)
     {
-      WeftCollectiveResult fast = fat_tree_run (s, gpus, 1024, algs[i], 4,
-                                                16 << 20, FALSE, 10000000);
-      WeftCollectiveResult plain = fat_tree_run (s, gpus, 1024, algs[i], 4,
-                                                 16 << 20, TRUE, 10000000);
-      ck_assert_uint_eq (fast.time, plain.time);
-      ck_assert_uint_eq (fast.events, plain.events);
-      ck_assert_uint_eq (fast.n_spans, 1024);
-      ck_assert_uint_eq (plain.n_spans, 1024);
-      ck_assert (memcmp (fast.spans, plain.spans,
-                         2 * 1024 * sizeof (WeftTime)) == 0);
-      ck_assert (fast.stats != NULL && plain.stats != NULL);
-      for (uint32_t l = 0; l < s->topo->n_links; l++)
+      WeftCollectiveResult r[3];
+      for (int k = 0; k < 3; k++)
+        r[k] = fat_tree_run (s, gpus, 1024, algs[i], 4, 16 << 20, k == 1,
+                             10000000, k == 2 ? 3 : 1);
+      for (int k = 1; k < 3; k++)
         {
-          ck_assert_uint_eq (fast.stats->links[l].bytes,
-                             plain.stats->links[l].bytes);
-          ck_assert_uint_eq (fast.stats->links[l].busy,
-                             plain.stats->links[l].busy);
+          ck_assert_uint_eq (r[0].time, r[k].time);
+          ck_assert_uint_eq (r[0].events, r[k].events);
+          ck_assert_uint_eq (r[k].n_spans, 1024);
+          ck_assert (memcmp (r[0].spans, r[k].spans,
+                             2 * 1024 * sizeof (WeftTime)) == 0);
+          ck_assert (r[k].stats != NULL);
+          for (uint32_t l = 0; l < s->topo->n_links; l++)
+            {
+              ck_assert_uint_eq (r[0].stats->links[l].bytes,
+                                 r[k].stats->links[l].bytes);
+              ck_assert_uint_eq (r[0].stats->links[l].busy,
+                                 r[k].stats->links[l].busy);
+            }
         }
-      weft_link_stats_free (fast.stats);
-      weft_link_stats_free (plain.stats);
-      g_free (fast.spans);
-      g_free (plain.spans);
+      for (int k = 0; k < 3; k++)
+        {
+          weft_link_stats_free (r[k].stats);
+          g_free (r[k].spans);
+        }
     }
 }
 END_TEST
@@ -677,7 +681,7 @@ START_TEST (test_small_message_latency)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_LL, 8, &params,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
   double us = r.time / 1e6;
   ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
 }
@@ -698,7 +702,7 @@ START_TEST (test_fidelities_agree_uncontended)
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
                                       WEFT_PROTOCOL_SIMPLE, 16 << 20, &params,
-                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &r, NULL));
+                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
       t[f] = r.time;
     }
   ck_assert_double_eq_tol ((double) t[0], (double) t[1], 0.01 * t[1]);
@@ -733,11 +737,11 @@ START_TEST (test_schedule_file_ring_matches_builtin)
         weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
                            weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
                                               WEFT_ALG_RING),
-                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &a);
+                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &a);
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                         WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                         WEFT_PROTOCOL_SIMPLE, sizes[i], &params,
-                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL }, &b, NULL));
+                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &b, NULL));
         ck_assert_uint_eq (a.time, b.time);
         ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
       }

@@ -59,7 +59,7 @@ simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
                                         gpus->len, WEFT_OP_ALL_REDUCE, a, p,
                                         size, &params,
                                         &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                            1, 0, NULL, FALSE, 0, 0, NULL },
+                                                            1, 0, NULL, FALSE, 0, 0, NULL, 1 },
                                         &r, NULL));
         best = MIN (best, r.time);
       }

@@ -34,7 +34,7 @@
  * messages, at packet and at flow fidelity: wall time of each and the ratio.
  *
  *   weft-bench scale [--servers S] [--algorithm A] [--bytes B] [--chunks N]
- *                    [--plain] [SCENARIO]
+ *                    [--plain] [--threads T] [SCENARIO]
  *
  * One all_reduce (default: hierarchical-rhd of 1 GiB, Simple protocol, flow
  * fidelity, no link statistics) over every GPU of the scenario (default:
@@ -42,7 +42,8 @@
  * node0 to node(S-1) by overriding the node range and the fabric's
  * endpoints as `weft run --set` does.  Prints the load and simulation times,
  * the peak memory, the events, the simulated time and busbw.  --plain turns
- * the simulator's speed-ups off (the results must not change).
+ * the simulator's speed-ups off (the results must not change); --threads T
+ * lets T threads share the run's work (the results do not change).
  */
 #include "collective_run.h"
 #include "db.h"
@@ -532,7 +533,7 @@ bench_db (int argc, char **argv)
 static int
 bench_scale (int argc, char **argv)
 {
-  gint64 servers = 0, chunks = 8;
+  gint64 servers = 0, chunks = 8, threads = 1;
   gboolean plain = FALSE;
   g_autofree char *alg_name = NULL, *size = NULL;
   GOptionEntry entries[] = {
@@ -546,6 +547,8 @@ bench_scale (int argc, char **argv)
       "Pieces that follow each other (default: 8)", "N" },
     { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
       "Switch the speed-ups off", NULL },
+    { "threads", 0, 0, G_OPTION_ARG_INT64, &threads,
+      "Threads that share the run's work (default: 1)", "T" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
@@ -587,7 +590,8 @@ bench_scale (int argc, char **argv)
       g_array_append_val (gpus, n);
 
   WeftCollectiveParams params = { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 0 };
-  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, plain, 0, 0, NULL };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, plain, 0, 0, NULL,
+                             (uint32_t) CLAMP (threads, 1, WEFT_MAX_THREADS) };
   WeftCollectiveResult result;
   t0 = g_get_monotonic_time ();
   if (!weft_collective_run (topo, (uint32_t *) gpus->data, gpus->len,
@@ -602,10 +606,12 @@ bench_scale (int argc, char **argv)
   getrusage (RUSAGE_SELF, &usage);
   double algbw = bytes / (result.time * 1e-12) / 1e9;
   printf ("scale gpus=%u links=%u algorithm=%s bytes=%" G_GUINT64_FORMAT
-          " chunks=%u plain=%d load_s=%.2f run_s=%.2f events=%" G_GUINT64_FORMAT
+          " chunks=%u plain=%d threads=%u load_s=%.2f run_s=%.2f"
+          " events=%" G_GUINT64_FORMAT
           " simulated_us=%.2f busbw=%.2f peak_rss_MiB=%.0f\n",
           gpus->len, topo->n_links / 2, weft_algorithm_name (alg), bytes,
-          params.chunks, plain, load, run, result.events, result.time / 1e6,
+          params.chunks, plain, options.threads, load, run, result.events,
+          result.time / 1e6,
           algbw * weft_op_bus_factor (WEFT_OP_ALL_REDUCE, gpus->len),
           usage.ru_maxrss / 1024.0);
   return 0;
@@ -652,7 +658,7 @@ bench_trace (int argc, char **argv)
     }
   double load = seconds_since (t0);
   WeftTraceOptions options = {
-    { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL },
+    { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 },
     { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 1 },
     WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, (int) CLAMP (jobs, 1, 64),
   };
