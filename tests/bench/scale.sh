@@ -2,7 +2,8 @@
 # The scale series: one hierarchical all_reduce of 1 GiB at flow fidelity
 # over the first S servers (8 S GPUs) of scenarios/h100-131072-fat-tree.yaml,
 # S doubling from 128 to MAX_SERVERS (default 16384), each algorithm in
-# ALGORITHMS (default: hierarchical-rhd hierarchical-tree).  Points up to
+# ALGORITHMS (default: hierarchical-rhd hierarchical-tree), on THREADS
+# threads (default 1; see weft-bench scale --threads).  Points up to
 # 1024 servers run three times and report the median; larger ones once.
 # Prints a table and writes it to OUT (default: scale.dat), which
 # tests/bench/scale.gp plots.
@@ -15,6 +16,7 @@ max=${1:-16384}
 out=${2:-scale.dat}
 algorithms=${ALGORITHMS:-"hierarchical-rhd hierarchical-tree"}
 bench=${BENCH:-build/weft-bench}
+threads=${THREADS:-1}
 
 echo "# algorithm gpus run_s peak_rss_MiB events simulated_us busbw" > "$out"
 for alg in $algorithms; do
@@ -25,7 +27,8 @@ for alg in $algorithms; do
     i=0
     : > "$out.runs"
     while [ "$i" -lt "$runs" ]; do
-      "$bench" scale --servers "$s" --algorithm "$alg" >> "$out.runs"
+      "$bench" scale --servers "$s" --algorithm "$alg" --threads "$threads" \
+        >> "$out.runs"
       i=$((i + 1))
     done
     # The median run by wall time.
