@@ -456,8 +456,9 @@ weft_cmd_run (int argc, char **argv)
       "WIDTH" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT64, &jobs,
       "Simulations at once, each on a core of its own: auto's candidates of "
-      "a size, or with one algorithm and protocol the sizes (default: the "
-      "number of cores)", "N" },
+      "a size, or with one algorithm and protocol the sizes; a simulation "
+      "run alone shares its work among N threads (default: the number of "
+      "cores)", "N" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
     G_OPTION_ENTRY_NULL
