@@ -861,11 +861,12 @@ static void
 fill_parallel (FlowNet *f, uint32_t n_groups)
 {
   const uint32_t *fs = f->group_start.v, *ls = f->link_group_start.v;
-  uint32_t parts = f->base.threads, bound[65];
+  uint32_t bound[WEFT_MAX_THREADS + 1];
   uint64_t total = (uint64_t) f->affected.n + f->touched.n;
 
   if (f->workers == NULL)
     workers_start (f);
+  uint32_t parts = f->n_workers + 1;
   bound[0] = 0;
   for (uint32_t t = 1, g = 0; t < parts; t++)
     {
