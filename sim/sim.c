@@ -1,14 +1,20 @@
 /* weft: the discrete-event engine.
  *
  * Pending events live in a pool of slots (grown by doubling, never one malloc
- * per event).  The queue is a 4-ary min-heap of 16-byte entries (slot, seq,
- * time), laid out so that the four children of a node share one cache line.
- * Ties in time are broken by the insertion sequence, kept in the entry
- * itself: in a lockstep instant most comparisons are ties, and looking the
- * sequence up in the slots would be a cache miss each.  It is 32 bits; when
- * it would wrap, the pending entries are renumbered in order.
- * Cancelled events stay in the heap, marked dead, until they reach the top or
- * until they make up half of it, when the heap is rebuilt without them.
+ * per event).  The queue holds them in buckets, runs of events due at one
+ * time in the order they were scheduled, and a 4-ary min-heap of the
+ * buckets' 16-byte keys (bucket, seq, time), laid out so that the four
+ * children of a node share one cache line.  In a collective's lockstep
+ * instants thousands of events fall due at one picosecond: each joins its
+ * time's bucket at the end and leaves it from the front, and the heap only
+ * orders the times.  An event joins the last bucket opened for its time,
+ * found through a small table of open buckets by time; when the table has
+ * lost it, a new bucket opens, keyed by the event's sequence number, after
+ * the older ones of its time.  So the order is always (time, insertion).
+ * The sequence is 32 bits; when it would wrap, the pending entries are
+ * renumbered in order.  Cancelled events stay queued, marked dead, until
+ * they reach the front or until they make up half of the queue, when it is
+ * rebuilt without them.
  *
  * An entry's slot is either an index into the pool of slots or, with
  * POOL_BIT, a pool of the caller's records and an index into it (see
@@ -32,6 +38,7 @@
 #define POOL_SHIFT 27
 #define POOL_INDEX ((1u << POOL_SHIFT) - 1)
 #define MAX_POOLS 16
+#define OPEN_SLOTS 64           /* open buckets remembered by time */
 
 typedef struct {
   WeftEventFn fn;               /* NULL: cancelled (or free) */
@@ -42,13 +49,29 @@ typedef struct {
   uint32_t next_free;
 } Event;
 
-/* Laid out so that, read as one little-endian 128-bit number, an entry
- * orders by (time, seq): see entry_less(). */
+/* A bucket's key in the heap.  Laid out so that, read as one little-endian
+ * 128-bit number, an entry orders by (time, seq): see entry_less(). */
 typedef struct {
-  uint32_t slot;
-  uint32_t seq;                 /* insertion order, for equal times */
+  uint32_t slot;                /* the bucket */
+  uint32_t seq;                 /* of its first event: buckets of one time
+                                   hold runs of sequence numbers, in order */
   WeftTime time;
 } Entry;
+
+/* A queued event. */
+typedef struct {
+  uint32_t slot;
+  uint32_t seq;                 /* insertion order */
+} Queued;
+
+/* Events due at one time, in the order they were scheduled: q[head .. n)
+ * are still queued (never none, while the bucket is in the heap). */
+typedef struct {
+  WeftTime time;
+  Queued *q;
+  uint32_t head, n, cap;
+  uint32_t next_free;
+} Bucket;
 
 G_STATIC_ASSERT (sizeof (Entry) == 16 && G_BYTE_ORDER == G_LITTLE_ENDIAN);
 
@@ -65,8 +88,15 @@ struct _WeftSim {
 
   Entry *heap_mem;              /* 64-byte aligned; entries start at PAD */
   Entry *heap;                  /* heap_mem + PAD */
-  size_t heap_len;
+  size_t heap_len;              /* buckets queued */
   size_t heap_cap;
+  size_t queued;                /* events in them, dead ones included */
+
+  Bucket *buckets;
+  uint32_t buckets_cap;
+  uint32_t bucket_free;
+  uint32_t open[OPEN_SLOTS];    /* by a hash of the time: the last bucket
+                                   opened for it, or NO_SLOT */
 
   Event *events;
   uint32_t events_cap;
@@ -106,6 +136,9 @@ weft_sim_new (void)
   WeftSim *sim = g_new0 (WeftSim, 1);
 
   sim->free_head = NO_SLOT;
+  sim->bucket_free = NO_SLOT;
+  for (uint32_t i = 0; i < OPEN_SLOTS; i++)
+    sim->open[i] = NO_SLOT;
   sim->heap_cap = 64;
   sim->heap_mem = g_aligned_alloc (sim->heap_cap + PAD, sizeof (Entry), 64);
   sim->heap = sim->heap_mem + PAD;
@@ -118,6 +151,9 @@ weft_sim_free (WeftSim *sim)
   if (sim == NULL)
     return;
   g_aligned_free (sim->heap_mem);
+  for (uint32_t b = 0; b < sim->buckets_cap; b++)
+    g_free (sim->buckets[b].q);
+  g_free (sim->buckets);
   g_free (sim->events);
   g_free (sim);
 }
@@ -131,7 +167,7 @@ weft_sim_now (const WeftSim *sim)
 uint64_t
 weft_sim_pending (const WeftSim *sim)
 {
-  return sim->heap_len - sim->cancelled;
+  return sim->queued - sim->cancelled;
 }
 
 uint64_t
@@ -206,7 +242,7 @@ pool_timer (const WeftSim *sim, uint32_t slot)
 /* A pool's entry just taken off the queue: whether its event is still the
  * record's pending one (then no longer pending), or was cancelled. */
 static inline gboolean
-pool_claim (WeftSim *sim, Entry top)
+pool_claim (WeftSim *sim, Queued top)
 {
   WeftPoolTimer *t = pool_timer (sim, top.slot);
 
@@ -355,26 +391,13 @@ heap_pop (WeftSim *sim)
     heap_settle_from (sim, 0, sim->heap[sim->heap_len]);
 }
 
-/* Drop the cancelled entries and restore the heap order in O(n). */
+/* Restore the heap order of the first @n entries in O(n). */
 static void
-heap_compact (WeftSim *sim)
+heap_build (WeftSim *sim, size_t n)
 {
-  size_t kept = 0;
-
-  for (size_t i = 0; i < sim->heap_len; i++)
-    {
-      Entry e = sim->heap[i];
-
-      if (entry_live (sim, e.slot, e.seq))
-        sim->heap[kept++] = e;
-      else if (!(e.slot & POOL_BIT))
-        slot_release (sim, e.slot);
-    }
-  sim->heap_len = kept;
-  sim->cancelled = 0;
-  if (kept < 2)
+  if (n < 2)
     return;
-  for (size_t i = (kept - 2) / ARITY + 1; i-- > 0;)
+  for (size_t i = (n - 2) / ARITY + 1; i-- > 0;)
     {
       Entry e = sim->heap[i];
       size_t hole = i;
@@ -383,9 +406,9 @@ heap_compact (WeftSim *sim)
         {
           size_t child = hole * ARITY + 1;
 
-          if (child >= kept)
+          if (child >= n)
             break;
-          size_t best = min_child (sim->heap, child, kept);
+          size_t best = min_child (sim->heap, child, n);
           if (!entry_less (sim->heap[best], e))
             break;
           sim->heap[hole] = sim->heap[best];
@@ -393,6 +416,138 @@ heap_compact (WeftSim *sim)
         }
       sim->heap[hole] = e;
     }
+}
+
+/* ---- buckets ---- */
+
+static inline uint32_t
+open_hash (WeftTime time)
+{
+  return (uint32_t) ((time * UINT64_C (0x9e3779b97f4a7c15)) >> 58);
+}
+
+G_STATIC_ASSERT (OPEN_SLOTS == 64);
+
+static uint32_t
+bucket_new (WeftSim *sim, WeftTime time)
+{
+  if (sim->bucket_free == NO_SLOT)
+    {
+      uint32_t old = sim->buckets_cap;
+      uint32_t cap = old ? old * 2 : 64;
+
+      g_assert (old < NO_SLOT / 2);
+      sim->buckets = g_renew (Bucket, sim->buckets, cap);
+      memset (sim->buckets + old, 0, (cap - old) * sizeof (Bucket));
+      for (uint32_t i = old; i < cap; i++)
+        sim->buckets[i].next_free = i + 1 < cap ? i + 1 : NO_SLOT;
+      sim->bucket_free = old;
+      sim->buckets_cap = cap;
+    }
+
+  uint32_t b = sim->bucket_free;
+  Bucket *bucket = &sim->buckets[b];
+  sim->bucket_free = bucket->next_free;
+  bucket->time = time;
+  bucket->head = bucket->n = 0;
+  return b;
+}
+
+/* Bucket @b is out of the heap: free it (its array kept for the next). */
+static void
+bucket_release (WeftSim *sim, uint32_t b)
+{
+  Bucket *bucket = &sim->buckets[b];
+  uint32_t h = open_hash (bucket->time);
+
+  if (sim->open[h] == b)
+    sim->open[h] = NO_SLOT;
+  bucket->next_free = sim->bucket_free;
+  sim->bucket_free = b;
+}
+
+/* Queue the event of @slot, numbered @seq (the highest yet), at @time. */
+static void
+enqueue (WeftSim *sim, WeftTime time, uint32_t slot, uint32_t seq)
+{
+  uint32_t h = open_hash (time);
+  uint32_t b = sim->open[h];
+
+  if (b == NO_SLOT || sim->buckets[b].time != time)
+    {
+      b = bucket_new (sim, time);
+      sim->open[h] = b;
+      heap_push (sim, (Entry) { .time = time, .slot = b, .seq = seq });
+    }
+  Bucket *bucket = &sim->buckets[b];
+  if (G_UNLIKELY (bucket->n == bucket->cap))
+    {
+      bucket->cap = bucket->cap ? bucket->cap * 2 : 16;
+      bucket->q = g_renew (Queued, bucket->q, bucket->cap);
+    }
+  bucket->q[bucket->n++] = (Queued) { slot, seq };
+  sim->queued++;
+}
+
+/* The event that runs next, of those queued (there must be one). */
+static inline Queued *
+front (const WeftSim *sim)
+{
+  Bucket *bucket = &sim->buckets[sim->heap[0].slot];
+
+  return &bucket->q[bucket->head];
+}
+
+/* Take the front event off the queue. */
+static inline void
+dequeue (WeftSim *sim)
+{
+  uint32_t b = sim->heap[0].slot;
+  Bucket *bucket = &sim->buckets[b];
+
+  sim->queued--;
+  if (++bucket->head == bucket->n)
+    {
+      heap_pop (sim);
+      bucket_release (sim, b);
+    }
+}
+
+/* Drop the cancelled entries, and the buckets left empty, and restore the
+ * heap order in O(n).  A bucket keeps its key: its events still come
+ * after those of the older buckets of its time. */
+static void
+queue_compact (WeftSim *sim)
+{
+  size_t kept = 0, queued = 0;
+
+  for (size_t i = 0; i < sim->heap_len; i++)
+    {
+      uint32_t b = sim->heap[i].slot;
+      Bucket *bucket = &sim->buckets[b];
+      uint32_t n = 0;
+
+      for (uint32_t j = bucket->head; j < bucket->n; j++)
+        {
+          Queued e = bucket->q[j];
+
+          if (entry_live (sim, e.slot, e.seq))
+            bucket->q[n++] = e;
+          else if (!(e.slot & POOL_BIT))
+            slot_release (sim, e.slot);
+        }
+      bucket->head = 0;
+      bucket->n = n;
+      queued += n;
+      if (n == 0)
+        bucket_release (sim, b);
+      else
+        sim->heap[kept++] = sim->heap[i];
+    }
+  sim->heap_len = kept;
+  sim->queued = queued;
+  sim->cancelled = 0;
+  heap_build (sim, kept);
 }
 
 static int
@@ -409,16 +564,25 @@ void
 weft_sim_renumber (WeftSim *sim)
 {
   /* Without dead entries, whose pool records could match a new number. */
-  heap_compact (sim);
-  /* In (time, sequence) order the entries are a heap already. */
+  queue_compact (sim);
+  /* In (time, sequence) order the keys are a heap already. */
   qsort (sim->heap, sim->heap_len, sizeof (Entry), entry_cmp);
+  uint32_t seq = 0;
   for (size_t i = 0; i < sim->heap_len; i++)
     {
-      sim->heap[i].seq = (uint32_t) i;
-      if (sim->heap[i].slot & POOL_BIT)
-        pool_timer (sim, sim->heap[i].slot)->seq = (uint32_t) i;
+      Bucket *bucket = &sim->buckets[sim->heap[i].slot];
+
+      sim->heap[i].seq = seq;
+      for (uint32_t j = bucket->head; j < bucket->n; j++)
+        {
+          Queued *e = &bucket->q[j];
+
+          e->seq = seq++;
+          if (e->slot & POOL_BIT)
+            pool_timer (sim, e->slot)->seq = e->seq;
+        }
     }
-  sim->next_seq = (uint32_t) sim->heap_len;
+  sim->next_seq = seq;
 }
 
 /* ---- scheduling ---- */
@@ -439,8 +603,7 @@ schedule (WeftSim *sim, WeftTime when, WeftEventFn fn, void *target,
   ev->time = when;
   if (G_UNLIKELY (sim->next_seq == UINT32_MAX))
     weft_sim_renumber (sim);
-  heap_push (sim, (Entry) { .time = when, .slot = slot,
-                            .seq = sim->next_seq++ });
+  enqueue (sim, when, slot, sim->next_seq++);
   return slot;
 }
 
@@ -481,13 +644,13 @@ weft_sim_timer_when (const WeftSim *sim, const WeftTimer *timer)
   return sim->events[timer->slot].time;
 }
 
-/* One more dead entry in the heap; past half of it, the heap is rebuilt. */
+/* One more dead entry queued; past half of them, the queue is rebuilt. */
 static void
 count_cancelled (WeftSim *sim)
 {
   sim->cancelled++;
-  if (sim->heap_len >= COMPACT_MIN && sim->cancelled * 2 > sim->heap_len)
-    heap_compact (sim);
+  if (sim->queued >= COMPACT_MIN && sim->cancelled * 2 > sim->queued)
+    queue_compact (sim);
 }
 
 void
@@ -539,7 +702,7 @@ weft_sim_pool_place (WeftSim *sim, uint32_t pool, void *base, size_t stride,
   if (base == NULL)
     {
       /* Its pending events go with the records, and the pool is free. */
-      heap_compact (sim);
+      queue_compact (sim);
       p->fn = NULL;
     }
 }
@@ -552,7 +715,7 @@ weft_sim_pool_cancel (WeftSim *sim, uint32_t pool, uint32_t index)
   WeftPoolTimer *t = pool_timer (sim, pool_slot (pool, index));
   if (t->pending)
     {
-      /* Its entry stays in the heap, dead: its sequence is no longer the
+      /* Its entry stays queued, dead: its sequence is no longer the
        * record's. */
       t->pending = 0;
       count_cancelled (sim);
@@ -571,8 +734,7 @@ weft_sim_pool_schedule (WeftSim *sim, uint32_t pool, uint32_t index,
   WeftPoolTimer *t = pool_timer (sim, pool_slot (pool, index));
   t->seq = sim->next_seq++;
   t->pending = 1;
-  heap_push (sim, (Entry) { .time = when, .slot = pool_slot (pool, index),
-                            .seq = t->seq });
+  enqueue (sim, when, pool_slot (pool, index), t->seq);
 }
 
 gboolean
@@ -580,13 +742,15 @@ weft_sim_take (WeftSim *sim, WeftEventFn fn, void *target, void **data)
 {
   while (sim->heap_len > 0 && !sim->stopping)
     {
-      Entry top = sim->heap[0];
-      if (top.time != sim->now || (top.slot & POOL_BIT))
+      if (sim->heap[0].time != sim->now)
+        return FALSE;
+      Queued top = *front (sim);
+      if (top.slot & POOL_BIT)
         return FALSE;
       Event *ev = &sim->events[top.slot];
       if (ev->fn != NULL && (ev->fn != fn || ev->target != target))
         return FALSE;
-      heap_pop (sim);
+      dequeue (sim);
       gboolean live = ev->fn != NULL;
       *data = ev->data;
       slot_release (sim, top.slot);
@@ -606,11 +770,13 @@ weft_sim_pool_take (WeftSim *sim, uint32_t pool, uint32_t *index)
 {
   while (sim->heap_len > 0 && !sim->stopping)
     {
-      Entry top = sim->heap[0];
-      if (top.time != sim->now || !(top.slot & POOL_BIT)
+      if (sim->heap[0].time != sim->now)
+        return FALSE;
+      Queued top = *front (sim);
+      if (!(top.slot & POOL_BIT)
           || (top.slot & ~POOL_BIT) >> POOL_SHIFT != pool)
         return FALSE;
-      heap_pop (sim);
+      dequeue (sim);
       if (!pool_claim (sim, top))
         continue;
       sim->events_run++;
@@ -650,15 +816,16 @@ run_until (WeftSim *sim, WeftTime until)
               break;
             }
         }
-      Entry top = sim->heap[0];
+      WeftTime time = sim->heap[0].time;
 
-      if (top.time > until)
+      if (time > until)
         break;
-      heap_pop (sim);
+      Queued top = *front (sim);
+      dequeue (sim);
       /* The next event's slot or record, while this one runs. */
       if (sim->heap_len > 0)
         {
-          uint32_t next = sim->heap[0].slot;
+          uint32_t next = front (sim)->slot;
           if (next & POOL_BIT)
             __builtin_prefetch (pool_timer (sim, next));
           else
@@ -691,7 +858,7 @@ run_until (WeftSim *sim, WeftTime until)
               continue;
             }
         }
-      sim->now = top.time;
+      sim->now = time;
       sim->events_run++;
       fn (sim, target, data);
     }
@@ -704,7 +871,7 @@ weft_sim_peek (const WeftSim *sim, WeftEventFn *fn, void **target,
 {
   if (sim->heap_len == 0)
     return FALSE;
-  uint32_t slot = sim->heap[0].slot;
+  uint32_t slot = front (sim)->slot;
   if (slot & POOL_BIT)
     {
       /* Without reading the record: it may have been cancelled. */
