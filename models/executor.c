@@ -64,6 +64,9 @@ struct _WeftExecImage {
   XStep *steps;                 /* global steps, as they start, and one past
                                    the last */
   uint32_t *out;                /* dependents, by global step */
+  uint32_t *roots;              /* steps that wait for nothing (but the
+                                   rank's join), rank by rank, in order... */
+  uint32_t *root_start;         /* ...rank r's from root_start[r] */
   uint32_t total;
 };
 
@@ -81,6 +84,7 @@ struct _WeftExec {
   const Numbering *num;         /* the image's */
   XStep *steps;                 /* global steps, and one past the last */
   const uint32_t *out;          /* the image's */
+  const WeftExecImage *image;
   XRank *ranks;
   uint32_t total, finished;
   WeftTime *spans;              /* the caller's: per rank, first and last */
@@ -330,13 +334,13 @@ start_rank (Exec *x, uint32_t r)
                          GUINT_TO_POINTER (r));
       return;
     }
-  for (uint32_t i = 0; i < x->schedule->n_steps[r]; i++)
-    if (weft_schedule_step (x->schedule, r, i)->n_deps == 0)
-      {
-        uint32_t k = number (x->num, r, i);
-        if (--x->steps[k].remaining == 0)
-          ready (x, k);
-      }
+  const WeftExecImage *m = x->image;
+  for (uint32_t j = m->root_start[r]; j < m->root_start[r + 1]; j++)
+    {
+      uint32_t k = m->roots[j];
+      if (--x->steps[k].remaining == 0)
+        ready (x, k);
+    }
 }
 
 static void
@@ -393,6 +397,7 @@ weft_exec_image_new (const WeftSchedule *s)
 
   /* Steps, counting each one's dependents into the next step's `out`. */
   m->steps = g_new0 (XStep, total + 1);
+  m->root_start = g_new0 (uint32_t, s->n_ranks + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
     {
       const uint32_t *matches = weft_schedule_matches (s, r);
@@ -411,8 +416,12 @@ weft_exec_image_new (const WeftSchedule *s)
           for (uint32_t d = 0; d < step->n_deps; d++)
             m->steps[number (&num, r, weft_schedule_dep (s, step, d)) + 1]
                 .out++;
+          if (step->n_deps == 0)
+            m->root_start[r + 1]++;
         }
+      m->root_start[r + 1] += m->root_start[r];
     }
+  m->roots = g_new (uint32_t, MAX (m->root_start[s->n_ranks], 1));
   for (uint32_t k = 0; k < total; k++)
     m->steps[k + 1].out += m->steps[k].out;
   m->out = g_new (uint32_t, MAX (m->steps[total].out, 1));
@@ -421,6 +430,7 @@ weft_exec_image_new (const WeftSchedule *s)
     fill[k] = m->steps[k].out;
   /* A step's dependents in the order of the rank's steps, as they become
    * ready in that order. */
+  uint32_t n_roots = 0;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (guint i = 0; i < s->n_steps[r]; i++)
       {
@@ -431,6 +441,8 @@ weft_exec_image_new (const WeftSchedule *s)
             uint32_t from = number (&num, r, weft_schedule_dep (s, step, d));
             m->out[fill[from]++] = k;
           }
+        if (step->n_deps == 0)
+          m->roots[n_roots++] = k;
       }
   m->num = num;
   return m;
@@ -439,7 +451,8 @@ weft_exec_image_new (const WeftSchedule *s)
 size_t
 weft_exec_image_memory (const WeftExecImage *m)
 {
-  return sizeof *m + (size_t) m->num.n_ranks * sizeof (uint32_t)
+  return sizeof *m + (size_t) m->num.n_ranks * 2 * sizeof (uint32_t)
+         + (size_t) m->root_start[m->num.n_ranks] * sizeof (uint32_t)
          + ((size_t) m->total + 1) * sizeof (XStep)
          + (size_t) MAX (m->steps[m->total].out, 1) * sizeof (uint32_t);
 }
@@ -450,6 +463,8 @@ weft_exec_image_free (WeftExecImage *m)
   if (m == NULL)
     return;
   g_free (m->num.rest);
+  g_free (m->roots);
+  g_free (m->root_start);
   g_free (m->steps);
   g_free (m->out);
   g_free (m);
@@ -477,6 +492,7 @@ exec_new (WeftNetwork *net, const WeftSchedule *s,
     x->steps = g_memdup2 (image->steps, ((size_t) image->total + 1)
                                             * sizeof (XStep));
   x->num = &image->num;
+  x->image = image;
   x->out = image->out;
   x->total = image->total;
   x->ranks = g_new0 (XRank, MAX (s->n_ranks, 1));
