@@ -65,8 +65,14 @@ typedef struct {
   double share[NEAR_LINKS];     /* per path link: its part of the rate */
 } Flow;
 
+/* Lists of up to this many flows are kept in the link itself. */
+#define NEAR_FLOWS 2
+
 typedef struct {
-  _Alignas (64) uint32_t *flows; /* live flows crossing it */
+  _Alignas (64) union {
+    uint32_t *flows;            /* cap > 0: the live flows crossing it */
+    uint32_t near[NEAR_FLOWS];  /* cap == 0: the same, in the link */
+  };
   uint32_t n, cap;
   double rate_sum;              /* B/s of those flows */
   double capacity;              /* B/s, the network's */
@@ -86,6 +92,21 @@ typedef struct {
 #define ALONE 0x80000000u       /* a dirty-list entry that is a flow */
 
 G_STATIC_ASSERT (sizeof (Flow) == 192 && sizeof (Link) == 64);
+
+/* Link @link's live flows, wherever they are kept. */
+static inline uint32_t *
+link_flows (const Link *link)
+{
+  return link->cap ? link->flows : (uint32_t *) link->near;
+}
+
+/* Fetch link @link's list of flows, if it is not in the link. */
+static inline void
+prefetch_flows (const Link *link)
+{
+  if (link->cap)
+    __builtin_prefetch (link->flows);
+}
 
 /* A touched link while its group fills. */
 typedef struct {
@@ -217,7 +238,8 @@ flow_destroy (WeftNetwork *net)
   g_aligned_free (f->flows);
   if (f->links)
     for (uint32_t l = 0; l < net->topo->n_links; l++)
-      g_free (f->links[l].flows);
+      if (f->links[l].cap)
+        g_free (f->links[l].flows);
   g_aligned_free (f->links);
   g_free (f->dirty);
   Ids *ids[] = { &f->affected, &f->touched, &f->touched_owner,
@@ -300,16 +322,24 @@ flow_flush (WeftNetwork *net)
       }
 }
 
+/* Most links carry a flow or two at a time: their lists live in the link
+ * (one cache miss less wherever a link's flows are read), and longer ones
+ * in an array of their own until the link is empty again. */
 static void
 link_add (Link *link, uint32_t id, uint32_t *slot)
 {
-  if (link->n == link->cap)
+  if (link->n == (link->cap ? link->cap : NEAR_FLOWS))
     {
-      link->cap = link->cap ? link->cap * 2 : 4;
-      link->flows = g_renew (uint32_t, link->flows, link->cap);
+      uint32_t cap = link->n * 2;
+      uint32_t *flows = g_new (uint32_t, cap);
+      memcpy (flows, link_flows (link), link->n * sizeof (uint32_t));
+      if (link->cap)
+        g_free (link->flows);
+      link->flows = flows;
+      link->cap = cap;
     }
   *slot = link->n;
-  link->flows[link->n++] = id;
+  link_flows (link)[link->n++] = id;
 }
 
 static void
@@ -410,8 +440,9 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;
       /* Swap the last flow of the list into this one's place. */
-      uint32_t s = slot[i], moved = link->flows[--link->n];
-      link->flows[s] = moved;
+      uint32_t *flows = link_flows (link);
+      uint32_t s = slot[i], moved = flows[--link->n];
+      flows[s] = moved;
       if (moved != id)
         {
           Flow *mt = &f->flows[moved];
@@ -426,6 +457,11 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
       /* A link left empty has no rate to recompute. */
       if (link->n > 0)
         mark_dirty (f, l);
+      else if (link->cap)
+        {
+          g_free (link->flows);
+          link->cap = 0;
+        }
     }
   flow->rate = 0;
   weft_network_complete (&f->base, id, f->base.transfers[id].latency);
@@ -484,7 +520,7 @@ drained (WeftSim *sim, void *target, void *data)
           Flow *ahead = &f->flows[batch[i + DRAIN_LISTS_AHEAD]];
           const uint32_t *path = flow_path (ahead);
           for (uint32_t k = 0; k < ahead->path_len; k++)
-            __builtin_prefetch (f->links[path[k]].flows);
+            prefetch_flows (&f->links[path[k]]);
         }
       drain_one (f, batch[i], now);
     }
@@ -984,7 +1020,7 @@ visit (FlowNet *f, uint32_t l, WeftTime now, gboolean grouping)
   dirty->mark &= ~DIRTY;
   for (uint32_t k = 0; k < dirty->n; k++)
     {
-      uint32_t id = dirty->flows[k];
+      uint32_t id = link_flows (dirty)[k];
       Flow *flow = &f->flows[id];
       if (flow->mark == f->epoch)
         continue;
@@ -1057,13 +1093,13 @@ recompute (WeftSim *sim, void *target, void *data)
       if (d + 24 < f->n_dirty)
         prefetch_entry (f, f->dirty[d + 24]);
       if (d + 12 < f->n_dirty && !(f->dirty[d + 12] & ALONE))
-        __builtin_prefetch (f->links[f->dirty[d + 12]].flows);
+        prefetch_flows (&f->links[f->dirty[d + 12]]);
       if (d + 6 < f->n_dirty && !(f->dirty[d + 6] & ALONE))
         {
           const Link *ahead = &f->links[f->dirty[d + 6]];
           for (uint32_t k = 0; k < ahead->n; k++)
             {
-              const Flow *flow = &f->flows[ahead->flows[k]];
+              const Flow *flow = &f->flows[link_flows (ahead)[k]];
               __builtin_prefetch (flow);
               __builtin_prefetch (flow->path);
             }
@@ -1073,7 +1109,7 @@ recompute (WeftSim *sim, void *target, void *data)
           const Link *ahead = &f->links[f->dirty[d + 3]];
           for (uint32_t k = 0; k < ahead->n; k++)
             {
-              Flow *flow = &f->flows[ahead->flows[k]];
+              Flow *flow = &f->flows[link_flows (ahead)[k]];
               if (flow->mark == f->epoch)
                 continue;
               const uint32_t *path = flow_path (flow);
