@@ -1,25 +1,26 @@
 /* weft: the discrete-event engine.
  *
  * Pending events live in a pool of slots (grown by doubling, never one malloc
- * per event).  The queue holds them in buckets, runs of events due at one
- * time in the order they were scheduled, and a 4-ary min-heap of the
- * buckets' 16-byte keys (bucket, seq, time), laid out so that the four
- * children of a node share one cache line.  In a collective's lockstep
- * instants thousands of events fall due at one picosecond: each joins its
- * time's bucket at the end and leaves it from the front, and the heap only
- * orders the times.  An event joins the last bucket opened for its time,
- * found through a small table of open buckets by time; when the table has
- * lost it, a new bucket opens, keyed by the event's sequence number, after
- * the older ones of its time.  So the order is always (time, insertion).
- * The sequence is 32 bits; when it would wrap, the pending entries are
+ * per event).  The queue is a 4-ary min-heap of 16-byte entries (slot, seq,
+ * time), laid out so that the four children of a node share one cache
+ * line; ties in time are broken by the insertion sequence, kept in the
+ * entry.  An entry is an event, or a bucket: a run of events due at one
+ * time, in the order they were scheduled.  In a collective's lockstep
+ * instants thousands of events fall due at one picosecond: the first goes
+ * into the heap, the next opens a bucket, the others join it at the back
+ * and leave it from the front, and the heap orders few entries.  A small
+ * table by time remembers the last event put in the heap alone and the
+ * last bucket opened; an event joins a bucket only while it is the last
+ * opened for its time, so the order is always (time, insertion).  The
+ * sequence is 32 bits; when it would wrap, the pending entries are
  * renumbered in order.  Cancelled events stay queued, marked dead, until
  * they reach the front or until they make up half of the queue, when it is
  * rebuilt without them.
  *
- * An entry's slot is either an index into the pool of slots or, with
+ * An event's slot is either an index into the pool of slots or, with
  * POOL_BIT, a pool of the caller's records and an index into it (see
  * WeftPoolTimer): such an event is live while its record's timer is
- * pending with the entry's sequence.
+ * pending with the entry's sequence.  The last pool's slots are buckets.
  */
 #include "sim.h"
 
@@ -38,7 +39,9 @@
 #define POOL_SHIFT 27
 #define POOL_INDEX ((1u << POOL_SHIFT) - 1)
 #define MAX_POOLS 16
-#define OPEN_SLOTS 64           /* open buckets remembered by time */
+#define BUCKET_POOL (MAX_POOLS - 1) /* its slots in the heap are buckets */
+#define BUCKET_SLOT (POOL_BIT | BUCKET_POOL << POOL_SHIFT)
+#define OPEN_SLOTS 64           /* times remembered, by a hash */
 
 typedef struct {
   WeftEventFn fn;               /* NULL: cancelled (or free) */
@@ -49,20 +52,22 @@ typedef struct {
   uint32_t next_free;
 } Event;
 
-/* A bucket's key in the heap.  Laid out so that, read as one little-endian
- * 128-bit number, an entry orders by (time, seq): see entry_less(). */
-typedef struct {
-  uint32_t slot;                /* the bucket */
-  uint32_t seq;                 /* of its first event: buckets of one time
-                                   hold runs of sequence numbers, in order */
-  WeftTime time;
-} Entry;
-
 /* A queued event. */
 typedef struct {
   uint32_t slot;
   uint32_t seq;                 /* insertion order */
 } Queued;
+
+/* A heap entry: an event, or a bucket (slot BUCKET_SLOT | its index) keyed
+ * by the sequence number of its first event.  Laid out so that, read as
+ * one little-endian 128-bit number, an entry orders by (time, seq): see
+ * entry_less(). */
+typedef struct {
+  Queued q;
+  WeftTime time;
+} Entry;
+
+G_STATIC_ASSERT (sizeof (Entry) == 16 && G_BYTE_ORDER == G_LITTLE_ENDIAN);
 
 /* Events due at one time, in the order they were scheduled: q[head .. n)
  * are still queued (never none, while the bucket is in the heap). */
@@ -73,7 +78,12 @@ typedef struct {
   uint32_t next_free;
 } Bucket;
 
-G_STATIC_ASSERT (sizeof (Entry) == 16 && G_BYTE_ORDER == G_LITTLE_ENDIAN);
+/* What the queue last saw of a time: an event put in the heap alone, or
+ * the bucket opened for it after. */
+typedef struct {
+  WeftTime time;
+  uint32_t bucket;              /* NO_SLOT: none open */
+} Open;
 
 typedef struct {
   WeftEventFn fn;               /* NULL: free */
@@ -95,8 +105,7 @@ struct _WeftSim {
   Bucket *buckets;
   uint32_t buckets_cap;
   uint32_t bucket_free;
-  uint32_t open[OPEN_SLOTS];    /* by a hash of the time: the last bucket
-                                   opened for it, or NO_SLOT */
+  Open open[OPEN_SLOTS];         /* by a hash of the time */
 
   Event *events;
   uint32_t events_cap;
@@ -138,7 +147,7 @@ weft_sim_new (void)
   sim->free_head = NO_SLOT;
   sim->bucket_free = NO_SLOT;
   for (uint32_t i = 0; i < OPEN_SLOTS; i++)
-    sim->open[i] = NO_SLOT;
+    sim->open[i] = (Open) { WEFT_TIME_MAX, NO_SLOT };
   sim->heap_cap = 64;
   sim->heap_mem = g_aligned_alloc (sim->heap_cap + PAD, sizeof (Entry), 64);
   sim->heap = sim->heap_mem + PAD;
@@ -436,7 +445,7 @@ bucket_new (WeftSim *sim, WeftTime time)
       uint32_t old = sim->buckets_cap;
       uint32_t cap = old ? old * 2 : 64;
 
-      g_assert (old < NO_SLOT / 2);
+      g_assert (cap - 1 <= POOL_INDEX);
       sim->buckets = g_renew (Bucket, sim->buckets, cap);
       memset (sim->buckets + old, 0, (cap - old) * sizeof (Bucket));
       for (uint32_t i = old; i < cap; i++)
@@ -458,26 +467,44 @@ static void
 bucket_release (WeftSim *sim, uint32_t b)
 {
   Bucket *bucket = &sim->buckets[b];
-  uint32_t h = open_hash (bucket->time);
+  Open *o = &sim->open[open_hash (bucket->time)];
 
-  if (sim->open[h] == b)
-    sim->open[h] = NO_SLOT;
+  if (o->bucket == b)
+    o->bucket = NO_SLOT;
   bucket->next_free = sim->bucket_free;
   sim->bucket_free = b;
 }
 
-/* Queue the event of @slot, numbered @seq (the highest yet), at @time. */
+static inline gboolean
+is_bucket (uint32_t slot)
+{
+  return (slot & ~POOL_INDEX) == BUCKET_SLOT;
+}
+
+/* Queue the event of @slot, numbered @seq (the highest yet), at @time.  The
+ * first event of a time goes into the heap alone (events at times of their
+ * own cost what they did without buckets); the next opens a bucket after
+ * it, which the events after join while it is the last opened for the
+ * time.  When the table has lost the time, a new bucket or lone event
+ * comes after the older ones: the order is (time, insertion) either way. */
 static void
 enqueue (WeftSim *sim, WeftTime time, uint32_t slot, uint32_t seq)
 {
-  uint32_t h = open_hash (time);
-  uint32_t b = sim->open[h];
+  Open *o = &sim->open[open_hash (time)];
 
-  if (b == NO_SLOT || sim->buckets[b].time != time)
+  sim->queued++;
+  if (o->time != time)
+    {
+      *o = (Open) { time, NO_SLOT };
+      heap_push (sim, (Entry) { { slot, seq }, time });
+      return;
+    }
+  uint32_t b = o->bucket;
+  if (b == NO_SLOT)
     {
       b = bucket_new (sim, time);
-      sim->open[h] = b;
-      heap_push (sim, (Entry) { .time = time, .slot = b, .seq = seq });
+      o->bucket = b;
+      heap_push (sim, (Entry) { { BUCKET_SLOT | b, seq }, time });
     }
   Bucket *bucket = &sim->buckets[b];
   if (G_UNLIKELY (bucket->n == bucket->cap))
@@ -486,15 +513,17 @@ enqueue (WeftSim *sim, WeftTime time, uint32_t slot, uint32_t seq)
       bucket->q = g_renew (Queued, bucket->q, bucket->cap);
     }
   bucket->q[bucket->n++] = (Queued) { slot, seq };
-  sim->queued++;
 }
 
 /* The event that runs next, of those queued (there must be one). */
-static inline Queued *
+static inline const Queued *
 front (const WeftSim *sim)
 {
-  Bucket *bucket = &sim->buckets[sim->heap[0].slot];
+  const Entry *top = &sim->heap[0];
 
+  if (!is_bucket (top->q.slot))
+    return &top->q;
+  const Bucket *bucket = &sim->buckets[top->q.slot & POOL_INDEX];
   return &bucket->q[bucket->head];
 }
 
@@ -502,10 +531,16 @@ front (const WeftSim *sim)
 static inline void
 dequeue (WeftSim *sim)
 {
-  uint32_t b = sim->heap[0].slot;
-  Bucket *bucket = &sim->buckets[b];
+  uint32_t slot = sim->heap[0].q.slot;
 
   sim->queued--;
+  if (!is_bucket (slot))
+    {
+      heap_pop (sim);
+      return;
+    }
+  uint32_t b = slot & POOL_INDEX;
+  Bucket *bucket = &sim->buckets[b];
   if (++bucket->head == bucket->n)
     {
       heap_pop (sim);
@@ -513,9 +548,20 @@ dequeue (WeftSim *sim)
     }
 }
 
+/* Whether to keep queued event @e, dropping it if it was cancelled. */
+static inline gboolean
+keep (WeftSim *sim, Queued e)
+{
+  if (entry_live (sim, e.slot, e.seq))
+    return TRUE;
+  if (!(e.slot & POOL_BIT))
+    slot_release (sim, e.slot);
+  return FALSE;
+}
+
 /* Drop the cancelled entries, and the buckets left empty, and restore the
  * heap order in O(n).  A bucket keeps its key: its events still come
- * after those of the older buckets of its time. */
+ * after those of the older entries of its time. */
 static void
 queue_compact (WeftSim *sim)
 {
@@ -523,26 +569,30 @@ queue_compact (WeftSim *sim)
 
   for (size_t i = 0; i < sim->heap_len; i++)
     {
-      uint32_t b = sim->heap[i].slot;
+      Entry e = sim->heap[i];
+
+      if (!is_bucket (e.q.slot))
+        {
+          if (keep (sim, e.q))
+            {
+              sim->heap[kept++] = e;
+              queued++;
+            }
+          continue;
+        }
+      uint32_t b = e.q.slot & POOL_INDEX;
       Bucket *bucket = &sim->buckets[b];
       uint32_t n = 0;
-
       for (uint32_t j = bucket->head; j < bucket->n; j++)
-        {
-          Queued e = bucket->q[j];
-
-          if (entry_live (sim, e.slot, e.seq))
-            bucket->q[n++] = e;
-          else if (!(e.slot & POOL_BIT))
-            slot_release (sim, e.slot);
-        }
+        if (keep (sim, bucket->q[j]))
+          bucket->q[n++] = bucket->q[j];
       bucket->head = 0;
       bucket->n = n;
       queued += n;
       if (n == 0)
         bucket_release (sim, b);
       else
-        sim->heap[kept++] = sim->heap[i];
+        sim->heap[kept++] = e;
     }
   sim->heap_len = kept;
   sim->queued = queued;
@@ -557,7 +607,7 @@ entry_cmp (const void *a, const void *b)
 
   if (x->time != y->time)
     return x->time < y->time ? -1 : 1;
-  return x->seq < y->seq ? -1 : x->seq > y->seq;
+  return x->q.seq < y->q.seq ? -1 : x->q.seq > y->q.seq;
 }
 
 void
@@ -570,16 +620,23 @@ weft_sim_renumber (WeftSim *sim)
   uint32_t seq = 0;
   for (size_t i = 0; i < sim->heap_len; i++)
     {
-      Bucket *bucket = &sim->buckets[sim->heap[i].slot];
+      Entry *e = &sim->heap[i];
+      Queued *first, *end;
 
-      sim->heap[i].seq = seq;
-      for (uint32_t j = bucket->head; j < bucket->n; j++)
+      if (is_bucket (e->q.slot))
         {
-          Queued *e = &bucket->q[j];
-
-          e->seq = seq++;
-          if (e->slot & POOL_BIT)
-            pool_timer (sim, e->slot)->seq = e->seq;
+          Bucket *bucket = &sim->buckets[e->q.slot & POOL_INDEX];
+          e->q.seq = seq;
+          first = &bucket->q[bucket->head];
+          end = &bucket->q[bucket->n];
+        }
+      else
+        first = &e->q, end = first + 1;
+      for (Queued *q = first; q < end; q++)
+        {
+          q->seq = seq++;
+          if (q->slot & POOL_BIT)
+            pool_timer (sim, q->slot)->seq = q->seq;
         }
     }
   sim->next_seq = seq;
@@ -684,7 +741,7 @@ weft_sim_pool_new (WeftSim *sim, WeftEventFn fn, void *target)
   /* A pool whose records are gone may be taken again. */
   while (pool < sim->n_pools && sim->pools[pool].fn != NULL)
     pool++;
-  g_assert (pool < MAX_POOLS);
+  g_assert (pool < BUCKET_POOL);
   sim->pools[pool] = (Pool) { fn, target, NULL, 0, 0 };
   sim->n_pools = MAX (sim->n_pools, pool + 1);
   return pool;
