@@ -1,6 +1,8 @@
 /* weft: schedules. */
 #include "schedule.h"
 
+G_STATIC_ASSERT (sizeof (WeftStep) == 24);
+
 #include <stdlib.h>
 
 G_DEFINE_QUARK (weft-schedule-error-quark, weft_schedule_error)
@@ -55,7 +57,7 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
                    const uint32_t *deps, uint32_t n_deps)
 {
   WeftStep step = {
-    .kind = kind,
+    .kind = (uint8_t) kind,
     .peer = peer,
     .tag = tag,
     .bytes = bytes,
@@ -63,7 +65,7 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
     .n_deps = 0,
   };
 
-  g_assert (rank < s->n_ranks);
+  g_assert (rank < s->n_ranks && n_deps <= WEFT_STEP_MAX_DEPS);
   /* Appends inline: a schedule of a large run has billions of steps. */
   if (G_UNLIKELY (s->deps_cap - s->n_deps < n_deps))
     {

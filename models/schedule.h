@@ -20,13 +20,17 @@ typedef enum {
                                    reduction when the rank is a switch */
 } WeftStepKind;
 
+/* At most this many dependencies a step. */
+#define WEFT_STEP_MAX_DEPS 65535
+
+/* 24 bytes: a large run's schedule holds billions of steps. */
 typedef struct {
-  WeftStepKind kind;
+  uint64_t bytes;
   uint32_t peer;                /* rank, for sends and receives */
   uint32_t tag;                 /* channel: matching is per (peer, tag) */
-  uint64_t bytes;
   uint32_t first_dep;           /* into the schedule's dependency pool */
-  uint32_t n_deps;              /* steps of the same rank that must finish */
+  uint16_t n_deps;              /* steps of the same rank that must finish */
+  uint8_t kind;                 /* WeftStepKind */
 } WeftStep;
 
 typedef struct {

@@ -141,6 +141,9 @@ read_step (WeftScheduleFile *f, uint32_t rank, const WeftCfg *cfg,
     {
       if (!weft_cfg_expect_seq (v, "after", error))
         return FALSE;
+      if (v->n > WEFT_STEP_MAX_DEPS)
+        return weft_cfg_error (error, v, "a step waits for at most %d "
+                               "steps, not %zu", WEFT_STEP_MAX_DEPS, v->n);
       for (size_t i = 0; i < v->n; i++)
         {
           if (!weft_cfg_expect_scalar (v->items[i], "a step id", error))

@@ -807,6 +807,17 @@ START_TEST (test_bad_schedule_files)
       ck_assert_msg (strstr (got, cases[i].message) != NULL,
                      "expected '%s'\n got '%s'", cases[i].message, got);
     }
+
+  /* A step may wait for at most 65,535 others. */
+  g_autoptr (GString) many = g_string_new (HEAD "  0: [{id: a, op: send, "
+                                           "peer: 1, chunk: 0}, {op: send, "
+                                           "peer: 1, chunk: 1, after: [a");
+  for (int i = 1; i < WEFT_STEP_MAX_DEPS + 1; i++)
+    g_string_append (many, ", a");
+  g_string_append (many, "]}]\n");
+  g_autofree char *got = schedule_error (many->str);
+  ck_assert_str_eq (got, "s.yaml:6:82: a step waits for at most 65535 steps, "
+                         "not 65536");
 }
 END_TEST
 
