@@ -29,12 +29,14 @@ typedef struct {
 } XStep;
 
 /* Per rank, in one cache line. */
-#define PEER_SLOTS 4
+#define PEER_SLOTS 8
 typedef struct {
   WeftTime engine_free;         /* when its reduction engine is free */
   uint32_t left;                /* instances: unfinished steps */
   uint32_t peer[PEER_SLOTS];    /* recent peers (by a hash of the peer)... */
-  WeftTime latency[PEER_SLOTS]; /* ...and the protocol latency of a send */
+  uint8_t hop[PEER_SLOTS];      /* ...and what a send's route crosses, as an
+                                   index into Exec.hop */
+  uint8_t unused[12];
 } XRank;
 
 G_STATIC_ASSERT (sizeof (XRank) == 64);
@@ -75,6 +77,7 @@ struct _WeftExec {
   const WeftSchedule *schedule;
   const uint32_t *gpus;
   WeftProtocol protocol;
+  WeftTime hop[3];              /* its latency a send: NVLink, PCIe, network */
   WeftEventFn done;             /* weft_execute(): when all is done */
   WeftRankFn rank_done;         /* instances (weft_exec_new(): ranks join
                                    one by one): when each rank is done */
@@ -135,16 +138,16 @@ step_finished (WeftSim *sim, void *target, void *data)
   finish (target, GPOINTER_TO_UINT (data));
 }
 
-/* The protocol's latency for a send from @a to @b, by what its route
- * crosses. */
-static WeftTime
-send_latency (Exec *x, uint32_t a, uint32_t b)
+/* Which of the protocol's latencies (Exec.hop) a send from @a to @b pays,
+ * by what its route crosses. */
+static uint8_t
+send_hop (Exec *x, uint32_t a, uint32_t b)
 {
   uint32_t crosses = weft_network_crosses (x->net, a, b);
 
-  return (crosses & WEFT_CROSSES_NETWORK) ? x->protocol.hop_network
-         : (crosses & WEFT_CROSSES_PCIE)  ? x->protocol.hop_pcie
-                                          : x->protocol.hop_nvlink;
+  return (crosses & WEFT_CROSSES_NETWORK) ? 2
+         : (crosses & WEFT_CROSSES_PCIE)  ? 1
+                                          : 0;
 }
 
 /* If the next event is @fn of this executor too, fetch its step's record
@@ -262,14 +265,13 @@ ready (Exec *x, uint32_t k)
       {
         /* A rank sends to the same few peers many times (each piece of
          * each step). */
-        uint32_t slot = (step->peer * 0x9e3779b1u) >> 30;
+        uint32_t slot = (step->peer * 0x9e3779b1u) >> 29;
         if (rank->peer[slot] != step->peer)
           {
             rank->peer[slot] = step->peer;
-            rank->latency[slot] = send_latency (x, x->gpus[r],
-                                                x->gpus[step->peer]);
+            rank->hop[slot] = send_hop (x, x->gpus[r], x->gpus[step->peer]);
           }
-        weft_sim_schedule (sim, rank->latency[slot], send_start, x,
+        weft_sim_schedule (sim, x->hop[rank->hop[slot]], send_start, x,
                            GUINT_TO_POINTER (k));
         break;
       }
@@ -481,6 +483,9 @@ exec_new (WeftNetwork *net, const WeftSchedule *s,
   x->schedule = s;
   x->gpus = gpus;
   x->protocol = *protocol;
+  x->hop[0] = protocol->hop_nvlink;
+  x->hop[1] = protocol->hop_pcie;
+  x->hop[2] = protocol->hop_network;
   if (image == NULL)
     {
       /* An image of its own: its steps are the run's, not a copy. */
