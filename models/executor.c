@@ -426,26 +426,30 @@ weft_exec_image_new (const WeftSchedule *s)
   m->roots = g_new (uint32_t, MAX (m->root_start[s->n_ranks], 1));
   for (uint32_t k = 0; k < total; k++)
     m->steps[k + 1].out += m->steps[k].out;
-  m->out = g_new (uint32_t, MAX (m->steps[total].out, 1));
-  g_autofree uint32_t *fill = g_new (uint32_t, total + 1);
-  for (uint32_t k = 0; k <= total; k++)
-    fill[k] = m->steps[k].out;
+  uint32_t n_out = m->steps[total].out;
+  m->out = g_new (uint32_t, MAX (n_out, 1));
   /* A step's dependents in the order of the rank's steps, as they become
-   * ready in that order. */
-  uint32_t n_roots = 0;
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (guint i = 0; i < s->n_steps[r]; i++)
+   * ready in that order: placed from the back, every step's taken in
+   * reverse, each step k + 1's `out` (the end of k's dependents) serving as
+   * k's cursor, without an array of cursors as long as the steps. */
+  uint32_t n_roots = m->root_start[s->n_ranks];
+  for (uint32_t r = s->n_ranks; r-- > 0;)
+    for (uint32_t i = s->n_steps[r]; i-- > 0;)
       {
         const WeftStep *step = weft_schedule_step (s, r, i);
         uint32_t k = number (&num, r, i);
-        for (uint32_t d = 0; d < step->n_deps; d++)
+        for (uint32_t d = step->n_deps; d-- > 0;)
           {
             uint32_t from = number (&num, r, weft_schedule_dep (s, step, d));
-            m->out[fill[from]++] = k;
+            m->out[--m->steps[from + 1].out] = k;
           }
         if (step->n_deps == 0)
-          m->roots[n_roots++] = k;
+          m->roots[--n_roots] = k;
       }
+  /* Step k + 1's `out` is now where k's dependents start. */
+  for (uint32_t k = 0; k < total; k++)
+    m->steps[k].out = m->steps[k + 1].out;
+  m->steps[total].out = n_out;
   m->num = num;
   return m;
 }
