@@ -83,7 +83,7 @@ typedef struct {
   uint32_t pending;
 } WeftPoolTimer;
 
-/* A new pool, its records not yet placed: returns its id.  At most 16 at
+/* A new pool, its records not yet placed: returns its id.  At most 15 at
  * once; a pool whose records are gone (weft_sim_pool_place() with NULL)
  * counts no more. */
 uint32_t weft_sim_pool_new (WeftSim *sim, WeftEventFn fn, void *target);
