@@ -36,7 +36,7 @@ typedef struct {
   uint32_t peer[PEER_SLOTS];    /* recent peers (by a hash of the peer)... */
   uint8_t hop[PEER_SLOTS];      /* ...and what a send's route crosses, as an
                                    index into Exec.hop */
-  uint8_t unused[12];
+  uint8_t unused[12];            /* to one cache line */
 } XRank;
 
 G_STATIC_ASSERT (sizeof (XRank) == 64);
@@ -457,7 +457,7 @@ weft_exec_image_new (const WeftSchedule *s)
 size_t
 weft_exec_image_memory (const WeftExecImage *m)
 {
-  return sizeof *m + (size_t) m->num.n_ranks * 2 * sizeof (uint32_t)
+  return sizeof *m + ((size_t) m->num.n_ranks * 2 + 1) * sizeof (uint32_t)
          + (size_t) m->root_start[m->num.n_ranks] * sizeof (uint32_t)
          + ((size_t) m->total + 1) * sizeof (XStep)
          + (size_t) MAX (m->steps[m->total].out, 1) * sizeof (uint32_t);

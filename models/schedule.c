@@ -1,9 +1,9 @@
 /* weft: schedules. */
 #include "schedule.h"
 
-G_STATIC_ASSERT (sizeof (WeftStep) == 24);
-
 #include <stdlib.h>
+
+G_STATIC_ASSERT (sizeof (WeftStep) == 24);
 
 G_DEFINE_QUARK (weft-schedule-error-quark, weft_schedule_error)
 

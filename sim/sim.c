@@ -98,9 +98,9 @@ struct _WeftSim {
 
   Entry *heap_mem;              /* 64-byte aligned; entries start at PAD */
   Entry *heap;                  /* heap_mem + PAD */
-  size_t heap_len;              /* buckets queued */
+  size_t heap_len;              /* entries: lone events and buckets */
   size_t heap_cap;
-  size_t queued;                /* events in them, dead ones included */
+  size_t queued;                /* events, dead ones included */
 
   Bucket *buckets;
   uint32_t buckets_cap;
