@@ -3,9 +3,10 @@
  * Each transfer is a fluid flow over its path.  When flows start or end,
  * the rates of the flows that share a link with them are recomputed by
  * progressive filling (max-min fairness), the rates of all other flows held
- * fixed; changes at the same instant are gathered into one recomputation.
+ * fixed; changes at the same instant are gathered into one recomputation,
+ * which takes the affected flows in order of id, however it finds them.
  * A flow's last byte arrives when it has drained plus its path's latency.
- * A flow that starts alone on its links is filled alone, without visiting
+ * A flow that starts alone on its links is filled alone, without touching
  * them, unless another joins it in the same instant.
  *
  * A transfer striped over several first hops is one flow over all its
@@ -60,6 +61,8 @@ typedef struct {
   uint8_t room_log2;            /* far holds 2^room_log2 links */
   uint8_t frozen;               /* during filling */
   uint8_t capped;               /* its transfer's cap applies */
+  uint8_t fresh;                /* it started alone since the last
+                                   recomputation (see flow_start()) */
   uint32_t path[NEAR_LINKS];    /* the links its transfer crosses */
   uint32_t slot[NEAR_LINKS];    /* its index in each one's list of flows */
   double share[NEAR_LINKS];     /* per path link: its part of the rate */
@@ -200,11 +203,12 @@ typedef struct {
   uint32_t timers;              /* the engine's pool of the flows' timers */
   Link *links;
   uint32_t *dirty;              /* links, and flows that started alone
-                                   (id | ALONE), in the order they changed */
+                                   (id | ALONE), that changed */
   uint32_t n_dirty, dirty_cap;
   gboolean pending;             /* a recomputation is scheduled */
   uint32_t epoch;
-  Ids affected;                 /* flow ids */
+  Ids affected;                 /* flow ids, ascending */
+  Ids sort_scratch;
   Ids touched;                  /* link ids */
   Ids touched_owner;            /* per touched link: an affected flow on it */
   Filler filler;                /* the simulating thread's */
@@ -242,7 +246,8 @@ flow_destroy (WeftNetwork *net)
         g_free (f->links[l].flows);
   g_aligned_free (f->links);
   g_free (f->dirty);
-  Ids *ids[] = { &f->affected, &f->touched, &f->touched_owner,
+  Ids *ids[] = { &f->affected, &f->sort_scratch, &f->touched,
+                 &f->touched_owner,
                  &f->group_of, &f->group_start, &f->by_group,
                  &f->links_by_group, &f->link_group_start };
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
@@ -392,9 +397,9 @@ flow_start (WeftNetwork *net, uint32_t id)
   memcpy (path, t->path, t->path_len * sizeof (uint32_t));
 
   /* A flow on links no other flow crosses and none has changed in this
-   * instant goes in the dirty list itself, standing for its links (which it
-   * would have put there, in path order): the recomputation fills it alone
-   * if it still is, and otherwise visits its links there. */
+   * instant is marked fresh and goes in the dirty list itself instead of
+   * its links: the recomputation fills it alone if it still is.  (A flow
+   * that joins it later marks the shared links.) */
   gboolean alone = !net->plain;
   for (uint32_t i = 0; alone && i < t->path_len; i++)
     {
@@ -409,7 +414,8 @@ flow_start (WeftNetwork *net, uint32_t id)
       if (!alone)
         mark_dirty (f, t->path[i]);
     }
-  if (alone && t->path_len > 0)
+  flow->fresh = alone && t->path_len > 0;
+  if (flow->fresh)
     push_dirty (f, id | ALONE);
 }
 
@@ -464,6 +470,7 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
         }
     }
   flow->rate = 0;
+  flow->path_len = 0;           /* not in flight: see find_by_scan() */
   weft_network_complete (&f->base, id, f->base.transfers[id].latency);
 }
 
@@ -1010,52 +1017,183 @@ affect (FlowNet *f, uint32_t id, Flow *flow, WeftTime now, gboolean grouping)
   return i;
 }
 
-/* Recomputation: the flows on dirty link @l not found yet are affected;
- * they touch their links. */
+/* Recomputation: flow @id, found to cross a changed link or to have
+ * started alone, is affected (taken in order of id); it touches its
+ * links, and joins the group of the first affected flow on each. */
 static inline void
-visit (FlowNet *f, uint32_t l, WeftTime now, gboolean grouping)
+take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
 {
-  Link *dirty = &f->links[l];
+  Flow *flow = &f->flows[id];
+  const uint32_t *path = flow_path (flow);
 
-  dirty->mark &= ~DIRTY;
-  for (uint32_t k = 0; k < dirty->n; k++)
+  if (flow->fresh)
     {
-      uint32_t id = link_flows (dirty)[k];
-      Flow *flow = &f->flows[id];
-      if (flow->mark == f->epoch)
-        continue;
-      uint32_t i = affect (f, id, flow, now, grouping);
-      const uint32_t *path = flow_path (flow);
-      for (uint32_t p = 0; p < flow->path_len; p++)
+      flow->fresh = FALSE;
+      gboolean still = TRUE;
+      for (uint32_t p = 0; still && p < flow->path_len; p++)
+        still = f->links[path[p]].n == 1;
+      if (still)
         {
-          uint32_t t = path[p];
-          Link *link = &f->links[t];
-          if ((link->mark & ~DIRTY) != f->epoch)
-            {
-              link->mark = f->epoch | (link->mark & DIRTY);
-              link->at = f->touched.n;
-              close_segment (f, t, now);
-              ids_push (&f->touched, t);
-              ids_push (&f->touched_owner, i);
-            }
-          else if (grouping)
-            weft_union (f->group_of.v, i, f->touched_owner.v[link->at]);
+          /* Still alone: a group of its own, filled by fill_one(), which
+           * needs none of its links touched. */
+          affect (f, id, flow, now, grouping);
+          for (uint32_t p = 0; p < flow->path_len; p++)
+            close_segment (f, path[p], now);
+          return;
         }
     }
+  uint32_t i = affect (f, id, flow, now, grouping);
+  for (uint32_t p = 0; p < flow->path_len; p++)
+    {
+      uint32_t t = path[p];
+      Link *link = &f->links[t];
+      if ((link->mark & ~DIRTY) != f->epoch)
+        {
+          link->mark = f->epoch | (link->mark & DIRTY);
+          link->at = f->touched.n;
+          close_segment (f, t, now);
+          ids_push (&f->touched, t);
+          ids_push (&f->touched_owner, i);
+        }
+      else if (grouping)
+        weft_union (f->group_of.v, i, f->touched_owner.v[link->at]);
+    }
+}
+
+/* Sort @a's ids, all below @hi, ascending (least significant digit
+ * first, 11 bits a pass). */
+static void
+sort_ids (Ids *a, Ids *scratch, uint32_t hi)
+{
+  uint32_t n = a->n, *v = a->v;
+
+  if (n < 64)
+    {
+      for (uint32_t i = 1; i < n; i++)
+        {
+          uint32_t x = v[i], j = i;
+          for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+          v[j] = x;
+        }
+      return;
+    }
+  ids_resize (scratch, n);
+  uint32_t *src = v, *dst = scratch->v;
+  for (uint32_t shift = 0; shift < 32 && ((hi - 1) >> shift) != 0;
+       shift += 11)
+    {
+      uint32_t count[2048 + 1] = { 0 };
+      for (uint32_t i = 0; i < n; i++)
+        count[((src[i] >> shift) & 2047) + 1]++;
+      for (uint32_t d = 0; d < 2048; d++)
+        count[d + 1] += count[d];
+      for (uint32_t i = 0; i < n; i++)
+        dst[count[(src[i] >> shift) & 2047]++] = src[i];
+      uint32_t *swap = src;
+      src = dst;
+      dst = swap;
+    }
+  if (src != v)
+    memcpy (v, src, n * sizeof (uint32_t));
 }
 
 static inline void
 prefetch_entry (const FlowNet *f, uint32_t e)
 {
   if (e & ALONE)
-    {
-      const Flow *flow = &f->flows[e & ~ALONE];
-      __builtin_prefetch (flow);
-      __builtin_prefetch (flow->path);
-    }
+    __builtin_prefetch (&f->flows[e & ~ALONE]);
   else
     __builtin_prefetch (&f->links[e]);
 }
+
+/* The affected flows, found from the dirty list: the flows on each changed
+ * link and those that started alone, in @found, ascending. */
+static void
+find_by_lists (FlowNet *f, Ids *found)
+{
+  found->n = 0;
+  for (uint32_t d = 0; d < f->n_dirty; d++)
+    {
+      uint32_t e = f->dirty[d];
+      /* Fetch ahead: dirty links, then their flows' lists, then the flows
+       * (each stage's address is in what the one before fetched). */
+      if (d + 24 < f->n_dirty)
+        prefetch_entry (f, f->dirty[d + 24]);
+      if (d + 12 < f->n_dirty && !(f->dirty[d + 12] & ALONE))
+        prefetch_flows (&f->links[f->dirty[d + 12]]);
+      if (d + 6 < f->n_dirty && !(f->dirty[d + 6] & ALONE))
+        {
+          const Link *ahead = &f->links[f->dirty[d + 6]];
+          for (uint32_t k = 0; k < ahead->n; k++)
+            __builtin_prefetch (&f->flows[link_flows (ahead)[k]]);
+        }
+      if (e & ALONE)
+        {
+          Flow *flow = &f->flows[e & ~ALONE];
+          if (flow->mark != f->epoch)
+            {
+              flow->mark = f->epoch;
+              ids_push (found, e & ~ALONE);
+            }
+          continue;
+        }
+      const Link *link = &f->links[e];
+      for (uint32_t k = 0; k < link->n; k++)
+        {
+          uint32_t id = link_flows (link)[k];
+          Flow *flow = &f->flows[id];
+          if (flow->mark != f->epoch)
+            {
+              flow->mark = f->epoch;
+              ids_push (found, id);
+            }
+        }
+    }
+  sort_ids (found, &f->sort_scratch, f->base.n_transfers);
+}
+
+/* How far ahead of the scan flows, and their links, are fetched. */
+#define SCAN_FLOWS_AHEAD 8
+#define SCAN_LINKS_AHEAD 4
+
+/* The affected flows found by reading every flow in flight in order of id
+ * (sequential reads where following the dirty links' lists would miss the
+ * cache at each flow), each taken at once. */
+static void
+find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
+{
+  uint32_t hi = f->base.n_transfers;
+
+  for (uint32_t id = 0; id < hi; id++)
+    {
+      if (id + SCAN_FLOWS_AHEAD < hi)
+        {
+          const Flow *ahead = &f->flows[id + SCAN_FLOWS_AHEAD];
+          __builtin_prefetch (ahead);
+          __builtin_prefetch ((const char *) ahead + 64);
+        }
+      if (id + SCAN_LINKS_AHEAD < hi)
+        {
+          Flow *ahead = &f->flows[id + SCAN_LINKS_AHEAD];
+          const uint32_t *path = flow_path (ahead);
+          for (uint32_t p = 0; p < ahead->path_len; p++)
+            __builtin_prefetch (&f->links[path[p]]);
+        }
+      Flow *flow = &f->flows[id];
+      const uint32_t *path = flow_path (flow);
+      gboolean hit = flow->fresh;
+      for (uint32_t p = 0; !hit && p < flow->path_len; p++)
+        hit = (f->links[path[p]].mark & DIRTY) != 0;
+      if (hit)
+        take (f, id, now, grouping);
+    }
+}
+
+/* A scan reads every flow in flight; following the lists reads about two
+ * flows a dirty entry, each a miss: scan when there are at least one
+ * dirty entry to this many flows. */
+#define SCAN_FLOWS_PER_DIRTY 4
 
 static void
 recompute (WeftSim *sim, void *target, void *data)
@@ -1081,68 +1219,32 @@ recompute (WeftSim *sim, void *target, void *data)
   f->touched_owner.n = 0;
   f->group_of.n = 0;
 
-  /* The affected flows cross a dirty link; they touch these links.  While
-   * finding them, join the flows that share a touched link: each link
-   * remembers the first affected flow seen on it. */
-  for (uint32_t d = 0; d < f->n_dirty; d++)
+  /* The affected flows cross a dirty link or started alone.  They are
+   * taken in order of id, whichever way they are found, so the rates do
+   * not depend on the order of the changes nor on the way: each touches
+   * its links, and the flows that share a touched link are joined. */
+  WeftScan scan = f->base.scan;
+  if (scan == WEFT_SCAN_AUTO)
+    scan = grouping && (uint64_t) f->n_dirty * SCAN_FLOWS_PER_DIRTY
+                               >= f->base.n_transfers
+               ? WEFT_SCAN_ALWAYS
+               : WEFT_SCAN_NEVER;
+  if (scan == WEFT_SCAN_ALWAYS)
+    find_by_scan (f, now, grouping);
+  else
     {
-      uint32_t e = f->dirty[d];
-      /* Fetch ahead: dirty links, then their flows' lists, then the flows
-       * with their paths (each stage's address is in what the one before
-       * fetched); a flow that started alone, and its path. */
-      if (d + 24 < f->n_dirty)
-        prefetch_entry (f, f->dirty[d + 24]);
-      if (d + 12 < f->n_dirty && !(f->dirty[d + 12] & ALONE))
-        prefetch_flows (&f->links[f->dirty[d + 12]]);
-      if (d + 6 < f->n_dirty && !(f->dirty[d + 6] & ALONE))
+      Ids *found = &f->by_group;  /* free until fill_groups() */
+      find_by_lists (f, found);
+      for (uint32_t i = 0; i < found->n; i++)
         {
-          const Link *ahead = &f->links[f->dirty[d + 6]];
-          for (uint32_t k = 0; k < ahead->n; k++)
-            {
-              const Flow *flow = &f->flows[link_flows (ahead)[k]];
-              __builtin_prefetch (flow);
-              __builtin_prefetch (flow->path);
-            }
+          if (i + 4 < found->n)
+            __builtin_prefetch (&f->flows[found->v[i + 4]]);
+          take (f, found->v[i], now, grouping);
         }
-      if (f->base.deep && d + 3 < f->n_dirty && !(f->dirty[d + 3] & ALONE))
-        {
-          const Link *ahead = &f->links[f->dirty[d + 3]];
-          for (uint32_t k = 0; k < ahead->n; k++)
-            {
-              Flow *flow = &f->flows[link_flows (ahead)[k]];
-              if (flow->mark == f->epoch)
-                continue;
-              const uint32_t *path = flow_path (flow);
-              for (uint32_t p = 0; p < flow->path_len; p++)
-                __builtin_prefetch (&f->links[path[p]]);
-            }
-        }
-      if (!(e & ALONE))
-        {
-          visit (f, e, now, grouping);
-          continue;
-        }
-      uint32_t id = e & ~ALONE;
-      Flow *flow = &f->flows[id];
-      if (flow->mark == f->epoch)
-        continue;               /* found already */
-      const uint32_t *path = flow_path (flow);
-      gboolean still = TRUE;
-      for (uint32_t p = 0; still && p < flow->path_len; p++)
-        still = f->links[path[p]].n == 1;
-      if (!still)
-        {
-          /* Joined: its links, as it would have marked them. */
-          for (uint32_t p = 0; p < flow->path_len; p++)
-            visit (f, path[p], now, grouping);
-          continue;
-        }
-      /* Still alone: a group of its own, filled by fill_one(), which
-       * needs none of its links touched. */
-      affect (f, id, flow, now, grouping);
-      for (uint32_t p = 0; p < flow->path_len; p++)
-        close_segment (f, path[p], now);
     }
+  for (uint32_t d = 0; d < f->n_dirty; d++)
+    if (!(f->dirty[d] & ALONE))
+      f->links[f->dirty[d]].mark &= ~DIRTY;
   f->n_dirty = 0;
   if (f->affected.n == 0)
     return;
@@ -1152,7 +1254,7 @@ recompute (WeftSim *sim, void *target, void *data)
     fill (f, &f->filler, f->affected.v, f->affected.n, f->touched.v,
           f->touched.n);
 
-  /* Drain times at the new rates, in the order the flows were found. */
+  /* Drain times at the new rates, in order of id. */
   for (uint32_t i = 0; i < f->affected.n; i++)
     {
       uint32_t id = f->affected.v[i];

@@ -879,6 +879,12 @@ weft_network_set_plain (WeftNetwork *net, gboolean plain)
 }
 
 void
+weft_network_set_scan (WeftNetwork *net, WeftScan scan)
+{
+  net->scan = scan;
+}
+
+void
 weft_network_set_threads (WeftNetwork *net, uint32_t threads)
 {
   net->threads = CLAMP (threads, 1, WEFT_MAX_THREADS);

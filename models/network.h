@@ -32,6 +32,12 @@ const char *weft_fidelity_name (WeftFidelity fidelity);
 
 typedef struct _WeftNetwork WeftNetwork;
 
+typedef enum {
+  WEFT_SCAN_AUTO,
+  WEFT_SCAN_ALWAYS,
+  WEFT_SCAN_NEVER,
+} WeftScan;
+
 /* Per-fidelity operations: a const table, as model kinds are. */
 typedef struct {
   const char *name;
@@ -93,6 +99,8 @@ struct _WeftNetwork {
   WeftTime *reduce_free_at;
 
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
+  WeftScan scan;                /* how the flow model finds the flows a
+                                   change affects (weft_network_set_scan()) */
   uint32_t threads;             /* that may share its work (1: this one) */
   gboolean deep;                /* its state outgrows the caches: fetching
                                    ahead (weft_network_prefetch()) pays */
@@ -160,6 +168,12 @@ void weft_network_flush_stats (WeftNetwork *net);
  * filling flows in groups that share no link), for tests: results must
  * not change. */
 void weft_network_set_plain (WeftNetwork *net, gboolean plain);
+
+/* How the flow model finds the flows that a change of rates affects: by
+ * each changed link's list of flows, or by reading every flow in flight
+ * (faster when most of them are affected).  AUTO picks by the number of
+ * changes; the others are for tests: results must not change. */
+void weft_network_set_scan (WeftNetwork *net, WeftScan scan);
 
 /* Let up to @threads threads (1 to WEFT_MAX_THREADS) share the work of
  * simulating: the flow model fills large recomputations' independent

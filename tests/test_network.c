@@ -640,6 +640,85 @@ START_TEST (test_routes_forgotten_same_times)
 }
 END_TEST
 
+/* ---- finding the flows a change affects ---- */
+
+typedef struct {
+  WeftNetwork *net;
+  Job *job;
+} Start;
+
+static void
+start_job (WeftSim *sim, void *target, void *data)
+{
+  Start *st = target;
+  (void) sim;
+  (void) data;
+
+  weft_network_transfer (st->net, st->job->src, st->job->dst,
+                         st->job->bytes, st->job->cap, job_done, st->job,
+                         NULL);
+}
+
+/* Transfers between random hosts of a star, starting in bursts (a
+ * collective's lockstep instants, where most flows in flight change at
+ * once) and one by one between them, some capped: whether the flows a
+ * change affects are found through the changed links' lists or by reading
+ * every flow in flight, and with the speed-ups off, every transfer ends at
+ * the same picosecond. */
+START_TEST (test_flows_found_either_way)
+{
+  enum { HOSTS = 48, JOBS = 4000 };
+  uint32_t ids[HOSTS];
+  static Job jobs[4][JOBS];
+  static Start starts[JOBS];
+  g_autoptr (WeftScenario) s = load_hosts (HOSTS, ids);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (7);
+  WeftTime at[JOBS];
+
+  for (guint i = 0; i < JOBS; i++)
+    {
+      uint32_t a = g_rand_int_range (rng, 0, HOSTS);
+      uint32_t b = (a + g_rand_int_range (rng, 1, HOSTS)) % HOSTS;
+      double cap = g_rand_int_range (rng, 0, 4) == 0
+                       ? g_rand_double_range (rng, 1e9, 10e9)
+                       : 0;
+      jobs[0][i] = (Job) { ids[a], ids[b],
+                           (uint64_t) g_rand_int_range (rng, 1000, 400000),
+                           cap, WEFT_TIME_MAX };
+      /* Half in bursts every 20 us, half at random times. */
+      at[i] = g_rand_boolean (rng)
+                  ? (WeftTime) g_rand_int_range (rng, 0, 50) * 20 * WEFT_US
+                  : (WeftTime) g_rand_int_range (rng, 0, 1000000) * WEFT_NS;
+    }
+  for (int k = 1; k < 4; k++)
+    memcpy (jobs[k], jobs[0], sizeof jobs[0]);
+
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
+  WeftScan scans[4] = { WEFT_SCAN_AUTO, WEFT_SCAN_ALWAYS, WEFT_SCAN_NEVER,
+                        WEFT_SCAN_AUTO };
+  for (int k = 0; k < 4; k++)
+    {
+      g_autoptr (WeftSim) sim = weft_sim_new ();
+      g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
+      weft_network_set_scan (net, scans[k]);
+      weft_network_set_plain (net, k == 3);
+      for (guint i = 0; i < JOBS; i++)
+        {
+          starts[i] = (Start) { net, &jobs[k][i] };
+          weft_sim_schedule_at (sim, at[i], start_job, &starts[i], NULL);
+        }
+      weft_sim_run (sim);
+      ck_assert_uint_eq (net->finished, JOBS);
+    }
+  for (int k = 1; k < 4; k++)
+    for (guint i = 0; i < JOBS; i++)
+      ck_assert_msg (jobs[k][i].done == jobs[0][i].done,
+                     "way %d, transfer %u: %" G_GUINT64_FORMAT " ps against %"
+                     G_GUINT64_FORMAT, k, i, jobs[k][i].done,
+                     jobs[0][i].done);
+}
+END_TEST
+
 static Suite *
 network_suite (void)
 {
@@ -668,6 +747,10 @@ network_suite (void)
   tcase_add_test (tc, test_routes_kept_per_pair);
   tcase_add_test (tc, test_remembered_route_crosses_the_same);
   tcase_add_test (tc, test_routes_forgotten_same_times);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("affected flows");
+  tcase_add_test (tc, test_flows_found_either_way);
   suite_add_tcase (s, tc);
   return s;
 }
