@@ -84,8 +84,11 @@ typedef struct {
   uint64_t bytes;               /* bytes of the flows that have crossed it,
                                    not yet in the statistics (their line is
                                    another miss) */
-  uint32_t mark;                /* epoch: touched by this recomputation;
-                                   DIRTY: a flow started or ended on it */
+  uint32_t mark;                /* DIRTY alone: a flow started or ended on it
+                                   since the last recomputation; the epoch of
+                                   the last that touched it, with DIRTY if it
+                                   was changed then (so that nothing need
+                                   clear the mark afterwards) */
   uint32_t at;                  /* during a recomputation: its position among
                                    the touched links; while its group fills,
                                    among the group's */
@@ -289,10 +292,17 @@ push_dirty (FlowNet *f, uint32_t entry)
 static inline void
 mark_dirty (FlowNet *f, uint32_t l)
 {
-  if (f->links[l].mark & DIRTY)
+  if (f->links[l].mark == DIRTY)
     return;
-  f->links[l].mark |= DIRTY;
+  f->links[l].mark = DIRTY;
   push_dirty (f, l);
+}
+
+/* During a recomputation: link @link changed since the one before. */
+static inline gboolean
+link_dirty (const FlowNet *f, const Link *link)
+{
+  return link->mark == DIRTY || link->mark == (f->epoch | DIRTY);
 }
 
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
@@ -404,7 +414,7 @@ flow_start (WeftNetwork *net, uint32_t id)
   for (uint32_t i = 0; alone && i < t->path_len; i++)
     {
       const Link *link = &f->links[t->path[i]];
-      alone = link->n == 0 && !(link->mark & DIRTY);
+      alone = link->n == 0 && link->mark != DIRTY;
     }
   for (uint32_t i = 0; i < t->path_len; i++)
     {
@@ -460,13 +470,18 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
                 break;
               }
         }
-      /* A link left empty has no rate to recompute. */
+      /* A link left empty has no rate to recompute, nor a mark that a
+       * recomputation would leave as it is. */
       if (link->n > 0)
         mark_dirty (f, l);
-      else if (link->cap)
+      else
         {
-          g_free (link->flows);
-          link->cap = 0;
+          link->mark = 0;
+          if (link->cap)
+            {
+              g_free (link->flows);
+              link->cap = 0;
+            }
         }
     }
   flow->rate = 0;
@@ -1049,7 +1064,7 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
       Link *link = &f->links[t];
       if ((link->mark & ~DIRTY) != f->epoch)
         {
-          link->mark = f->epoch | (link->mark & DIRTY);
+          link->mark = f->epoch | (link->mark == DIRTY ? DIRTY : 0);
           link->at = f->touched.n;
           close_segment (f, t, now);
           ids_push (&f->touched, t);
@@ -1184,7 +1199,7 @@ find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
       const uint32_t *path = flow_path (flow);
       gboolean hit = flow->fresh;
       for (uint32_t p = 0; !hit && p < flow->path_len; p++)
-        hit = (f->links[path[p]].mark & DIRTY) != 0;
+        hit = link_dirty (f, &f->links[path[p]]);
       if (hit)
         take (f, id, now, grouping);
     }
@@ -1208,7 +1223,7 @@ recompute (WeftSim *sim, void *target, void *data)
     {
       /* The epoch would reach the dirty bit: start the count again. */
       for (uint32_t l = 0; l < f->base.topo->n_links; l++)
-        f->links[l].mark &= DIRTY;
+        f->links[l].mark = f->links[l].mark == DIRTY ? DIRTY : 0;
       for (uint32_t i = 0; i < f->flows_cap; i++)
         f->flows[i].mark = 0;
       f->epoch = 1;
@@ -1242,9 +1257,6 @@ recompute (WeftSim *sim, void *target, void *data)
           take (f, found->v[i], now, grouping);
         }
     }
-  for (uint32_t d = 0; d < f->n_dirty; d++)
-    if (!(f->dirty[d] & ALONE))
-      f->links[f->dirty[d]].mark &= ~DIRTY;
   f->n_dirty = 0;
   if (f->affected.n == 0)
     return;

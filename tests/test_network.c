@@ -719,6 +719,50 @@ START_TEST (test_flows_found_either_way)
 }
 END_TEST
 
+/* Two equal transfers between the same hosts end together, leaving their
+ * links empty: one sent between the same hosts afterwards takes what it
+ * takes on an idle network, found whichever way. */
+START_TEST (test_links_emptied_together)
+{
+  uint32_t ids[3];
+  g_autoptr (WeftScenario) s = load_hosts (3, ids);
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
+  const WeftTime later = 100 * WEFT_US;
+  WeftTime alone = 0;
+
+  for (int k = 0; k < 4; k++)
+    {
+      Job jobs[3];
+      Start starts[3];
+      for (int i = 0; i < 3; i++)
+        jobs[i] = (Job) { ids[0], ids[1], 250000, 0, WEFT_TIME_MAX };
+      g_autoptr (WeftSim) sim = weft_sim_new ();
+      g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
+      weft_network_set_scan (net, k == 1 ? WEFT_SCAN_ALWAYS : WEFT_SCAN_NEVER);
+      weft_network_set_plain (net, k == 2);
+      /* k == 3: the third alone. */
+      for (int i = k == 3 ? 2 : 0; i < 3; i++)
+        {
+          starts[i] = (Start) { net, &jobs[i] };
+          weft_sim_schedule_at (sim, i == 2 ? later : 0, start_job, &starts[i],
+                                NULL);
+        }
+      weft_sim_run (sim);
+      ck_assert_msg (jobs[2].done != WEFT_TIME_MAX,
+                     "way %d: the third transfer never ended", k);
+      if (k < 3)
+        {
+          ck_assert_uint_eq (jobs[0].done, jobs[1].done);
+          ck_assert_uint_lt (jobs[0].done, later);
+        }
+      if (k == 0)
+        alone = jobs[2].done;
+      else
+        ck_assert_uint_eq (jobs[2].done, alone);
+    }
+}
+END_TEST
+
 static Suite *
 network_suite (void)
 {
@@ -751,6 +795,7 @@ network_suite (void)
 
   tc = tcase_create ("affected flows");
   tcase_add_test (tc, test_flows_found_either_way);
+  tcase_add_test (tc, test_links_emptied_together);
   suite_add_tcase (s, tc);
   return s;
 }
