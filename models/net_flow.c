@@ -63,6 +63,9 @@ typedef struct {
   uint8_t capped;               /* its transfer's cap applies */
   uint8_t fresh;                /* it started alone since the last
                                    recomputation (see flow_start()) */
+  uint8_t unit;                 /* each of its links carries all its bytes:
+                                   its shares are unit_shares, and the
+                                   line of share[] is never read */
   uint32_t path[NEAR_LINKS];    /* the links its transfer crosses */
   uint32_t slot[NEAR_LINKS];    /* its index in each one's list of flows */
   double share[NEAR_LINKS];     /* per path link: its part of the rate */
@@ -126,12 +129,19 @@ typedef struct {
   uint32_t fill;                /* next free member slot */
 } Slack;
 
+static const double unit_shares[NEAR_LINKS] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+
 /* A flow's per-link arrays: in the flow, or for a longer path in one
- * buffer of its own (shares, then links, then slots). */
-static inline double *
-flow_share (Flow *flow)
+ * buffer of its own (shares, then links, then slots); the shares of a
+ * flow whose every link carries all its bytes (any but a striped
+ * transfer's) are all 1, and multiplying or dividing by them changes
+ * nothing. */
+static inline const double *
+flow_share (const Flow *flow)
 {
-  return flow->path_len <= NEAR_LINKS ? flow->share : flow->far;
+  return flow->unit                      ? unit_shares
+         : flow->path_len <= NEAR_LINKS ? flow->share
+                                         : flow->far;
 }
 
 static inline uint32_t *
@@ -403,8 +413,18 @@ flow_start (WeftNetwork *net, uint32_t id)
     }
   flow->path_len = t->path_len;
   uint32_t *path = flow_path (flow), *slot = flow_slot (flow);
-  double *share = flow_share (flow);
   memcpy (path, t->path, t->path_len * sizeof (uint32_t));
+  gboolean unit = t->path_len <= NEAR_LINKS;
+  for (uint32_t i = 0; unit && t->striped && i < t->path_len; i++)
+    unit = t->link_bytes[i] == t->bytes;
+  flow->unit = unit;
+  if (!unit)
+    {
+      double *share = t->path_len <= NEAR_LINKS ? flow->share : flow->far;
+      for (uint32_t i = 0; i < t->path_len; i++)
+        share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
+                              : 1.0;
+    }
 
   /* A flow on links no other flow crosses and none has changed in this
    * instant is marked fresh and goes in the dirty list itself instead of
@@ -418,8 +438,6 @@ flow_start (WeftNetwork *net, uint32_t id)
     }
   for (uint32_t i = 0; i < t->path_len; i++)
     {
-      share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
-                            : 1.0;
       link_add (&f->links[t->path[i]], id, &slot[i]);
       if (!alone)
         mark_dirty (f, t->path[i]);
