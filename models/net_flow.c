@@ -1196,7 +1196,7 @@ find_by_lists (FlowNet *f, Ids *found)
 static void
 find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
 {
-  uint32_t hi = f->base.n_transfers;
+  uint32_t hi = MIN (f->base.n_transfers, f->flows_cap);
 
   for (uint32_t id = 0; id < hi; id++)
     {
