@@ -794,6 +794,7 @@ network_suite (void)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("affected flows");
+  tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_flows_found_either_way);
   tcase_add_test (tc, test_links_emptied_together);
   suite_add_tcase (s, tc);
