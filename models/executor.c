@@ -36,7 +36,7 @@ typedef struct {
   uint32_t peer[PEER_SLOTS];    /* recent peers (by a hash of the peer)... */
   uint8_t hop[PEER_SLOTS];      /* ...and what a send's route crosses, as an
                                    index into Exec.hop */
-  uint8_t unused[12];            /* to one cache line */
+  uint8_t unused[12];           /* to one cache line */
 } XRank;
 
 G_STATIC_ASSERT (sizeof (XRank) == 64);

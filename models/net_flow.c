@@ -221,7 +221,7 @@ typedef struct {
   gboolean pending;             /* a recomputation is scheduled */
   uint32_t epoch;
   Ids affected;                 /* flow ids, ascending */
-  Ids sort_scratch;
+  Ids sort_scratch;              /* sort_ids()'s */
   Ids touched;                  /* link ids */
   Ids touched_owner;            /* per touched link: an affected flow on it */
   Filler filler;                /* the simulating thread's */
@@ -1140,11 +1140,13 @@ prefetch_entry (const FlowNet *f, uint32_t e)
     __builtin_prefetch (&f->links[e]);
 }
 
-/* The affected flows, found from the dirty list: the flows on each changed
- * link and those that started alone, in @found, ascending. */
+/* The affected flows found from the dirty list: the flows on each changed
+ * link and those that started alone, sorted, then taken. */
 static void
-find_by_lists (FlowNet *f, Ids *found)
+find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
 {
+  Ids *found = &f->by_group;    /* free until fill_groups() */
+
   found->n = 0;
   for (uint32_t d = 0; d < f->n_dirty; d++)
     {
@@ -1184,6 +1186,12 @@ find_by_lists (FlowNet *f, Ids *found)
         }
     }
   sort_ids (found, &f->sort_scratch, f->base.n_transfers);
+  for (uint32_t i = 0; i < found->n; i++)
+    {
+      if (i + 4 < found->n)
+        __builtin_prefetch (&f->flows[found->v[i + 4]]);
+      take (f, found->v[i], now, grouping);
+    }
 }
 
 /* How far ahead of the scan flows, and their links, are fetched. */
@@ -1266,16 +1274,7 @@ recompute (WeftSim *sim, void *target, void *data)
   if (scan == WEFT_SCAN_ALWAYS)
     find_by_scan (f, now, grouping);
   else
-    {
-      Ids *found = &f->by_group;  /* free until fill_groups() */
-      find_by_lists (f, found);
-      for (uint32_t i = 0; i < found->n; i++)
-        {
-          if (i + 4 < found->n)
-            __builtin_prefetch (&f->flows[found->v[i + 4]]);
-          take (f, found->v[i], now, grouping);
-        }
-    }
+    find_by_lists (f, now, grouping);
   f->n_dirty = 0;
   if (f->affected.n == 0)
     return;
