@@ -1093,8 +1093,11 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
     }
 }
 
-/* Sort @a's ids, all below @hi, ascending (least significant digit
- * first, 11 bits a pass). */
+/* Sort @a's ids, all below @hi, ascending: least significant digit first,
+ * in as few passes as digits of up to 11 bits allow, each digit about as
+ * wide as the count of ids (a recomputation may find a few dozen flows
+ * among millions of ids: counting 2,048 buckets twice for them cost more
+ * than the sort). */
 static void
 sort_ids (Ids *a, Ids *scratch, uint32_t hi)
 {
@@ -1111,18 +1114,23 @@ sort_ids (Ids *a, Ids *scratch, uint32_t hi)
         }
       return;
     }
+  uint32_t span = hi > 1 ? 32 - (uint32_t) __builtin_clz (hi - 1) : 1;
+  uint32_t width = MIN (11, 32 - (uint32_t) __builtin_clz (n));
+  uint32_t passes = (span + width - 1) / width;
+  width = (span + passes - 1) / passes;
+  uint32_t buckets = 1u << width, digit = buckets - 1;
   ids_resize (scratch, n);
   uint32_t *src = v, *dst = scratch->v;
-  for (uint32_t shift = 0; shift < 32 && ((hi - 1) >> shift) != 0;
-       shift += 11)
+  for (uint32_t pass = 0, shift = 0; pass < passes; pass++, shift += width)
     {
-      uint32_t count[2048 + 1] = { 0 };
+      uint32_t count[2048 + 1];
+      memset (count, 0, (buckets + 1) * sizeof (uint32_t));
       for (uint32_t i = 0; i < n; i++)
-        count[((src[i] >> shift) & 2047) + 1]++;
-      for (uint32_t d = 0; d < 2048; d++)
+        count[((src[i] >> shift) & digit) + 1]++;
+      for (uint32_t d = 0; d < buckets; d++)
         count[d + 1] += count[d];
       for (uint32_t i = 0; i < n; i++)
-        dst[count[(src[i] >> shift) & 2047]++] = src[i];
+        dst[count[(src[i] >> shift) & digit]++] = src[i];
       uint32_t *swap = src;
       src = dst;
       dst = swap;
