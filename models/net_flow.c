@@ -822,6 +822,78 @@ fill_one (FlowNet *f, uint32_t id)
   flow->rate = level;
 }
 
+/* Paths of at most this many links are looked at by all_same(). */
+#define SAME_LINKS 16
+
+/* Whether the @n flows (two or more) all cross the same links, in the same
+ * order, with the same shares, and none has a cap: see fill_same(). */
+static gboolean
+all_same (const FlowNet *f, const uint32_t *flows, uint32_t n)
+{
+  Flow *first = &f->flows[flows[0]];
+  const uint32_t *path = flow_path (first);
+  const double *share = flow_share (first);
+
+  if (first->capped || first->path_len > SAME_LINKS)
+    return FALSE;
+  for (uint32_t j = 1; j < n; j++)
+    {
+      Flow *flow = &f->flows[flows[j]];
+      if (flow->capped || flow->path_len != first->path_len)
+        return FALSE;
+      const uint32_t *p = flow_path (flow);
+      const double *s = flow_share (flow);
+      for (uint32_t k = 0; k < first->path_len; k++)
+        if (p[k] != path[k] || s[k] != share[k])
+          return FALSE;
+    }
+  return TRUE;
+}
+
+/* fill() for a group of @n flows that all_same() accepts (a rank's
+ * successive sends to one peer, in flight together): they rise together,
+ * and when the first of their links fills, all of them freeze there.  The
+ * same operations as fill(), in the same order, without its bookkeeping:
+ * their rates and their links' sums are fill()'s to the last bit. */
+static void
+fill_same (FlowNet *f, const uint32_t *flows, uint32_t n)
+{
+  Flow *first = &f->flows[flows[0]];
+  const uint32_t *path = flow_path (first);
+  const double *share = flow_share (first);
+  uint32_t m = first->path_len;
+  double residual[SAME_LINKS], weight[SAME_LINKS];
+
+  for (uint32_t k = 0; k < m; k++)
+    {
+      const Link *link = &f->links[path[k]];
+      residual[k] = link->capacity - link->rate_sum;
+      weight[k] = 0;
+    }
+  for (uint32_t j = 0; j < n; j++)
+    {
+      Flow *flow = &f->flows[flows[j]];
+      for (uint32_t k = 0; k < m; k++)
+        {
+          residual[k] += flow->rate * share[k];
+          f->links[path[k]].rate_sum -= flow->rate * share[k];
+          weight[k] += share[k];
+        }
+      flow->old_rate = flow->rate;
+    }
+  double level = INFINITY;
+  for (uint32_t k = 0; k < m; k++)
+    level = MIN (level, MAX (residual[k], 0) / weight[k]);
+  for (uint32_t j = 0; j < n; j++)
+    {
+      Flow *flow = &f->flows[flows[j]];
+      flow->frozen = TRUE;
+      flow->rate = level;
+      for (uint32_t k = 0; k < m; k++)
+        f->links[path[k]].rate_sum += level * share[k];
+    }
+}
+
 /* Fill groups @g0 to @g1 of the sorted ones (see fill_groups()) with
  * @w's scratch. */
 static void
@@ -849,6 +921,8 @@ fill_range (FlowNet *f, Filler *w, uint32_t g0, uint32_t g1)
         }
       if (fs[g] - a == 1)
         fill_one (f, flows[a]);
+      else if (all_same (f, flows + a, fs[g] - a))
+        fill_same (f, flows + a, fs[g] - a);
       else
         fill (f, w, flows + a, fs[g] - a, links + l, ls[g] - l);
     }
@@ -1000,6 +1074,8 @@ fill_groups (FlowNet *f)
       /* One flow alone may have touched no link: see recompute(). */
       if (n_aff == 1)
         fill_one (f, affected[0]);
+      else if (all_same (f, affected, n_aff))
+        fill_same (f, affected, n_aff);
       else
         fill (f, &f->filler, affected, n_aff, touched, n_touched);
       return;
