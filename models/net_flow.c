@@ -1152,6 +1152,8 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
         }
     }
   uint32_t i = affect (f, id, flow, now, grouping);
+  uint32_t joined = WEFT_NONE;  /* flows on one path join one owner on each
+                                   link: once is enough */
   for (uint32_t p = 0; p < flow->path_len; p++)
     {
       uint32_t t = path[p];
@@ -1164,8 +1166,11 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
           ids_push (&f->touched, t);
           ids_push (&f->touched_owner, i);
         }
-      else if (grouping)
-        weft_union (f->group_of.v, i, f->touched_owner.v[link->at]);
+      else if (grouping && f->touched_owner.v[link->at] != joined)
+        {
+          joined = f->touched_owner.v[link->at];
+          weft_union (f->group_of.v, i, joined);
+        }
     }
 }
 
@@ -1230,22 +1235,27 @@ static void
 find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
 {
   Ids *found = &f->by_group;    /* free until fill_groups() */
+  gboolean deep = f->base.deep;
 
   found->n = 0;
   for (uint32_t d = 0; d < f->n_dirty; d++)
     {
       uint32_t e = f->dirty[d];
       /* Fetch ahead: dirty links, then their flows' lists, then the flows
-       * (each stage's address is in what the one before fetched). */
-      if (d + 24 < f->n_dirty)
-        prefetch_entry (f, f->dirty[d + 24]);
-      if (d + 12 < f->n_dirty && !(f->dirty[d + 12] & ALONE))
-        prefetch_flows (&f->links[f->dirty[d + 12]]);
-      if (d + 6 < f->n_dirty && !(f->dirty[d + 6] & ALONE))
+       * (each stage's address is in what the one before fetched), where
+       * they may be out of the caches. */
+      if (deep)
         {
-          const Link *ahead = &f->links[f->dirty[d + 6]];
-          for (uint32_t k = 0; k < ahead->n; k++)
-            __builtin_prefetch (&f->flows[link_flows (ahead)[k]]);
+          if (d + 24 < f->n_dirty)
+            prefetch_entry (f, f->dirty[d + 24]);
+          if (d + 12 < f->n_dirty && !(f->dirty[d + 12] & ALONE))
+            prefetch_flows (&f->links[f->dirty[d + 12]]);
+          if (d + 6 < f->n_dirty && !(f->dirty[d + 6] & ALONE))
+            {
+              const Link *ahead = &f->links[f->dirty[d + 6]];
+              for (uint32_t k = 0; k < ahead->n; k++)
+                __builtin_prefetch (&f->flows[link_flows (ahead)[k]]);
+            }
         }
       if (e & ALONE)
         {
