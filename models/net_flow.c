@@ -797,36 +797,8 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
   g_assert (left == 0);
 }
 
-/* fill() for a flow that shares none of its links with another affected
- * flow: its rate is the least of its cap and what each link leaves it, the
- * same operations fill() would do, without a heap. */
-static void
-fill_one (FlowNet *f, uint32_t id)
-{
-  Flow *flow = &f->flows[id];
-  double level = flow->capped ? f->base.transfers[id].cap : INFINITY;
-  const uint32_t *path = flow_path (flow);
-  const double *share = flow_share (flow);
-
-  for (uint32_t k = 0; k < flow->path_len; k++)
-    {
-      Link *link = &f->links[path[k]];
-      double residual = link->capacity - link->rate_sum;
-      residual += flow->rate * share[k];
-      link->rate_sum -= flow->rate * share[k];
-      level = MIN (level, MAX (residual, 0) / share[k]);
-    }
-  for (uint32_t k = 0; k < flow->path_len; k++)
-    f->links[path[k]].rate_sum += level * share[k];
-  flow->old_rate = flow->rate;
-  flow->rate = level;
-}
-
-/* Paths of at most this many links are looked at by all_same(). */
-#define SAME_LINKS 16
-
 /* Whether the @n flows (two or more) all cross the same links, in the same
- * order, with the same shares, and none has a cap: see fill_same(). */
+ * order, with the same shares, and none has a cap: see fill_path(). */
 static gboolean
 all_same (const FlowNet *f, const uint32_t *flows, uint32_t n)
 {
@@ -834,7 +806,7 @@ all_same (const FlowNet *f, const uint32_t *flows, uint32_t n)
   const uint32_t *path = flow_path (first);
   const double *share = flow_share (first);
 
-  if (first->capped || first->path_len > SAME_LINKS)
+  if (first->capped)
     return FALSE;
   for (uint32_t j = 1; j < n; j++)
     {
@@ -850,47 +822,41 @@ all_same (const FlowNet *f, const uint32_t *flows, uint32_t n)
   return TRUE;
 }
 
-/* fill() for a group of @n flows that all_same() accepts (a rank's
- * successive sends to one peer, in flight together): they rise together,
- * and when the first of their links fills, all of them freeze there.  The
- * same operations as fill(), in the same order, without its bookkeeping:
- * their rates and their links' sums are fill()'s to the last bit. */
+/* fill() for one flow that shares none of its links with another affected
+ * flow, or for @n that all_same() accepts (a rank's successive sends to one
+ * peer, in flight together): they rise together, and when the first of
+ * their links fills, or the one flow reaches its cap, all of them freeze
+ * there.  The same operations as fill(), in the same order, without a
+ * heap: the rates and the links' sums are fill()'s to the last bit. */
 static void
-fill_same (FlowNet *f, const uint32_t *flows, uint32_t n)
+fill_path (FlowNet *f, const uint32_t *flows, uint32_t n)
 {
   Flow *first = &f->flows[flows[0]];
   const uint32_t *path = flow_path (first);
   const double *share = flow_share (first);
-  uint32_t m = first->path_len;
-  double residual[SAME_LINKS], weight[SAME_LINKS];
+  double level = first->capped ? f->base.transfers[flows[0]].cap : INFINITY;
 
-  for (uint32_t k = 0; k < m; k++)
+  for (uint32_t k = 0; k < first->path_len; k++)
     {
-      const Link *link = &f->links[path[k]];
-      residual[k] = link->capacity - link->rate_sum;
-      weight[k] = 0;
-    }
-  for (uint32_t j = 0; j < n; j++)
-    {
-      Flow *flow = &f->flows[flows[j]];
-      for (uint32_t k = 0; k < m; k++)
+      Link *link = &f->links[path[k]];
+      double residual = link->capacity - link->rate_sum, weight = 0;
+      for (uint32_t j = 0; j < n; j++)
         {
-          residual[k] += flow->rate * share[k];
-          f->links[path[k]].rate_sum -= flow->rate * share[k];
-          weight[k] += share[k];
+          double rate = f->flows[flows[j]].rate;
+          residual += rate * share[k];
+          link->rate_sum -= rate * share[k];
+          weight += share[k];
         }
-      flow->old_rate = flow->rate;
+      level = MIN (level, MAX (residual, 0) / weight);
     }
-  double level = INFINITY;
-  for (uint32_t k = 0; k < m; k++)
-    level = MIN (level, MAX (residual[k], 0) / weight[k]);
+  for (uint32_t k = 0; k < first->path_len; k++)
+    for (uint32_t j = 0; j < n; j++)
+      f->links[path[k]].rate_sum += level * share[k];
   for (uint32_t j = 0; j < n; j++)
     {
       Flow *flow = &f->flows[flows[j]];
-      flow->frozen = TRUE;
+      flow->old_rate = flow->rate;
       flow->rate = level;
-      for (uint32_t k = 0; k < m; k++)
-        f->links[path[k]].rate_sum += level * share[k];
     }
 }
 
@@ -919,10 +885,8 @@ fill_range (FlowNet *f, Filler *w, uint32_t g0, uint32_t g1)
           for (uint32_t i = ls[g]; i < ls[g + 1]; i++)
             __builtin_prefetch (&f->links[links[i]]);
         }
-      if (fs[g] - a == 1)
-        fill_one (f, flows[a]);
-      else if (all_same (f, flows + a, fs[g] - a))
-        fill_same (f, flows + a, fs[g] - a);
+      if (fs[g] - a == 1 || all_same (f, flows + a, fs[g] - a))
+        fill_path (f, flows + a, fs[g] - a);
       else
         fill (f, w, flows + a, fs[g] - a, links + l, ls[g] - l);
     }
@@ -1072,10 +1036,8 @@ fill_groups (FlowNet *f)
   if (n_groups == 1)
     {
       /* One flow alone may have touched no link: see recompute(). */
-      if (n_aff == 1)
-        fill_one (f, affected[0]);
-      else if (all_same (f, affected, n_aff))
-        fill_same (f, affected, n_aff);
+      if (n_aff == 1 || all_same (f, affected, n_aff))
+        fill_path (f, affected, n_aff);
       else
         fill (f, &f->filler, affected, n_aff, touched, n_touched);
       return;
@@ -1143,7 +1105,7 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
         still = f->links[path[p]].n == 1;
       if (still)
         {
-          /* Still alone: a group of its own, filled by fill_one(), which
+          /* Still alone: a group of its own, filled by fill_path(), which
            * needs none of its links touched. */
           affect (f, id, flow, now, grouping);
           for (uint32_t p = 0; p < flow->path_len; p++)
