@@ -183,6 +183,32 @@ costs_of (WeftAlgorithm alg, WeftProtocolKind protocol, GError **error)
   return costs;
 }
 
+/* What a run needs of its schedule: the executor's image of it, its own or
+ * one shared with other runs, and a few figures. */
+typedef struct {
+  WeftExecImage *own;           /* or */
+  const WeftExecImage *shared;
+  uint32_t n_ranks, n_gpus;
+  uint64_t bytes_sent;
+} RunImage;
+
+/* What a run of @schedule needs: @shared, or NULL for an image of its own. */
+static RunImage
+run_image (const WeftSchedule *schedule, const WeftExecImage *shared)
+{
+  return (RunImage) {
+    .own = shared ? NULL : weft_exec_image_new (schedule),
+    .shared = shared,
+    .n_ranks = schedule->n_ranks,
+    .n_gpus = schedule->n_gpus,
+    .bytes_sent = weft_schedule_bytes_sent (schedule),
+  };
+}
+
+static void run (const WeftTopology *topo, const uint32_t *nodes,
+                 RunImage *image, const WeftProtocol *costs,
+                 const WeftRunOptions *options, WeftCollectiveResult *result);
+
 gboolean
 weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                      uint32_t n, WeftOp op, WeftAlgorithm alg,
@@ -196,23 +222,20 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
 
   if (costs == NULL)
     return FALSE;
-  g_autoptr (WeftSchedule) schedule = weft_collective_plan (
-      topo, gpus, n, op, alg, size, params, nodes, error);
+  WeftSchedule *schedule = weft_collective_plan (topo, gpus, n, op, alg, size,
+                                                params, nodes, error);
   if (schedule == NULL)
     return FALSE;
-  weft_schedule_run (topo, (uint32_t *) nodes->data, schedule, costs,
-                     options, result);
+  /* The run needs only the executor's image: the schedule goes before the
+   * network's state is made, which takes its memory's place (at scale the
+   * schedule is a third of the peak). */
+  RunImage image = run_image (schedule, NULL);
+  weft_schedule_free (schedule);
+  run (topo, (uint32_t *) nodes->data, &image, costs, options, result);
   return TRUE;
 }
 
 /* ---- schedules shared by a collective's candidates ---- */
-
-static void run_schedule (const WeftTopology *topo, const uint32_t *nodes,
-                          const WeftSchedule *schedule,
-                          const WeftExecImage *image,
-                          const WeftProtocol *costs,
-                          const WeftRunOptions *options,
-                          WeftCollectiveResult *result);
 
 /* Bytes of schedules kept past their last candidate, for the fastest's
  * second run (with link bins). */
@@ -365,8 +388,9 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   PlanSlot *s = plans_acquire (p, alg, &image, error);
   if (s == NULL)
     return FALSE;
-  run_schedule (p->call.topo, (const uint32_t *) s->nodes->data, s->schedule,
-                image, costs, options, result);
+  RunImage run_with = run_image (s->schedule, image);
+  run (p->call.topo, (const uint32_t *) s->nodes->data, &run_with, costs,
+       options, result);
   plans_release (p, s);
   return TRUE;
 }
@@ -376,15 +400,16 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    const WeftSchedule *schedule, const WeftProtocol *costs,
                    const WeftRunOptions *options, WeftCollectiveResult *result)
 {
-  run_schedule (topo, nodes, schedule, NULL, costs, options, result);
+  RunImage image = run_image (schedule, NULL);
+  run (topo, nodes, &image, costs, options, result);
 }
 
-/* weft_schedule_run() with the executor's @image of @schedule, or NULL. */
+/* Run @image (its own, which the run frees, or one shared with other
+ * runs) as weft_schedule_run() runs its schedule. */
 static void
-run_schedule (const WeftTopology *topo, const uint32_t *nodes,
-              const WeftSchedule *schedule, const WeftExecImage *image,
-              const WeftProtocol *costs, const WeftRunOptions *options,
-              WeftCollectiveResult *result)
+run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
+     const WeftProtocol *costs, const WeftRunOptions *options,
+     WeftCollectiveResult *result)
 {
   g_autoptr (WeftSim) sim = weft_sim_new ();
   WeftNetworkConfig config = {
@@ -406,11 +431,15 @@ run_schedule (const WeftTopology *topo, const uint32_t *nodes,
   weft_sim_set_interrupt (sim, options->interrupt);
   weft_sim_set_bound (sim, options->bound);
   result->spans = options->bin_width
-                      ? g_new (WeftTime, 2 * (size_t) schedule->n_ranks)
+                      ? g_new (WeftTime, 2 * (size_t) image->n_ranks)
                       : NULL;
-  result->n_spans = options->bin_width ? schedule->n_gpus : 0;
-  weft_execute_image (net, schedule, image, nodes, costs, result->spans,
-                      finished, &end, NULL);
+  result->n_spans = options->bin_width ? image->n_gpus : 0;
+  if (image->own != NULL)
+    weft_execute_own (net, g_steal_pointer (&image->own), nodes, costs,
+                      result->spans, finished, &end, NULL);
+  else
+    weft_execute_image (net, image->shared, nodes, costs, result->spans,
+                        finished, &end, NULL);
   result->beaten = FALSE;
   if (options->give_up > 0)
     {
@@ -429,7 +458,7 @@ run_schedule (const WeftTopology *topo, const uint32_t *nodes,
   result->time = result->beaten        ? WEFT_TIME_MAX
                  : result->interrupted ? weft_sim_now (sim)
                                        : end;
-  result->bytes_sent = weft_schedule_bytes_sent (schedule);
+  result->bytes_sent = image->bytes_sent;
   result->events = weft_sim_events_run (sim);
   result->links_used = 0;
   weft_network_flush_stats (net);

@@ -74,7 +74,7 @@ struct _WeftExecImage {
 
 struct _WeftExec {
   WeftNetwork *net;
-  const WeftSchedule *schedule;
+  uint32_t n_ranks;
   const uint32_t *gpus;
   WeftProtocol protocol;
   WeftTime hop[3];              /* its latency a send: NVLink, PCIe, network */
@@ -355,7 +355,7 @@ rank_begins (WeftSim *sim, void *target, void *data)
 void
 weft_exec_join (WeftExec *x, uint32_t rank)
 {
-  g_assert (rank < x->schedule->n_ranks);
+  g_assert (rank < x->n_ranks);
   weft_sim_schedule (x->net->sim, x->protocol.base, rank_begins, x,
                      GUINT_TO_POINTER (rank));
 }
@@ -371,7 +371,7 @@ begin (WeftSim *sim, void *target, void *data)
       weft_sim_schedule (x->net->sim, 0, all_done, x, NULL);
       return;
     }
-  for (uint32_t r = 0; r < x->schedule->n_ranks; r++)
+  for (uint32_t r = 0; r < x->n_ranks; r++)
     start_rank (x, r);
 }
 
@@ -476,26 +476,27 @@ weft_exec_image_free (WeftExecImage *m)
   g_free (m);
 }
 
+/* An executor on @net that runs a copy of @image's steps, shared with
+ * other runs, or, if @own is given instead, @own's steps themselves (it
+ * frees @own). */
 static Exec *
-exec_new (WeftNetwork *net, const WeftSchedule *s,
-          const WeftExecImage *image, const uint32_t *gpus,
-          const WeftProtocol *protocol)
+exec_new (WeftNetwork *net, const WeftExecImage *image, WeftExecImage *own,
+          const uint32_t *gpus, const WeftProtocol *protocol)
 {
   Exec *x = g_new0 (Exec, 1);
 
   x->net = net;
-  x->schedule = s;
   x->gpus = gpus;
   x->protocol = *protocol;
   x->hop[0] = protocol->hop_nvlink;
   x->hop[1] = protocol->hop_pcie;
   x->hop[2] = protocol->hop_network;
-  if (image == NULL)
+  if (own != NULL)
     {
       /* An image of its own: its steps are the run's, not a copy. */
-      x->own = weft_exec_image_new (s);
-      x->steps = g_steal_pointer (&x->own->steps);
-      image = x->own;
+      x->own = own;
+      x->steps = g_steal_pointer (&own->steps);
+      image = own;
     }
   else
     x->steps = g_memdup2 (image->steps, ((size_t) image->total + 1)
@@ -504,32 +505,23 @@ exec_new (WeftNetwork *net, const WeftSchedule *s,
   x->image = image;
   x->out = image->out;
   x->total = image->total;
-  x->ranks = g_new0 (XRank, MAX (s->n_ranks, 1));
-  for (uint32_t r = 0; r < s->n_ranks; r++)
+  x->n_ranks = image->num.n_ranks;
+  x->ranks = g_new0 (XRank, MAX (x->n_ranks, 1));
+  for (uint32_t r = 0; r < x->n_ranks; r++)
     for (int i = 0; i < PEER_SLOTS; i++)
       x->ranks[r].peer[i] = WEFT_NONE;
   return x;
 }
 
-void
-weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
-              const WeftProtocol *protocol, WeftTime *spans, WeftEventFn done,
-              void *target, void *data)
+/* Start @x: weft_execute() and the like. */
+static void
+exec_start (Exec *x, WeftTime *spans, WeftEventFn done, void *target,
+            void *data)
 {
-  weft_execute_image (net, s, NULL, gpus, protocol, spans, done, target,
-                      data);
-}
-
-void
-weft_execute_image (WeftNetwork *net, const WeftSchedule *s,
-                    const WeftExecImage *image, const uint32_t *gpus,
-                    const WeftProtocol *protocol, WeftTime *spans,
-                    WeftEventFn done, void *target, void *data)
-{
-  Exec *x = exec_new (net, s, image, gpus, protocol);
+  WeftNetwork *net = x->net;
 
   x->spans = spans;
-  for (uint32_t r = 0; spans && r < s->n_ranks; r++)
+  for (uint32_t r = 0; spans && r < x->n_ranks; r++)
     {
       spans[2 * r] = WEFT_TIME_MAX;
       spans[2 * r + 1] = 0;
@@ -539,7 +531,35 @@ weft_execute_image (WeftNetwork *net, const WeftSchedule *s,
   x->done = done;
   x->target = target;
   x->data = data;
-  weft_sim_schedule (net->sim, protocol->base, begin, x, NULL);
+  weft_sim_schedule (net->sim, x->protocol.base, begin, x, NULL);
+}
+
+void
+weft_execute (WeftNetwork *net, const WeftSchedule *s, const uint32_t *gpus,
+              const WeftProtocol *protocol, WeftTime *spans, WeftEventFn done,
+              void *target, void *data)
+{
+  weft_execute_own (net, weft_exec_image_new (s), gpus, protocol, spans, done,
+                    target, data);
+}
+
+void
+weft_execute_image (WeftNetwork *net, const WeftExecImage *image,
+                    const uint32_t *gpus, const WeftProtocol *protocol,
+                    WeftTime *spans, WeftEventFn done, void *target,
+                    void *data)
+{
+  exec_start (exec_new (net, image, NULL, gpus, protocol), spans, done,
+              target, data);
+}
+
+void
+weft_execute_own (WeftNetwork *net, WeftExecImage *image,
+                  const uint32_t *gpus, const WeftProtocol *protocol,
+                  WeftTime *spans, WeftEventFn done, void *target, void *data)
+{
+  exec_start (exec_new (net, NULL, image, gpus, protocol), spans, done,
+              target, data);
 }
 
 WeftExec *
@@ -547,7 +567,7 @@ weft_exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *nodes,
                const WeftProtocol *protocol, WeftRankFn rank_done,
                void *target)
 {
-  Exec *x = exec_new (net, s, NULL, nodes, protocol);
+  Exec *x = exec_new (net, NULL, weft_exec_image_new (s), nodes, protocol);
 
   x->rank_done = rank_done;
   x->target = target;

@@ -30,7 +30,8 @@ void weft_execute (WeftNetwork *net, const WeftSchedule *schedule,
 
 /* What the executor makes of a checked schedule before running it, the
  * same for every run: made once, it can be shared by runs of the schedule
- * in any thread (weft_execute_image()).  The schedule must outlive it. */
+ * in any thread (weft_execute_image()).  It holds all a run needs: the
+ * schedule may be freed once it is made. */
 typedef struct _WeftExecImage WeftExecImage;
 
 WeftExecImage *weft_exec_image_new (const WeftSchedule *schedule);
@@ -39,11 +40,19 @@ void weft_exec_image_free (WeftExecImage *image);
 /* Bytes @image holds. */
 size_t weft_exec_image_memory (const WeftExecImage *image);
 
-/* weft_execute() with @image made of @schedule (NULL: make one). */
-void weft_execute_image (WeftNetwork *net, const WeftSchedule *schedule,
-                         const WeftExecImage *image, const uint32_t *gpus,
-                         const WeftProtocol *protocol, WeftTime *spans,
-                         WeftEventFn done, void *target, void *data);
+/* weft_execute() of the schedule @image was made of: the run works on a
+ * copy of its steps, and @image may be shared by other runs at once. */
+void weft_execute_image (WeftNetwork *net, const WeftExecImage *image,
+                         const uint32_t *gpus, const WeftProtocol *protocol,
+                         WeftTime *spans, WeftEventFn done, void *target,
+                         void *data);
+
+/* weft_execute_image() for an image no other run uses: the run takes it
+ * (no copy) and frees it. */
+void weft_execute_own (WeftNetwork *net, WeftExecImage *image,
+                       const uint32_t *gpus, const WeftProtocol *protocol,
+                       WeftTime *spans, WeftEventFn done, void *target,
+                       void *data);
 
 /* An instance of a schedule whose ranks join one at a time, as the ranks
  * of a traced collective reach it: each joining rank starts its steps after
