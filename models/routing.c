@@ -47,6 +47,13 @@ typedef struct {
   uint32_t link;                /* gateway -> core, or WEFT_NONE */
 } Port;
 
+/* A way out of a zone by gateway @gateway, and the least cost from the
+ * gateway on to a destination that way. */
+typedef struct {
+  uint32_t gateway;
+  uint64_t cost;
+} Tail;
+
 typedef struct {
   uint32_t *cost;               /* n * n, in-server costs */
   uint32_t n;
@@ -79,6 +86,7 @@ struct _WeftRouting {
                                    core node to it, or NULL until needed */
   size_t cached_bytes;
   GArray *outs, *ins, *at;      /* scratch of choose() */
+  GArray *tails;                /* scratch of weft_routing_first_hops() */
   uint32_t outs_node, ins_node; /* whose ports outs and ins hold */
   Memo *memo;                   /* n_memo slots, or NULL: remember nothing */
   uint32_t n_memo, memo_max;    /* slots now, and at most */
@@ -369,6 +377,7 @@ weft_routing_new (const WeftTopology *topo)
   r->outs = g_array_new (FALSE, FALSE, sizeof (Port));
   r->ins = g_array_new (FALSE, FALSE, sizeof (Port));
   r->at = g_array_new (FALSE, FALSE, sizeof (guint));
+  r->tails = g_array_new (FALSE, FALSE, sizeof (Tail));
   r->outs_node = r->ins_node = WEFT_NONE;
   weft_routing_set_memo (r, TRUE);
   return r;
@@ -397,6 +406,7 @@ weft_routing_free (WeftRouting *r)
   g_array_unref (r->outs);
   g_array_unref (r->ins);
   g_array_unref (r->at);
+  g_array_unref (r->tails);
   g_free (r->memo);
   g_free (r);
 }
@@ -918,6 +928,74 @@ weft_routing_flow_free (const WeftRouting *r)
   return !r->by_flow;
 }
 
+/* The least cost from @node (of zone @z, not a core node) to @dst, by the
+ * route inside the zone if @dst is in it, or out by one of the zone's ways
+ * out (@tails, from zone_tails()): what choose() finds, without listing
+ * @node's ports and pairing each with each of @dst's. */
+static uint64_t
+cost_by_tails (const WeftRouting *r, uint32_t z, uint32_t node, uint32_t dst,
+               const GArray *tails)
+{
+  uint64_t best = WEFT_ROUTE_UNREACHABLE;
+
+  if (node == dst)
+    return 0;
+  if (zone_of (r, dst) == z && local_cost (r, z, node, dst) != INF)
+    best = local_cost (r, z, node, dst);
+  for (guint i = 0; i < tails->len; i++)
+    {
+      const Tail *t = &g_array_index (tails, Tail, i);
+      uint32_t to_g = local_cost (r, z, node, t->gateway);
+      if (to_g != INF && t->cost != WEFT_ROUTE_UNREACHABLE)
+        best = MIN (best, to_g + t->cost);
+    }
+  return best;
+}
+
+/* Into @tails: each way out of zone @z (a gateway that is a core node, or
+ * a gateway's link out of the zone) and the least cost from its gateway
+ * on to @dst that way, as choose() pairs a port with @dst's. */
+static void
+zone_tails (WeftRouting *r, uint32_t z, uint32_t dst, GArray *tails)
+{
+  const WeftTopology *topo = r->topo;
+  GArray *ins = r->ins;
+
+  ports_of_cached (r, dst, ins, &r->ins_node);
+  g_array_set_size (tails, 0);
+  for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+    {
+      uint32_t g = r->gw[i];
+      for (uint32_t k = topo->out_start[g];; k++)
+        {
+          /* A core gateway is its own way out (no link); another leaves by
+           * each of its links out of the zone. */
+          uint32_t core = r->core_of[g], extra = 0;
+          if (core == WEFT_NONE)
+            {
+              if (k == topo->out_start[g + 1])
+                break;
+              const WeftLink *link = &topo->links[topo->out_links[k]];
+              if (topo->nodes[link->dst].zone == z)
+                continue;
+              core = r->core_of[link->dst];
+              extra = link->cost;
+            }
+          Tail t = { g, WEFT_ROUTE_UNREACHABLE };
+          for (guint j = 0; j < ins->len; j++)
+            {
+              const Port *in = &g_array_index (ins, Port, j);
+              const uint32_t *to_in = costs_to (r, in->core);
+              if (to_in[core] != INF)
+                t.cost = MIN (t.cost, (uint64_t) extra + to_in[core] + in->cost);
+            }
+          g_array_append_val (tails, t);
+          if (r->core_of[g] != WEFT_NONE)
+            break;
+        }
+    }
+}
+
 void
 weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
                          GArray *links)
@@ -926,15 +1004,26 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
   if (memo_get (r, MEMO_FIRST, src, dst, 0, links))
     return;
 
-  uint64_t best = weft_routing_cost (r, src, dst);
+  /* A node inside a server and its neighbours there share the server's
+   * ways out: the costs on from each way out are found once, not once a
+   * neighbour (a GPU has a link to each of a DGX's NVSwitch chips). */
+  uint32_t z = zone_of (r, src);
+  gboolean in_zone = z != WEFT_ZONE_ROOT && r->core_of[src] == WEFT_NONE;
+  if (in_zone && src != dst)
+    zone_tails (r, z, dst, r->tails);
+  uint64_t best = !in_zone ? weft_routing_cost (r, src, dst)
+                           : cost_by_tails (r, z, src, dst, r->tails);
 
   g_array_set_size (links, 0);
   if (src == dst || best == WEFT_ROUTE_UNREACHABLE)
     return;
   for (uint32_t i = topo->out_start[src]; i < topo->out_start[src + 1]; i++)
     {
-      uint32_t l = topo->out_links[i];
-      uint64_t rest = weft_routing_cost (r, topo->links[l].dst, dst);
+      uint32_t l = topo->out_links[i], next = topo->links[l].dst;
+      uint64_t rest = in_zone && zone_of (r, next) == z
+                              && r->core_of[next] == WEFT_NONE
+                          ? cost_by_tails (r, z, next, dst, r->tails)
+                          : weft_routing_cost (r, next, dst);
       if (rest != WEFT_ROUTE_UNREACHABLE && topo->links[l].cost + rest == best)
         g_array_append_val (links, l);
     }

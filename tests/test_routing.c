@@ -193,7 +193,46 @@ START_TEST (test_pcie_paths)
 }
 END_TEST
 
-/* Routes are valid paths whose cost is the least cost over the whole graph. */
+/* The first hops from @src to every GPU of @gpus are the links out of
+ * @src that start a least-cost route over the whole graph (@dist: least
+ * costs from @src), in the order of @src's links. */
+static void
+check_first_hops (const WeftTopology *topo, WeftRouting *r, uint32_t src,
+                  const uint64_t *dist, const GArray *gpus)
+{
+  uint32_t first = topo->out_start[src], n = topo->out_start[src + 1] - first;
+  g_autofree uint64_t **from = g_new (uint64_t *, MAX (n, 1));
+  g_autoptr (GArray) hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+
+  for (uint32_t i = 0; i < n; i++)
+    from[i] = dijkstra (topo, topo->links[topo->out_links[first + i]].dst);
+  for (guint j = 0; j < gpus->len; j++)
+    {
+      uint32_t dst = g_array_index (gpus, uint32_t, j), k = 0;
+      weft_routing_first_hops (r, src, dst, hops);
+      for (uint32_t i = 0; i < n && dst != src; i++)
+        {
+          const WeftLink *l = &topo->links[topo->out_links[first + i]];
+          if (from[i][dst] == G_MAXUINT64
+              || l->cost + from[i][dst] != dist[dst])
+            continue;
+          ck_assert_msg (k < hops->len && g_array_index (hops, uint32_t, k)
+                                              == topo->out_links[first + i],
+                         "%s -> %s: first hop %u is not %s -> %s",
+                         topo->nodes[src].name, topo->nodes[dst].name, k,
+                         topo->nodes[l->src].name, topo->nodes[l->dst].name);
+          k++;
+        }
+      ck_assert_msg (k == hops->len, "%s -> %s: %u first hops, not %u",
+                     topo->nodes[src].name, topo->nodes[dst].name, hops->len,
+                     k);
+    }
+  for (uint32_t i = 0; i < n; i++)
+    g_free (from[i]);
+}
+
+/* Routes are valid paths whose cost is the least cost over the whole
+ * graph, and the first hops are those of least-cost routes. */
 static void
 check_against_dijkstra (const WeftScenario *s, int sources, uint64_t seed)
 {
@@ -222,6 +261,7 @@ check_against_dijkstra (const WeftScenario *s, int sources, uint64_t seed)
           ck_assert (weft_routing_path (r, src, dst, j, path));
           ck_assert_uint_eq (check_path (topo, path, src, dst), cost);
         }
+      check_first_hops (topo, r, src, dist, gpus);
     }
 }
 
