@@ -40,6 +40,10 @@ typedef struct {
  * rather than a heap. */
 #define SCAN_LINKS 64
 
+/* Groups of more flows than this fetch their flows and links ahead as
+ * they are filled, not all at once before. */
+#define FETCH_GROUP 16
+
 /* Paths of up to this many links are kept in the flow itself. */
 #define NEAR_LINKS 8
 
@@ -639,15 +643,26 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
     }
   Slack *slack = w->slack;
 
-  /* What the fixed flows leave on each touched link. */
+  /* What the fixed flows leave on each touched link.  A large group's
+   * links and flows are fetched here, a few ahead (see fill_range()). */
+  gboolean ahead = n_aff > FETCH_GROUP;
   for (uint32_t i = 0; i < n_touched; i++)
     {
+      if (ahead && i + 16 < n_touched)
+        __builtin_prefetch (&f->links[touched[i + 16]]);
       Link *link = &f->links[touched[i]];
       link->at = i;
       slack[i] = (Slack) { .residual = link->capacity - link->rate_sum };
     }
   for (uint32_t i = 0; i < n_aff; i++)
     {
+      if (ahead && i + 8 < n_aff)
+        {
+          const Flow *next = &f->flows[affected[i + 8]];
+          __builtin_prefetch (next);
+          __builtin_prefetch (next->path);
+          __builtin_prefetch (next->share);
+        }
       Flow *flow = &f->flows[affected[i]];
       const uint32_t *path = flow_path (flow);
       const double *share = flow_share (flow);
@@ -872,8 +887,10 @@ fill_range (FlowNet *f, Filler *w, uint32_t g0, uint32_t g1)
     {
       uint32_t a = g > 0 ? fs[g - 1] : 0, l = g > 0 ? ls[g - 1] : 0;
       /* At scale each group's flows and links are cache misses: fetch the
-       * next group's (all three lines of a flow). */
-      if (g + 1 < g1)
+       * next group's (all three lines of a flow), if it is small; a large
+       * one fetches its own as it goes (fetching it whole here would
+       * push this one's out). */
+      if (g + 1 < g1 && fs[g + 1] - fs[g] <= FETCH_GROUP)
         {
           for (uint32_t i = fs[g]; i < fs[g + 1]; i++)
             {
