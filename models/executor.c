@@ -193,12 +193,11 @@ start_send (Exec *x, uint32_t k)
                          bytes, 0, send_arrived, x, GUINT_TO_POINTER (k));
 }
 
-/* Sends started at once, at most, and how far ahead of a send the stages
- * of what its transfer reads are fetched (see weft_network_prefetch()). */
+/* Sends started at once, at most, and how far ahead of a send each stage
+ * of what its transfer reads is fetched (see weft_network_prefetch()):
+ * stage s SEND_AHEAD - 2 s sends ahead. */
 #define SEND_BATCH 16
-#define SEND_AHEAD_0 6
-#define SEND_AHEAD_1 4
-#define SEND_AHEAD_2 2
+#define SEND_AHEAD 8
 
 static inline void
 prefetch_send (Exec *x, uint32_t k, int stage)
@@ -232,18 +231,19 @@ send_start (WeftSim *sim, void *target, void *data)
         start_send (x, batch[i]);
       return;
     }
+  G_STATIC_ASSERT (SEND_AHEAD >= 2 * (WEFT_PREFETCH_STAGES - 1));
   for (uint32_t i = 1; i < n; i++)
     __builtin_prefetch (&x->steps[batch[i]]);
-  for (uint32_t i = 1; i < MIN (n, SEND_AHEAD_0); i++)
+  for (uint32_t i = 1; i < MIN (n, SEND_AHEAD); i++)
     prefetch_send (x, batch[i], 0);
   for (uint32_t i = 0; i < n; i++)
     {
-      if (i + SEND_AHEAD_0 < n)
-        prefetch_send (x, batch[i + SEND_AHEAD_0], 0);
-      if (i + SEND_AHEAD_1 < n)
-        prefetch_send (x, batch[i + SEND_AHEAD_1], 1);
-      if (i + SEND_AHEAD_2 < n)
-        prefetch_send (x, batch[i + SEND_AHEAD_2], 2);
+      for (int stage = 0; stage < WEFT_PREFETCH_STAGES; stage++)
+        {
+          uint32_t ahead = SEND_AHEAD - 2 * (uint32_t) stage;
+          if (ahead > 0 && i + ahead < n)
+            prefetch_send (x, batch[i + ahead], stage);
+        }
       start_send (x, batch[i]);
     }
 }

@@ -776,10 +776,9 @@ weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
       {
         const Route *r = &net->routes[set + i];
         if (stage == 1)
-          {
-            __builtin_prefetch (r);
-            __builtin_prefetch (route_links (net, r));
-          }
+          __builtin_prefetch (r);
+        else if (stage == 2)
+          __builtin_prefetch (route_links (net, r));
         else if (net->klass->prefetch)
           net->klass->prefetch (net, route_links (net, r), r->n_links);
         return;

@@ -130,10 +130,13 @@ WeftNetwork *weft_network_new (WeftSim *sim, const WeftTopology *topo,
 void weft_network_free (WeftNetwork *net);
 
 /* Fetch into the cache, ahead, what a transfer from @src to @dst will read:
- * at @stage 0 where its remembered route would be; at stage 1, once that
- * has had time to arrive, the route; at stage 2, its links.  Changes
+ * at @stage 0 where its remembered route would be; at each later stage,
+ * once what the one before fetched has had time to arrive, the next thing
+ * it leads to: at stage 1 the route's record, at stage 2 its list of
+ * links, at stage 3 the links (WEFT_PREFETCH_STAGES in all).  Changes
  * nothing: a caller about to start many transfers calls it a few transfers
  * ahead of each stage. */
+#define WEFT_PREFETCH_STAGES 4
 void weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
                             int stage);
 
