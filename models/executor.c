@@ -241,7 +241,7 @@ send_start (WeftSim *sim, void *target, void *data)
       for (int stage = 0; stage < WEFT_PREFETCH_STAGES; stage++)
         {
           uint32_t ahead = SEND_AHEAD - 2 * (uint32_t) stage;
-          if (ahead > 0 && i + ahead < n)
+          if (i + ahead < n)
             prefetch_send (x, batch[i + ahead], stage);
         }
       start_send (x, batch[i]);

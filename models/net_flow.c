@@ -41,8 +41,11 @@ typedef struct {
 #define SCAN_LINKS 64
 
 /* Groups of more flows than this fetch their flows and links ahead as
- * they are filled, not all at once before. */
+ * they are filled, not all at once before: links this far ahead of the
+ * one being read, flows this far. */
 #define FETCH_GROUP 16
+#define FILL_LINKS_AHEAD 16
+#define FILL_FLOWS_AHEAD 8
 
 /* Paths of up to this many links are kept in the flow itself. */
 #define NEAR_LINKS 8
@@ -648,17 +651,17 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
   gboolean ahead = n_aff > FETCH_GROUP;
   for (uint32_t i = 0; i < n_touched; i++)
     {
-      if (ahead && i + 16 < n_touched)
-        __builtin_prefetch (&f->links[touched[i + 16]]);
+      if (ahead && i + FILL_LINKS_AHEAD < n_touched)
+        __builtin_prefetch (&f->links[touched[i + FILL_LINKS_AHEAD]]);
       Link *link = &f->links[touched[i]];
       link->at = i;
       slack[i] = (Slack) { .residual = link->capacity - link->rate_sum };
     }
   for (uint32_t i = 0; i < n_aff; i++)
     {
-      if (ahead && i + 8 < n_aff)
+      if (ahead && i + FILL_FLOWS_AHEAD < n_aff)
         {
-          const Flow *next = &f->flows[affected[i + 8]];
+          const Flow *next = &f->flows[affected[i + FILL_FLOWS_AHEAD]];
           __builtin_prefetch (next);
           __builtin_prefetch (next->path);
           __builtin_prefetch (next->share);

@@ -952,48 +952,62 @@ cost_by_tails (const WeftRouting *r, uint32_t z, uint32_t node, uint32_t dst,
   return best;
 }
 
-/* Into @tails: each way out of zone @z (a gateway that is a core node, or
- * a gateway's link out of the zone) and the least cost from its gateway
- * on to @dst that way, as choose() pairs a port with @dst's. */
+/* The way out of a zone by gateway @g into core node @core, @extra the
+ * cost of the link between them (0 for a core gateway), with the least
+ * cost on from @g to the destination whose ports r->ins holds, as choose()
+ * pairs a port with them. */
+static Tail
+tail_of (WeftRouting *r, uint32_t g, uint32_t core, uint32_t extra)
+{
+  Tail t = { g, WEFT_ROUTE_UNREACHABLE };
+
+  for (guint j = 0; j < r->ins->len; j++)
+    {
+      const Port *in = &g_array_index (r->ins, Port, j);
+      const uint32_t *to_in = costs_to (r, in->core);
+      if (to_in[core] != INF)
+        t.cost = MIN (t.cost, (uint64_t) extra + to_in[core] + in->cost);
+    }
+  return t;
+}
+
+/* Into @tails: each way out of zone @z toward @dst, as ports_of() lists a
+ * node's (a gateway that is a core node, or each of a gateway's links out
+ * of the zone), with the least cost on from its gateway. */
 static void
 zone_tails (WeftRouting *r, uint32_t z, uint32_t dst, GArray *tails)
 {
   const WeftTopology *topo = r->topo;
-  GArray *ins = r->ins;
 
-  ports_of_cached (r, dst, ins, &r->ins_node);
+  ports_of_cached (r, dst, r->ins, &r->ins_node);
   g_array_set_size (tails, 0);
   for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
     {
       uint32_t g = r->gw[i];
-      for (uint32_t k = topo->out_start[g];; k++)
+      if (r->core_of[g] != WEFT_NONE)
         {
-          /* A core gateway is its own way out (no link); another leaves by
-           * each of its links out of the zone. */
-          uint32_t core = r->core_of[g], extra = 0;
-          if (core == WEFT_NONE)
-            {
-              if (k == topo->out_start[g + 1])
-                break;
-              const WeftLink *link = &topo->links[topo->out_links[k]];
-              if (topo->nodes[link->dst].zone == z)
-                continue;
-              core = r->core_of[link->dst];
-              extra = link->cost;
-            }
-          Tail t = { g, WEFT_ROUTE_UNREACHABLE };
-          for (guint j = 0; j < ins->len; j++)
-            {
-              const Port *in = &g_array_index (ins, Port, j);
-              const uint32_t *to_in = costs_to (r, in->core);
-              if (to_in[core] != INF)
-                t.cost = MIN (t.cost, (uint64_t) extra + to_in[core] + in->cost);
-            }
+          Tail t = tail_of (r, g, r->core_of[g], 0);
           g_array_append_val (tails, t);
-          if (r->core_of[g] != WEFT_NONE)
-            break;
+          continue;
+        }
+      for (uint32_t k = topo->out_start[g]; k < topo->out_start[g + 1]; k++)
+        {
+          const WeftLink *link = &topo->links[topo->out_links[k]];
+          if (topo->nodes[link->dst].zone == z)
+            continue;
+          Tail t = tail_of (r, g, r->core_of[link->dst], link->cost);
+          g_array_append_val (tails, t);
         }
     }
+}
+
+/* Whether @node is inside zone @z and not a core node: its costs to a
+ * destination go by the zone's ways out (cost_by_tails()). */
+static inline gboolean
+inside (const WeftRouting *r, uint32_t z, uint32_t node)
+{
+  return z != WEFT_ZONE_ROOT && zone_of (r, node) == z
+         && r->core_of[node] == WEFT_NONE;
 }
 
 void
@@ -1004,24 +1018,24 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
   if (memo_get (r, MEMO_FIRST, src, dst, 0, links))
     return;
 
+  g_array_set_size (links, 0);
+  if (src == dst)
+    return;
   /* A node inside a server and its neighbours there share the server's
    * ways out: the costs on from each way out are found once, not once a
    * neighbour (a GPU has a link to each of a DGX's NVSwitch chips). */
   uint32_t z = zone_of (r, src);
-  gboolean in_zone = z != WEFT_ZONE_ROOT && r->core_of[src] == WEFT_NONE;
-  if (in_zone && src != dst)
+  gboolean in_zone = inside (r, z, src);
+  if (in_zone)
     zone_tails (r, z, dst, r->tails);
-  uint64_t best = !in_zone ? weft_routing_cost (r, src, dst)
-                           : cost_by_tails (r, z, src, dst, r->tails);
-
-  g_array_set_size (links, 0);
-  if (src == dst || best == WEFT_ROUTE_UNREACHABLE)
+  uint64_t best = in_zone ? cost_by_tails (r, z, src, dst, r->tails)
+                          : weft_routing_cost (r, src, dst);
+  if (best == WEFT_ROUTE_UNREACHABLE)
     return;
   for (uint32_t i = topo->out_start[src]; i < topo->out_start[src + 1]; i++)
     {
       uint32_t l = topo->out_links[i], next = topo->links[l].dst;
-      uint64_t rest = in_zone && zone_of (r, next) == z
-                              && r->core_of[next] == WEFT_NONE
+      uint64_t rest = in_zone && inside (r, z, next)
                           ? cost_by_tails (r, z, next, dst, r->tails)
                           : weft_routing_cost (r, next, dst);
       if (rest != WEFT_ROUTE_UNREACHABLE && topo->links[l].cost + rest == best)
