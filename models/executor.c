@@ -375,6 +375,56 @@ begin (WeftSim *sim, void *target, void *data)
     start_rank (x, r);
 }
 
+/* Making an image visits the steps a tile at a time: IMAGE_TILE levels of
+ * IMAGE_TILE ranks, each rank's steps in order (or in reverse) inside the
+ * tile, then each rank's steps past the levels.  What the image's lists
+ * need is that each rank's steps come in order, and tiles read the
+ * schedule's steps (rank by rank) and write the image's (level by level) a
+ * few cache lines and pages at a time: rank by rank alone, every record
+ * written would be a level apart, a miss each. */
+#define IMAGE_TILE 32
+
+/* Rank @r's step @i into the image: its record, its count among its
+ * dependencies' dependents, and among the rank's roots. */
+static inline void
+image_step (WeftExecImage *m, const WeftSchedule *s, const Numbering *num,
+            uint32_t r, uint32_t i)
+{
+  const WeftStep *step = weft_schedule_step (s, r, i);
+  uint32_t match = weft_schedule_matches (s, r)[i];
+  XStep *xs = &m->steps[number (num, r, i)];
+
+  xs->bytes = step->bytes;
+  xs->rank = r;
+  xs->peer = step->peer;
+  xs->kind = (uint8_t) step->kind;
+  xs->remaining = MAX (step->n_deps, 1);
+  xs->pair = match == WEFT_NO_STEP ? WEFT_NONE
+                                   : number (num, step->peer, match);
+  for (uint32_t d = 0; d < step->n_deps; d++)
+    m->steps[number (num, r, weft_schedule_dep (s, step, d)) + 1].out++;
+  if (step->n_deps == 0)
+    m->root_start[r + 1]++;
+}
+
+/* Rank @r's step @i among its dependencies' dependents, or its rank's
+ * roots, placed from the back. */
+static inline void
+image_links (WeftExecImage *m, const WeftSchedule *s, const Numbering *num,
+             uint32_t r, uint32_t i, uint32_t *root_end)
+{
+  const WeftStep *step = weft_schedule_step (s, r, i);
+  uint32_t k = number (num, r, i);
+
+  for (uint32_t d = step->n_deps; d-- > 0;)
+    {
+      uint32_t from = number (num, r, weft_schedule_dep (s, step, d));
+      m->out[--m->steps[from + 1].out] = k;
+    }
+  if (step->n_deps == 0)
+    m->roots[--root_end[r]] = k;
+}
+
 WeftExecImage *
 weft_exec_image_new (const WeftSchedule *s)
 {
@@ -400,52 +450,36 @@ weft_exec_image_new (const WeftSchedule *s)
   /* Steps, counting each one's dependents into the next step's `out`. */
   m->steps = g_new0 (XStep, total + 1);
   m->root_start = g_new0 (uint32_t, s->n_ranks + 1);
+  for (uint32_t l0 = 0; l0 < num.levels; l0 += IMAGE_TILE)
+    for (uint32_t r0 = 0; r0 < s->n_ranks; r0 += IMAGE_TILE)
+      for (uint32_t r = r0; r < MIN (r0 + IMAGE_TILE, s->n_ranks); r++)
+        for (uint32_t i = l0; i < MIN (l0 + IMAGE_TILE, num.levels); i++)
+          image_step (m, s, &num, r, i);
   for (uint32_t r = 0; r < s->n_ranks; r++)
-    {
-      const uint32_t *matches = weft_schedule_matches (s, r);
-      for (guint i = 0; i < s->n_steps[r]; i++)
-        {
-          const WeftStep *step = weft_schedule_step (s, r, i);
-          XStep *xs = &m->steps[number (&num, r, i)];
-          xs->bytes = step->bytes;
-          xs->rank = r;
-          xs->peer = step->peer;
-          xs->kind = (uint8_t) step->kind;
-          xs->remaining = MAX (step->n_deps, 1);
-          xs->pair = matches[i] == WEFT_NO_STEP
-                         ? WEFT_NONE
-                         : number (&num, step->peer, matches[i]);
-          for (uint32_t d = 0; d < step->n_deps; d++)
-            m->steps[number (&num, r, weft_schedule_dep (s, step, d)) + 1]
-                .out++;
-          if (step->n_deps == 0)
-            m->root_start[r + 1]++;
-        }
-      m->root_start[r + 1] += m->root_start[r];
-    }
+    for (uint32_t i = num.levels; i < s->n_steps[r]; i++)
+      image_step (m, s, &num, r, i);
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    m->root_start[r + 1] += m->root_start[r];
   m->roots = g_new (uint32_t, MAX (m->root_start[s->n_ranks], 1));
   for (uint32_t k = 0; k < total; k++)
     m->steps[k + 1].out += m->steps[k].out;
   uint32_t n_out = m->steps[total].out;
   m->out = g_new (uint32_t, MAX (n_out, 1));
   /* A step's dependents in the order of the rank's steps, as they become
-   * ready in that order: placed from the back, every step's taken in
+   * ready in that order: placed from the back, each rank's steps taken in
    * reverse, each step k + 1's `out` (the end of k's dependents) serving as
-   * k's cursor, without an array of cursors as long as the steps. */
-  uint32_t n_roots = m->root_start[s->n_ranks];
+   * k's cursor, without an array of cursors as long as the steps.  A
+   * rank's roots likewise, from the end of its share. */
+  g_autofree uint32_t *root_end = g_memdup2 (m->root_start + 1,
+                                             s->n_ranks * sizeof (uint32_t));
   for (uint32_t r = s->n_ranks; r-- > 0;)
-    for (uint32_t i = s->n_steps[r]; i-- > 0;)
-      {
-        const WeftStep *step = weft_schedule_step (s, r, i);
-        uint32_t k = number (&num, r, i);
-        for (uint32_t d = step->n_deps; d-- > 0;)
-          {
-            uint32_t from = number (&num, r, weft_schedule_dep (s, step, d));
-            m->out[--m->steps[from + 1].out] = k;
-          }
-        if (step->n_deps == 0)
-          m->roots[--n_roots] = k;
-      }
+    for (uint32_t i = s->n_steps[r]; i-- > num.levels;)
+      image_links (m, s, &num, r, i, root_end);
+  for (uint32_t l0 = num.levels; l0 > 0; l0 -= MIN (l0, IMAGE_TILE))
+    for (uint32_t r0 = s->n_ranks; r0 > 0; r0 -= MIN (r0, IMAGE_TILE))
+      for (uint32_t r = r0; r-- > r0 - MIN (r0, IMAGE_TILE);)
+        for (uint32_t i = l0; i-- > l0 - MIN (l0, IMAGE_TILE);)
+          image_links (m, s, &num, r, i, root_end);
   /* Step k + 1's `out` is now where k's dependents start. */
   for (uint32_t k = 0; k < total; k++)
     m->steps[k].out = m->steps[k + 1].out;
