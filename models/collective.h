@@ -39,6 +39,9 @@ typedef struct {
                                    server) */
   const double *switch_share;   /* NVLS: each one's share of the buffer */
   uint32_t local;               /* hierarchical: ranks per server */
+  const uint32_t *server;       /* tree: each rank's server (any number
+                                   that the server's ranks share), or NULL
+                                   for a server a rank */
 } WeftCollectiveParams;
 
 const char *weft_op_name (WeftOp op);

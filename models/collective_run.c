@@ -5,6 +5,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "union_find.h"
+
 static void
 finished (WeftSim *sim, void *target, void *data)
 {
@@ -46,6 +48,30 @@ ranks_per_server (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
     }
   *local = count;
   return TRUE;
+}
+
+/* Each GPU's server, as NCCL counts nodes: the GPUs that reach each other
+ * without crossing the network (NVLink, PCIe, the links between sockets),
+ * so a GB200 NVL72 rack is one; a server is named by its first node. */
+static uint32_t *
+servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
+{
+  g_autofree uint32_t *parent = g_new (uint32_t, topo->n_nodes);
+  uint32_t *server = g_new (uint32_t, MAX (n, 1));
+
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    parent[v] = v;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      const WeftLinkType *type = g_ptr_array_index (topo->link_types,
+                                                    link->type);
+      if (type->family != WEFT_FAMILY_NETWORK)
+        weft_union (parent, link->src, link->dst);
+    }
+  for (uint32_t r = 0; r < n; r++)
+    server[r] = weft_find_root (parent, gpus[r]);
+  return server;
 }
 
 /* NVLS needs switches that reduce, each joined to every GPU of the run;
@@ -153,6 +179,12 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   if (weft_algorithm_is_hierarchical (alg)
       && !ranks_per_server (topo, gpus, n, &p.local, error))
     return NULL;
+  g_autofree uint32_t *server = NULL;
+  if (alg == WEFT_ALG_TREE)
+    {
+      server = servers (topo, gpus, n);
+      p.server = server;
+    }
   if (alg == WEFT_ALG_NVLS_TREE)
     {
       if (!server_switches (topo, gpus, n, p.local, nodes, shares, error))

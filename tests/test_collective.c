@@ -57,7 +57,7 @@ START_TEST (test_bytes_moved_exactly)
   const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
   const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 3, 5, 4, shares, 1 };
+  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -91,7 +91,7 @@ START_TEST (test_hierarchical_bytes)
    * across 1 to 7 servers: still exactly 2(n-1) size in all. */
   const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
                                  WEFT_ALG_HIER_TREE };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 4 };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL };
 
   for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
     for (uint32_t n = 4; n <= 28; n += 4)
@@ -108,10 +108,38 @@ START_TEST (test_hierarchical_bytes)
 }
 END_TEST
 
+START_TEST (test_tree_servers_bytes)
+{
+  /* The tree with its ranks grouped into servers (chains inside, trees
+   * across, one tree per local index): servers of 4, of uneven sizes, and
+   * not contiguous in rank order.  Still exactly 2(n-1) size in all, every
+   * send paired and no deadlock. */
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL };
+
+  for (uint32_t n = 2; n <= 27; n += 5)
+    for (int grouping = 0; grouping < 3; grouping++)
+      {
+        g_autofree uint32_t *server = g_new (uint32_t, n);
+        for (uint32_t r = 0; r < n; r++)
+          server[r] = grouping == 0   ? r / 4
+                      : grouping == 1 ? (r < 3 ? 0 : r < 10 ? 1 : 2 + r / 9)
+                                      : r % 3;
+        params.server = server;
+        g_autoptr (WeftSchedule) s = weft_collective_schedule (
+            WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE, n, 1000003, &params);
+        g_autoptr (GError) error = NULL;
+        ck_assert_msg (weft_schedule_check (s, &error), "n=%u grouping %d: %s",
+                       n, grouping, error ? error->message : "");
+        ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                           2 * (uint64_t) (n - 1) * 1000003);
+      }
+}
+END_TEST
+
 START_TEST (test_one_rank_moves_nothing)
 {
   const double shares[] = { 1 };
-  WeftCollectiveParams params = { 1, 1, 1, shares, 1 };
+  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -203,7 +231,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * from every GPU and hides the reductions behind the transfers: busbw =
    * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
    * about 370 GB/s on a DGX H100, hardware.md section 3). */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1 };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
@@ -217,7 +245,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
    * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
    * Simple's base latency (8.4 us). */
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
   double p = size / 8.0;
   double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
                   + 7 * p * 1e12 / reduce;
@@ -233,13 +261,146 @@ START_TEST (test_ring_all_reduce_closed_form)
 }
 END_TEST
 
+/* Bytes that node @v sent over its links in @r. */
+static uint64_t
+bytes_out (const WeftTopology *topo, const WeftCollectiveResult *r,
+           uint32_t v)
+{
+  uint64_t bytes = 0;
+
+  for (uint32_t i = topo->out_start[v]; i < topo->out_start[v + 1]; i++)
+    bytes += r->stats->links[topo->out_links[i]].bytes;
+  return bytes;
+}
+
+START_TEST (test_tree_chain_in_a_server)
+{
+  /* Inside one server NCCL's tree is a chain: GPU 7 up to 0, the root, and
+   * back down; the other half of the buffer takes it the other way round,
+   * so GPUs 0 and 7 each send S (S/2 as a head, S/2 as a tail) and every
+   * other GPU 2S. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  const uint64_t size = 64 << 20;
+  const double link = 18 * 20.6e9, reduce = 1117e9;
+  WeftCollectiveResult r;
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
+                                  WEFT_PROTOCOL_SIMPLE, size, &serial,
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
+                                                      WEFT_US, NULL, FALSE, 0,
+                                                      0, NULL, 1 },
+                                  &r, NULL));
+  for (uint32_t g = 0; g < 8; g++)
+    ck_assert_uint_eq (bytes_out (s->topo, &r, g_array_index (gpus, uint32_t,
+                                                              g)),
+                       (g == 0 || g == 7 ? 1 : 2) * size);
+  weft_link_stats_free (r.stats);
+  g_free (r.spans);
+
+  /* One piece at a time and no sharing (analytical), each half climbs 7
+   * hops, each send paying the tree's Simple NVLink hop (4.0 us) and the
+   * path (300 ns) and moving S/2 at the GPU's NVLink rate, each GPU but
+   * the tail adding it in (S/2 at the reduction rate), then 7 hops down;
+   * plus Simple's base latency (8.4 us).  The halves climb from opposite
+   * ends, so no GPU has both to add at once. */
+  double half = size / 2.0;
+  double closed = 8.4e6 + 14 * (4.0e6 + 300e3 + half * 1e12 / link)
+                  + 7 * ceil (half * 1e12 / reduce);
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
+                                  WEFT_PROTOCOL_SIMPLE, size, &serial,
+                                  &(WeftRunOptions) { WEFT_FIDELITY_ANALYTICAL,
+                                                      1, 0, NULL, FALSE, 0, 0,
+                                                      NULL, 1 },
+                                  &r, NULL));
+  ck_assert_msg (fabs (r.time - closed) <= 0.001 * closed,
+                 "%" G_GUINT64_FORMAT " ps vs %.0f ps", r.time, closed);
+  g_free (r.spans);
+
+  /* In 64 chunks that follow each other down the chain the transfers
+   * pipeline: every middle GPU's 2S leave at no more than its NVLink
+   * rate, and little slower, the chain's 14 hops costing about a chunk
+   * each. */
+  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL };
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
+                                  WEFT_PROTOCOL_SIMPLE, 1 << 30, &piped,
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
+                                                      0, NULL, FALSE, 0, 0,
+                                                      NULL, 1 },
+                                  &r, NULL));
+  double bound = 2.0 * (1 << 30) * 1e12 / link;
+  ck_assert_msg (r.time >= bound && r.time <= (1 + 14.0 / 64) * 1.05 * bound,
+                 "%" G_GUINT64_FORMAT " ps against a bound of %.0f ps",
+                 r.time, bound);
+  g_free (r.spans);
+}
+END_TEST
+
+START_TEST (test_tree_across_servers)
+{
+  /* Across 4 DGX H100 of the rail-optimized fabric the chains' heads form
+   * the double binary tree, one tree per local index: each server's head
+   * of tree j is its GPU j, so NIC j carries tree j's share, and all NICs
+   * together carry what a tree over 4 servers sends, 2 (4 - 1) S, each
+   * its eighth. */
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  const uint64_t size = 16 << 20;
+  WeftCollectiveParams piped = { 1, 4, 0, NULL, 1, NULL };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
+                                      WEFT_PROTOCOL_SIMPLE, size, &piped,
+                                      &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
+                                                          1, WEFT_US, NULL,
+                                                          FALSE, 0, 0, NULL,
+                                                          1 },
+                                      &r, &error),
+                 "%s", error ? error->message : "");
+  ck_assert_uint_eq (r.bytes_sent, 2 * 31 * (uint64_t) size);
+  uint64_t per_rail[8] = { 0 }, all = 0;
+  for (uint32_t v = 0; v < s->topo->n_nodes; v++)
+    if (s->topo->nodes[v].kind == WEFT_NODE_NIC)
+      {
+        const char *name = s->topo->nodes[v].name;
+        int server, nic;
+        ck_assert (sscanf (name, "node%d/nic%d", &server, &nic) == 2);
+        for (uint32_t i = s->topo->out_start[v]; i < s->topo->out_start[v + 1];
+             i++)
+          {
+            const WeftLink *l = &s->topo->links[s->topo->out_links[i]];
+            const WeftLinkType *t = g_ptr_array_index (s->topo->link_types,
+                                                       l->type);
+            if (t->family == WEFT_FAMILY_NETWORK)
+              {
+                per_rail[nic] += r.stats->links[s->topo->out_links[i]].bytes;
+                all += r.stats->links[s->topo->out_links[i]].bytes;
+              }
+          }
+      }
+  ck_assert_uint_eq (all, 6 * (uint64_t) size);
+  for (int j = 0; j < 8; j++)
+    ck_assert_msg (per_rail[j] >= 6 * (uint64_t) size / 8 - 64
+                       && per_rail[j] <= 6 * (uint64_t) size / 8 + 64,
+                   "rail %d: %" G_GUINT64_FORMAT " bytes", j, per_rail[j]);
+  weft_link_stats_free (r.stats);
+  g_free (r.spans);
+}
+END_TEST
+
 /* Hierarchical all_reduce of @size over the first @servers DGX H100 of the
  * rail-optimized fabric, one piece at a time, flow fidelity. */
 static double
 hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
            WeftAlgorithm alg, uint64_t size)
 {
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -262,7 +423,7 @@ START_TEST (test_nvls_tree)
    * m servers), the tree across servers (2 (m - 1) S), the slices up again
    * (m S) and multicast to the other GPUs (m (8 - 1) S): (2n + 3m - 2) S. */
   const double halves[] = { 1, 1 };
-  WeftCollectiveParams params = { 2, 3, 2, halves, 4 };
+  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL };
   for (uint32_t n = 8; n <= 28; n += 4)
     {
       g_autoptr (WeftSchedule) sched = weft_collective_schedule (
@@ -280,7 +441,7 @@ START_TEST (test_nvls_tree)
    * test_hierarchical_across_servers finds) and the few bytes' time. */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
   WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
@@ -296,7 +457,7 @@ START_TEST (test_nvls_tree)
    * servers as hierarchical-tree carries it, only the server's part
    * differs (the switches add up instead of a ring), so the two take the
    * same time within a few percent. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1 };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL };
   WeftCollectiveResult t;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE,
@@ -361,7 +522,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
               WeftAlgorithm alg, uint32_t chunks, uint64_t size,
               gboolean plain, WeftTime bins, uint32_t threads)
 {
-  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8 };
+  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -426,7 +587,7 @@ START_TEST (test_give_up_past_a_time)
    * a run told nothing does, to the picosecond. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1 };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult free_run, r;
 
@@ -519,7 +680,7 @@ START_TEST (test_plans_shared)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   uint32_t n = gpus->len;
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1 };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1 };
   int order[WEFT_PAIRS], n_order = 0;
@@ -588,7 +749,7 @@ START_TEST (test_routing_handed_on)
   g_autoptr (WeftScenario) warm = load ("gb200-nvl72.yaml");
   g_autoptr (WeftScenario) cold = load ("gb200-nvl72.yaml");
   g_autoptr (GArray) gpus = all_gpus (warm->topo);
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1 };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
                              0, NULL, 1 };
   WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
@@ -675,7 +836,7 @@ START_TEST (test_small_message_latency)
    * worked example), plus what the network adds for 8 bytes. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -693,7 +854,7 @@ START_TEST (test_fidelities_agree_uncontended)
    * puts one transfer on a link at a time: the three fidelities agree. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL };
   WeftTime t[3];
 
   for (int f = 0; f < 3; f++)
@@ -721,7 +882,7 @@ START_TEST (test_schedule_file_ring_matches_builtin)
   ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL };
   const uint64_t sizes[] = { 8, 1000003, 64 << 20 };
 
   for (int f = 0; f < 3; f++)
@@ -834,12 +995,15 @@ collective_suite (void)
   tcase_add_test (tc, test_bytes_moved_exactly);
   tcase_add_test (tc, test_one_rank_moves_nothing);
   tcase_add_test (tc, test_hierarchical_bytes);
+  tcase_add_test (tc, test_tree_servers_bytes);
   tcase_add_test (tc, test_bad_schedules);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("timing");
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_ring_all_reduce_closed_form);
+  tcase_add_test (tc, test_tree_chain_in_a_server);
+  tcase_add_test (tc, test_tree_across_servers);
   tcase_add_test (tc, test_hierarchical_across_servers);
   tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
