@@ -2,6 +2,7 @@
  * schedules. */
 #pragma once
 
+#include "rings.h"
 #include "schedule.h"
 
 G_BEGIN_DECLS
@@ -42,6 +43,9 @@ typedef struct {
   const uint32_t *server;       /* tree: each rank's server (any number
                                    that the server's ranks share), or NULL
                                    for a server a rank */
+  const WeftRings *rings;       /* ring, its chains and the tree in one
+                                   server: the rings along the links, each
+                                   cut into `channels`; NULL: rank order */
 } WeftCollectiveParams;
 
 const char *weft_op_name (WeftOp op);

@@ -1,17 +1,53 @@
 /* weft: ring algorithms (all_reduce, reduce_scatter, all_gather), and the
  * chains and neighbour exchanges built the same way (broadcast, reduce,
  * send_recv).  The buffer is cut into `channels` slices, each a ring of its
- * own, and every piece into `chunks` that follow each other down the ring
- * (pipelining); a chunk's send waits for the previous chunk's send of the
- * same step, so that a channel stays in order. */
+ * own (of every ring along the links, where GPUs are joined directly, each
+ * ring's share by its bandwidth; else in rank order), and every piece into
+ * `chunks` that follow each other down the ring (pipelining); a chunk's
+ * send waits for the previous chunk's send of the same step, so that a
+ * channel stays in order. */
 #include "collective-private.h"
+
+/* Channels in all: `channels` of every ring along the links, or of rank
+ * order. */
+static uint32_t
+n_channels (const WeftCollectiveParams *p)
+{
+  return p->rings ? p->rings->n_rings * p->channels : p->channels;
+}
+
+/* Channel @ch's bytes of @size. */
+static uint64_t
+channel_bytes (uint64_t size, const WeftCollectiveParams *p, uint32_t ch)
+{
+  if (p->rings == NULL)
+    return weft_part (size, p->channels, ch);
+  return weft_part (weft_rings_bytes (p->rings, size, ch / p->channels),
+                    p->channels, ch % p->channels);
+}
+
+/* Channel @ch's ranks in ring order, or NULL for rank order. */
+static const uint32_t *
+channel_order (const WeftCollectiveParams *p, uint32_t ch)
+{
+  return p->rings ? p->rings->order + (size_t) (ch / p->channels) * p->rings->n
+                  : NULL;
+}
+
+/* The rank at position @q of a ring in @order (NULL: rank order). */
+static inline uint32_t
+at (const uint32_t *order, uint32_t n, int64_t q)
+{
+  uint32_t i = weft_mod (q, n);
+  return order ? order[i] : i;
+}
 
 static uint64_t
 piece (uint64_t size, uint32_t n, const WeftCollectiveParams *p, uint32_t ch,
        uint32_t c, uint32_t k)
 {
-  return weft_part (weft_part (weft_part (size, p->channels, ch), n, c),
-                    p->chunks, k);
+  return weft_part (weft_part (channel_bytes (size, p, ch), n, c), p->chunks,
+                    k);
 }
 
 static uint32_t
@@ -25,18 +61,21 @@ add2 (WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t peer,
 typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
 
 /* One ring phase over n - 1 steps for every channel and chunk.  @shift
- * picks the piece rank r sends at step 0 (r - shift); @after[r] (per tag)
- * is what rank r's first send waits for, and is updated to the last step
- * of the phase on each rank. */
+ * picks the piece the rank at ring position q sends at step 0 (that of
+ * position q - shift, pieces named by the rank that owns them); @after[r]
+ * (per tag) is what rank r's first send waits for, and is updated to the
+ * last step of the phase on each rank. */
 static void
 ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
             Phase phase, int shift, uint32_t *after)
 {
   uint32_t n = s->n_ranks;
   g_autofree uint32_t *prev_send = g_new (uint32_t, (size_t) n * (n - 1));
+  g_autofree uint32_t *next = g_new (uint32_t, n);
 
-  for (uint32_t ch = 0; ch < p->channels; ch++)
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
     {
+      const uint32_t *order = channel_order (p, ch);
       for (size_t i = 0; i < (size_t) n * (n - 1); i++)
         prev_send[i] = WEFT_NO_STEP;
       for (uint32_t k = 0; k < p->chunks; k++)
@@ -45,18 +84,19 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
           uint32_t *dep = &after[(size_t) tag * n];
           for (uint32_t step = 0; step + 1 < n; step++)
             {
-              g_autofree uint32_t *next = g_new (uint32_t, n);
-              for (uint32_t r = 0; r < n; r++)
+              for (uint32_t q = 0; q < n; q++)
                 {
-                  uint32_t c = weft_mod ((int64_t) r - shift - step, n);
+                  uint32_t r = at (order, n, q);
+                  uint32_t c = at (order, n, (int64_t) q - shift - step);
                   uint32_t *ps = &prev_send[(size_t) step * n + r];
-                  *ps = add2 (s, r, WEFT_STEP_SEND, (r + 1) % n, tag,
+                  *ps = add2 (s, r, WEFT_STEP_SEND, at (order, n, q + 1), tag,
                               piece (size, n, p, ch, c, k), dep[r], *ps);
                 }
-              for (uint32_t r = 0; r < n; r++)
+              for (uint32_t q = 0; q < n; q++)
                 {
-                  uint32_t from = (r + n - 1) % n;
-                  uint32_t c = weft_mod ((int64_t) from - shift - step, n);
+                  uint32_t r = at (order, n, q);
+                  uint32_t from = at (order, n, (int64_t) q - 1);
+                  uint32_t c = at (order, n, (int64_t) q - 1 - shift - step);
                   uint64_t bytes = piece (size, n, p, ch, c, k);
                   uint32_t recv = weft_schedule_recv (s, r, from, tag, bytes,
                                                       WEFT_NO_STEP);
@@ -74,7 +114,7 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
 static uint32_t *
 fresh_after (const WeftSchedule *s, const WeftCollectiveParams *p)
 {
-  size_t count = (size_t) p->channels * p->chunks * s->n_ranks;
+  size_t count = (size_t) n_channels (p) * p->chunks * s->n_ranks;
   uint32_t *after = g_new (uint32_t, count);
 
   for (size_t i = 0; i < count; i++)
@@ -114,39 +154,50 @@ weft_ring_all_gather (WeftSchedule *s, uint64_t size,
   ring_phase (s, size, p, PHASE_ALL_GATHER, 0, after);
 }
 
-/* A chain 0 -> 1 -> ... -> n-1 (broadcast), or n-1 -> ... -> 0 with a
- * reduction at every rank (reduce to root 0). */
+/* A chain from rank 0 along the ring (0 -> 1 -> ... -> n-1 in rank order)
+ * for broadcast, or the other way, with a reduction at every rank, for
+ * reduce to root 0. */
 static void
 chain (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
        gboolean reduce)
 {
   uint32_t n = s->n_ranks;
+  g_autofree uint32_t *prev = g_new (uint32_t, n);
+  g_autofree uint32_t *link = g_new (uint32_t, n);
 
-  for (uint32_t ch = 0; ch < p->channels; ch++)
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
     {
-      g_autofree uint32_t *prev = g_new (uint32_t, n);
+      const uint32_t *order = channel_order (p, ch);
+      uint32_t root = 0;
+      while (at (order, n, root) != 0)
+        root++;
+      /* link[i]: the i-th rank of the chain from the root. */
+      for (uint32_t i = 0; i < n; i++)
+        link[i] = at (order, n, (int64_t) root + i);
       for (uint32_t r = 0; r < n; r++)
         prev[r] = WEFT_NO_STEP;
       for (uint32_t k = 0; k < p->chunks; k++)
         {
           uint32_t tag = ch * p->chunks + k;
-          uint64_t bytes = weft_part (weft_part (size, p->channels, ch),
-                                      p->chunks, k);
+          uint64_t bytes = weft_part (channel_bytes (size, p, ch), p->chunks,
+                                      k);
           for (uint32_t pos = 0; pos < n; pos++)
             {
               /* Position 0 starts the chain; data flows to pos + 1. */
-              uint32_t r = reduce ? n - 1 - pos : pos;
-              uint32_t up = reduce ? r + 1 : r - 1;      /* where it comes from */
-              uint32_t down = reduce ? r - 1 : r + 1;    /* where it goes */
+              uint32_t i = reduce ? n - 1 - pos : pos;
+              uint32_t r = link[i];
               uint32_t have = WEFT_NO_STEP;
               if (pos > 0)
                 {
+                  /* Where it comes from. */
+                  uint32_t up = link[reduce ? i + 1 : i - 1];
                   have = weft_schedule_recv (s, r, up, tag, bytes, WEFT_NO_STEP);
                   if (reduce)
                     have = weft_schedule_reduce (s, r, bytes, have);
                 }
               if (pos + 1 < n)
-                prev[r] = add2 (s, r, WEFT_STEP_SEND, down, tag, bytes, have,
+                prev[r] = add2 (s, r, WEFT_STEP_SEND,
+                                link[reduce ? i - 1 : i + 1], tag, bytes, have,
                                 prev[r]);
             }
         }

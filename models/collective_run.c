@@ -185,6 +185,13 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
       server = servers (topo, gpus, n);
       p.server = server;
     }
+  /* GPUs joined directly (NVLink meshes) get rings along the links. */
+  g_autoptr (WeftRings) rings = NULL;
+  if ((alg == WEFT_ALG_RING && op != WEFT_OP_SEND_RECV) || alg == WEFT_ALG_TREE)
+    {
+      rings = weft_rings_find (topo, gpus, n);
+      p.rings = rings;
+    }
   if (alg == WEFT_ALG_NVLS_TREE)
     {
       if (!server_switches (topo, gpus, n, p.local, nodes, shares, error))

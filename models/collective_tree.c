@@ -206,18 +206,30 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
   /* One server: its chain carries no traffic between servers, so one
    * start does. */
   uint32_t starts = sv.n > 1 ? sv.widest : 1;
+  /* In one server of GPUs joined directly, the chains follow the rings
+   * along the links, each with its ring's share. */
+  const WeftRings *rings = sv.n == 1 ? p->rings : NULL;
+  uint32_t n_rings = rings ? rings->n_rings : 1;
 
   pos_parent[weft_tree_build (0, sv.n - 1, pos_parent)] = G_MAXUINT32;
   for (uint32_t half = 0; half < 2; half++)
-    for (uint32_t ch = 0; ch < p->channels; ch++)
-      for (uint32_t j = 0; j < starts; j++)
-        {
-          uint64_t bytes = weft_part (weft_part (weft_part (size, 2, half),
-                                                 p->channels, ch),
-                                      starts, j);
-          tree_make (&t, &sv, pos_parent, half, j, n);
-          tree_run (s, &t, bytes, p->chunks,
-                    (half * p->channels + ch) * starts + j, prev_up,
-                    prev_down);
-        }
+    for (uint32_t i = 0; i < n_rings; i++)
+      {
+        uint64_t mine = weft_part (size, 2, half);
+        if (rings)
+          {
+            mine = weft_rings_bytes (rings, mine, i);
+            sv.member = rings->order + (size_t) i * n;
+          }
+        for (uint32_t ch = 0; ch < p->channels; ch++)
+          for (uint32_t j = 0; j < starts; j++)
+            {
+              uint64_t bytes = weft_part (weft_part (mine, p->channels, ch),
+                                          starts, j);
+              uint32_t tag = ((half * n_rings + i) * p->channels + ch) * starts
+                             + j;
+              tree_make (&t, &sv, pos_parent, half, j, n);
+              tree_run (s, &t, bytes, p->chunks, tag, prev_up, prev_down);
+            }
+      }
 }

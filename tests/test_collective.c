@@ -57,7 +57,7 @@ START_TEST (test_bytes_moved_exactly)
   const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
   const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL };
+  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -91,7 +91,7 @@ START_TEST (test_hierarchical_bytes)
    * across 1 to 7 servers: still exactly 2(n-1) size in all. */
   const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
                                  WEFT_ALG_HIER_TREE };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL };
 
   for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
     for (uint32_t n = 4; n <= 28; n += 4)
@@ -114,7 +114,7 @@ START_TEST (test_tree_servers_bytes)
    * across, one tree per local index): servers of 4, of uneven sizes, and
    * not contiguous in rank order.  Still exactly 2(n-1) size in all, every
    * send paired and no deadlock. */
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL };
 
   for (uint32_t n = 2; n <= 27; n += 5)
     for (int grouping = 0; grouping < 3; grouping++)
@@ -136,10 +136,44 @@ START_TEST (test_tree_servers_bytes)
 }
 END_TEST
 
+START_TEST (test_rings_bytes)
+{
+  /* Rings along the links (any orders, uneven weights), cut into channels
+   * and chunks: ring, its chains and the tree still move exactly what the
+   * operation needs, every send paired and no deadlock. */
+  const uint32_t n = 5;
+  uint32_t order[3 * 5] = { 0, 1, 2, 3, 4, 0, 4, 3, 2, 1, 2, 0, 4, 1, 3 };
+  uint64_t weight[] = { 40, 40, 20 };
+  WeftRings rings = { n, 3, order, weight };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings };
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
+                         WEFT_OP_REDUCE_SCATTER, WEFT_OP_BROADCAST,
+                         WEFT_OP_REDUCE };
+
+  for (guint i = 0; i < G_N_ELEMENTS (ops) + 1; i++)
+    {
+      WeftOp op = i < G_N_ELEMENTS (ops) ? ops[i] : WEFT_OP_ALL_REDUCE;
+      WeftAlgorithm alg = i < G_N_ELEMENTS (ops) ? WEFT_ALG_RING
+                                                 : WEFT_ALG_TREE;
+      /* The tree's chains follow the rings inside one server. */
+      const uint32_t one_server[5] = { 0 };
+      params.server = alg == WEFT_ALG_TREE ? one_server : NULL;
+      g_autoptr (WeftSchedule) s = weft_collective_schedule (op, alg, n,
+                                                             1000003, &params);
+      g_autoptr (GError) error = NULL;
+      ck_assert_msg (weft_schedule_check (s, &error), "%s/%s: %s",
+                     weft_op_name (op), weft_algorithm_name (alg),
+                     error ? error->message : "");
+      ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                         expected_bytes (op, alg, n, 1000003));
+    }
+}
+END_TEST
+
 START_TEST (test_one_rank_moves_nothing)
 {
   const double shares[] = { 1 };
-  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL };
+  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -231,7 +265,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * from every GPU and hides the reductions behind the transfers: busbw =
    * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
    * about 370 GB/s on a DGX H100, hardware.md section 3). */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
@@ -245,7 +279,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
    * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
    * Simple's base latency (8.4 us). */
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
   double p = size / 8.0;
   double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
                   + 7 * p * 1e12 / reduce;
@@ -284,7 +318,7 @@ START_TEST (test_tree_chain_in_a_server)
   const uint64_t size = 64 << 20;
   const double link = 18 * 20.6e9, reduce = 1117e9;
   WeftCollectiveResult r;
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
@@ -324,7 +358,7 @@ START_TEST (test_tree_chain_in_a_server)
    * pipeline: every middle GPU's 2S leave at no more than its NVLink
    * rate, and little slower, the chain's 14 hops costing about a chunk
    * each. */
-  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL };
+  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL, NULL };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
                                   WEFT_PROTOCOL_SIMPLE, 1 << 30, &piped,
@@ -350,7 +384,7 @@ START_TEST (test_tree_across_servers)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   const uint64_t size = 16 << 20;
-  WeftCollectiveParams piped = { 1, 4, 0, NULL, 1, NULL };
+  WeftCollectiveParams piped = { 1, 4, 0, NULL, 1, NULL, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -394,13 +428,110 @@ START_TEST (test_tree_across_servers)
 }
 END_TEST
 
+START_TEST (test_rings_along_the_links)
+{
+  /* The DGX-1's hybrid cube-mesh: each V100's 6 NVLink2 lanes join it
+   * directly to 4 others, two of them by 2 lanes.  The rings along the
+   * links, as NCCL's search finds them: the ring of 2-lane links both ways
+   * (40 GB/s each at NCCL's 20 GB/s a lane) and the ring of single links
+   * both ways (20 GB/s each), every lane used once: 120 GB/s in all, the
+   * busbw a ring all_reduce reaches (in rank order it crosses PCIe and
+   * reaches 20). */
+  g_autoptr (WeftScenario) s = load ("dgx1-v100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  g_autoptr (WeftRings) rings = weft_rings_find (s->topo,
+                                                 (uint32_t *) gpus->data, 8);
+  const uint64_t widths[] = { 40000000000, 40000000000, 20000000000,
+                              20000000000 };
+  uint64_t lanes[8][8] = { { 0 } };
+
+  ck_assert (rings != NULL);
+  ck_assert_uint_eq (rings->n_rings, 4);
+  for (uint32_t i = 0; i < 4; i++)
+    {
+      ck_assert_uint_eq (rings->weight[i], widths[i]);
+      uint32_t seen = 0;
+      for (uint32_t q = 0; q < 8; q++)
+        {
+          uint32_t a = rings->order[i * 8 + q];
+          uint32_t b = rings->order[i * 8 + (q + 1) % 8];
+          seen |= 1u << a;
+          lanes[a][b] += rings->weight[i] / 20000000000;
+        }
+      ck_assert_uint_eq (seen, 0xff);
+    }
+  for (uint32_t a = 0; a < 8; a++)
+    {
+      uint32_t v = g_array_index (gpus, uint32_t, a);
+      for (uint32_t i = s->topo->out_start[v]; i < s->topo->out_start[v + 1];
+           i++)
+        {
+          const WeftLink *l = &s->topo->links[s->topo->out_links[i]];
+          for (uint32_t b = 0; b < 8; b++)
+            if (l->dst == g_array_index (gpus, uint32_t, b))
+              {
+                ck_assert_uint_eq (lanes[a][b], l->lanes);
+                lanes[a][b] = 0;
+              }
+        }
+      for (uint32_t b = 0; b < 8; b++)
+        ck_assert_uint_eq (lanes[a][b], 0);
+    }
+
+  /* Each ring carries its share at its width, so all finish together. */
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveResult r;
+  const uint64_t size = 1 << 30;
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_SIMPLE, size, &piped,
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
+                                                      0, NULL, FALSE, 0, 0,
+                                                      NULL, 1 },
+                                  &r, NULL));
+  double busbw = size / (r.time * 1e-12) * 14 / 8;
+  ck_assert_msg (busbw <= 120e9 && busbw >= 0.97 * 120e9, "busbw %.1f GB/s",
+                 busbw / 1e9);
+  ck_assert_uint_eq (r.bytes_sent, 14 * (uint64_t) size);
+  g_free (r.spans);
+
+  /* Through NVSwitch every order is as good: no rings, rank order. */
+  g_autoptr (WeftScenario) h = load ("dgx-h100.yaml");
+  g_autoptr (GArray) hgpus = all_gpus (h->topo);
+  ck_assert (weft_rings_find (h->topo, (uint32_t *) hgpus->data, 8) == NULL);
+}
+END_TEST
+
+START_TEST (test_rings_split_exactly)
+{
+  /* Any size splits over the rings' weights to the byte. */
+  uint64_t weight[] = { 3, 5, 7 };
+  uint32_t order[3 * 3] = { 0 };
+  WeftRings rings = { 3, 3, order, weight };
+  const uint64_t sizes[] = { 0, 1, 14, 15, 1000003, (uint64_t) 1 << 40 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      uint64_t sum = 0;
+      for (uint32_t k = 0; k < 3; k++)
+        {
+          uint64_t b = weft_rings_bytes (&rings, sizes[i], k);
+          ck_assert (b * 15 <= sizes[i] * weight[k] + 15 * 1
+                     && b * 15 + 15 >= sizes[i] * weight[k]);
+          sum += b;
+        }
+      ck_assert_uint_eq (sum, sizes[i]);
+    }
+}
+END_TEST
+
 /* Hierarchical all_reduce of @size over the first @servers DGX H100 of the
  * rail-optimized fabric, one piece at a time, flow fidelity. */
 static double
 hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
            WeftAlgorithm alg, uint64_t size)
 {
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -423,7 +554,7 @@ START_TEST (test_nvls_tree)
    * m servers), the tree across servers (2 (m - 1) S), the slices up again
    * (m S) and multicast to the other GPUs (m (8 - 1) S): (2n + 3m - 2) S. */
   const double halves[] = { 1, 1 };
-  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL };
+  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL, NULL };
   for (uint32_t n = 8; n <= 28; n += 4)
     {
       g_autoptr (WeftSchedule) sched = weft_collective_schedule (
@@ -441,7 +572,7 @@ START_TEST (test_nvls_tree)
    * test_hierarchical_across_servers finds) and the few bytes' time. */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
   WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
@@ -457,7 +588,7 @@ START_TEST (test_nvls_tree)
    * servers as hierarchical-tree carries it, only the server's part
    * differs (the switches add up instead of a ring), so the two take the
    * same time within a few percent. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL };
   WeftCollectiveResult t;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE,
@@ -522,7 +653,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
               WeftAlgorithm alg, uint32_t chunks, uint64_t size,
               gboolean plain, WeftTime bins, uint32_t threads)
 {
-  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL };
+  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -587,7 +718,7 @@ START_TEST (test_give_up_past_a_time)
    * a run told nothing does, to the picosecond. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult free_run, r;
 
@@ -680,7 +811,7 @@ START_TEST (test_plans_shared)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   uint32_t n = gpus->len;
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1 };
   int order[WEFT_PAIRS], n_order = 0;
@@ -749,7 +880,7 @@ START_TEST (test_routing_handed_on)
   g_autoptr (WeftScenario) warm = load ("gb200-nvl72.yaml");
   g_autoptr (WeftScenario) cold = load ("gb200-nvl72.yaml");
   g_autoptr (GArray) gpus = all_gpus (warm->topo);
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
                              0, NULL, 1 };
   WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
@@ -836,7 +967,7 @@ START_TEST (test_small_message_latency)
    * worked example), plus what the network adds for 8 bytes. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -854,7 +985,7 @@ START_TEST (test_fidelities_agree_uncontended)
    * puts one transfer on a link at a time: the three fidelities agree. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL };
   WeftTime t[3];
 
   for (int f = 0; f < 3; f++)
@@ -882,7 +1013,7 @@ START_TEST (test_schedule_file_ring_matches_builtin)
   ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL };
   const uint64_t sizes[] = { 8, 1000003, 64 << 20 };
 
   for (int f = 0; f < 3; f++)
@@ -996,6 +1127,7 @@ collective_suite (void)
   tcase_add_test (tc, test_one_rank_moves_nothing);
   tcase_add_test (tc, test_hierarchical_bytes);
   tcase_add_test (tc, test_tree_servers_bytes);
+  tcase_add_test (tc, test_rings_bytes);
   tcase_add_test (tc, test_bad_schedules);
   suite_add_tcase (s, tc);
 
@@ -1004,6 +1136,8 @@ collective_suite (void)
   tcase_add_test (tc, test_ring_all_reduce_closed_form);
   tcase_add_test (tc, test_tree_chain_in_a_server);
   tcase_add_test (tc, test_tree_across_servers);
+  tcase_add_test (tc, test_rings_along_the_links);
+  tcase_add_test (tc, test_rings_split_exactly);
   tcase_add_test (tc, test_hierarchical_across_servers);
   tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);

@@ -37,7 +37,7 @@ simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
           WeftProtocolKind only_proto)
 {
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL };
   WeftTime best = WEFT_TIME_MAX;
 
   for (uint32_t n = 0; n < s->topo->n_nodes; n++)

@@ -1,0 +1,39 @@
+/* weft: rings over GPUs joined to each other directly (NVLink meshes such as
+ * the DGX-1's hybrid cube-mesh), found as NCCL's search finds its channels:
+ * rings along the links, as many as the links carry, each with the share
+ * of the buffer its bandwidth earns. */
+#pragma once
+
+#include "topology.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  uint32_t n;                   /* ranks in each ring */
+  uint32_t n_rings;
+  uint32_t *order;              /* ring i's ranks in ring order:
+                                   order[i * n .. i * n + n) */
+  uint64_t *weight;             /* ring i's bandwidth, B/s: its share of
+                                   the buffer is weight[i] / the sum */
+} WeftRings;
+
+/* At most this many rings. */
+#define WEFT_RINGS_MAX 16
+
+/* The rings over the @n GPUs @gpus (rank i is gpus[i]) along the links
+ * that join GPUs directly, at NCCL's model of each link: again and again
+ * the ring whose least bandwidth left is the largest, taking that much
+ * from each of its links, until no ring is left.  NULL if no ring runs on
+ * direct links alone (GPUs that meet through switches, of which any order
+ * is as good), for fewer than 3 GPUs or more than 64. */
+WeftRings *weft_rings_find (const WeftTopology *topo, const uint32_t *gpus,
+                            uint32_t n);
+void weft_rings_free (WeftRings *rings);
+
+/* The bytes of ring @i of @size bytes split by the rings' weights, exactly:
+ * they add up to @size. */
+uint64_t weft_rings_bytes (const WeftRings *rings, uint64_t size, uint32_t i);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftRings, weft_rings_free)
+
+G_END_DECLS
