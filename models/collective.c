@@ -143,8 +143,19 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
 
   g_assert (weft_algorithm_supports (alg, op));
   s->n_gpus = n;
-  p.channels = MAX (p.channels, 1);
-  p.chunks = MAX (p.chunks, 1);
+  /* 0 channels: as many as suit the algorithm; the tree takes one for
+   * each GPU of a server across servers, the others one. */
+  if (alg != WEFT_ALG_TREE)
+    p.channels = MAX (p.channels, 1);
+  /* 0 chunks: 8, shared out among a ring's channels. */
+  if (p.chunks == 0)
+    {
+      gboolean ring = alg == WEFT_ALG_RING
+                      && (op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_ALL_GATHER
+                          || op == WEFT_OP_REDUCE_SCATTER);
+      uint32_t rings = (p.rings ? p.rings->n_rings : 1) * p.channels;
+      p.chunks = ring ? MAX (WEFT_CHUNKS / rings, 1) : WEFT_CHUNKS;
+    }
   if (n < 2 || size == 0)
     return s;                   /* nothing crosses the network */
   switch (op)

@@ -33,8 +33,14 @@ typedef enum {
 } WeftAlgorithm;
 
 typedef struct {
-  uint32_t channels;            /* independent rings or trees of pieces */
-  uint32_t chunks;              /* pipeline depth within a channel */
+  uint32_t channels;            /* independent rings or trees of pieces;
+                                   0: as many as suit the fabric (across
+                                   servers, one for each GPU of a server,
+                                   as NCCL's channels use every network
+                                   interface; else one) */
+  uint32_t chunks;              /* pipeline depth within a channel; 0:
+                                   WEFT_CHUNKS, shared out among a ring's
+                                   channels */
   uint32_t n_switches;          /* NVLS: switches that reduce, ranks n..
                                    (nvls-tree: per server, server by
                                    server) */
@@ -47,6 +53,10 @@ typedef struct {
                                    server: the rings along the links, each
                                    cut into `channels`; NULL: rank order */
 } WeftCollectiveParams;
+
+/* The chunks a channel is cut into by default (a ring's channels share
+ * them out). */
+#define WEFT_CHUNKS 8
 
 const char *weft_op_name (WeftOp op);
 gboolean weft_op_parse (const char *name, WeftOp *op);

@@ -179,19 +179,30 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   if (weft_algorithm_is_hierarchical (alg)
       && !ranks_per_server (topo, gpus, n, &p.local, error))
     return NULL;
+  gboolean ringed = alg == WEFT_ALG_RING
+                    && (op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_ALL_GATHER
+                        || op == WEFT_OP_REDUCE_SCATTER);
   g_autofree uint32_t *server = NULL;
-  if (alg == WEFT_ALG_TREE)
+  if (alg == WEFT_ALG_TREE || ringed)
     {
       server = servers (topo, gpus, n);
       p.server = server;
     }
-  /* GPUs joined directly (NVLink meshes) get rings along the links. */
+  /* Across servers a ring's channels are rings of their own that cross
+   * the servers' boundaries beside different GPUs (by default one for each
+   * GPU of a server); GPUs joined directly (NVLink meshes) get rings along
+   * the links. */
   g_autoptr (WeftRings) rings = NULL;
-  if ((alg == WEFT_ALG_RING && op != WEFT_OP_SEND_RECV) || alg == WEFT_ALG_TREE)
+  uint32_t local = ringed ? weft_rings_local (server, n) : 0;
+  if (local >= 2)
     {
-      rings = weft_rings_find (topo, gpus, n);
-      p.rings = rings;
+      rings = weft_rings_across (server, n, p.channels ? p.channels : local);
+      p.channels = 1;
     }
+  if (rings == NULL && ((alg == WEFT_ALG_RING && op != WEFT_OP_SEND_RECV)
+                        || alg == WEFT_ALG_TREE))
+    rings = weft_rings_find (topo, gpus, n);
+  p.rings = rings;
   if (alg == WEFT_ALG_NVLS_TREE)
     {
       if (!server_switches (topo, gpus, n, p.local, nodes, shares, error))

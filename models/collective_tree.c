@@ -5,12 +5,12 @@
  * shifted by one, so that most servers that are leaves in one tree are
  * inner nodes in the other.
  *
- * Each half is cut into channels; across servers each channel is cut once
- * more into one tree per local index j, whose chains start at each
- * server's GPU j (the second tree's at GPU j - 1, running the other way),
- * so that every GPU's network interface carries a share of the traffic
- * between servers (NCCL's channels start their chains at the
- * GPUs beside the interfaces they use).  Every such tree is cut into
+ * Each half is cut into channels, one tree each, whose chains start at
+ * each server's GPU c for channel c (the second tree's at GPU c - 1,
+ * running the other way); across servers there are by default as many as
+ * a server has GPUs, so that every GPU's network interface carries a share
+ * of the traffic between servers (NCCL's channels start their chains at
+ * the GPUs beside the interfaces they use).  Every such tree is cut into
  * chunks that follow each other up and down it: a chunk's send waits for
  * the previous chunk's send on the same connection, so that a connection
  * stays in order and the chunks pipeline along the chains. */
@@ -203,9 +203,10 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
   g_autofree uint32_t *prev_up = g_new (uint32_t, n);
   g_autofree uint32_t *prev_down = g_new (uint32_t, MAX_CHILDREN * (size_t) n);
   Tree t = { parent, n_children, children };
-  /* One server: its chain carries no traffic between servers, so one
-   * start does. */
-  uint32_t starts = sv.n > 1 ? sv.widest : 1;
+  /* Trees: across servers by default one for each GPU of a server, whose
+   * chains start there (NCCL's channels start their chains beside the
+   * network interfaces they use); inside one server one does. */
+  uint32_t trees = p->channels ? p->channels : sv.n > 1 ? sv.widest : 1;
   /* In one server of GPUs joined directly, the chains follow the rings
    * along the links, each with its ring's share. */
   const WeftRings *rings = sv.n == 1 ? p->rings : NULL;
@@ -221,15 +222,11 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
             mine = weft_rings_bytes (rings, mine, i);
             sv.member = rings->order + (size_t) i * n;
           }
-        for (uint32_t ch = 0; ch < p->channels; ch++)
-          for (uint32_t j = 0; j < starts; j++)
-            {
-              uint64_t bytes = weft_part (weft_part (mine, p->channels, ch),
-                                          starts, j);
-              uint32_t tag = ((half * n_rings + i) * p->channels + ch) * starts
-                             + j;
-              tree_make (&t, &sv, pos_parent, half, j, n);
-              tree_run (s, &t, bytes, p->chunks, tag, prev_up, prev_down);
-            }
+        for (uint32_t c = 0; c < trees; c++)
+          {
+            tree_make (&t, &sv, pos_parent, half, c, n);
+            tree_run (s, &t, weft_part (mine, trees, c), p->chunks,
+                      (half * n_rings + i) * trees + c, prev_up, prev_down);
+          }
       }
 }

@@ -1,6 +1,8 @@
 /* weft: rings along the links that join GPUs directly. */
 #include "rings.h"
 
+#include <string.h>
+
 /* Steps of the search for one ring, at most: a mesh whose rings are that
  * hard to find is not one NCCL's users build, and the GPUs then keep rank
  * order. */
@@ -120,6 +122,66 @@ weft_rings_find (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
     {
       weft_rings_free (rings);
       return NULL;
+    }
+  return rings;
+}
+
+uint32_t
+weft_rings_local (const uint32_t *server, uint32_t n)
+{
+  uint32_t local = 1;
+
+  if (server == NULL || n < 2)
+    return 0;
+  while (local < n && server[local] == server[0])
+    local++;
+  if (local == n || n % local != 0)
+    return 0;
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash,
+                                                  g_direct_equal);
+  for (uint32_t r = 0; r < n; r++)
+    if (r % local == 0 ? !g_hash_table_add (seen, GUINT_TO_POINTER (server[r]))
+                       : server[r] != server[r - 1])
+      return 0;
+  return local;
+}
+
+WeftRings *
+weft_rings_across (const uint32_t *server, uint32_t n, uint32_t count)
+{
+  uint32_t local = weft_rings_local (server, n);
+
+  if (local < 2 || count == 0)
+    return NULL;
+  uint32_t m = n / local;
+  WeftRings *rings = g_new0 (WeftRings, 1);
+  rings->n = n;
+  rings->n_rings = count;
+  rings->order = g_new (uint32_t, (size_t) count * n);
+  rings->weight = g_new (uint64_t, count);
+  for (uint32_t c = 0; c < count; c++)
+    {
+      uint32_t *order = rings->order + (size_t) c * n;
+      uint32_t first = c % local;
+      for (uint32_t k = 0; k < m; k++)
+        {
+          uint32_t entry = (uint32_t) ((c + local - k % local) % local);
+          uint32_t *mine = order + (size_t) k * local;
+          for (uint32_t q = 0; q < local; q++)
+            mine[q] = k * local + (entry + q) % local;
+          if (k == m - 1 && entry != first)
+            {
+              /* The last server leaves beside the GPU by which the ring
+               * entered the first: that GPU comes last. */
+              uint32_t q = 0;
+              while (mine[q] != k * local + first)
+                q++;
+              memmove (mine + q, mine + q + 1,
+                       (local - 1 - q) * sizeof (uint32_t));
+              mine[local - 1] = k * local + first;
+            }
+        }
+      rings->weight[c] = 1;
     }
   return rings;
 }

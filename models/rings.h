@@ -30,6 +30,25 @@ WeftRings *weft_rings_find (const WeftTopology *topo, const uint32_t *gpus,
                             uint32_t n);
 void weft_rings_free (WeftRings *rings);
 
+/* @count rings over @n ranks that span servers (@server: each rank's, as
+ * the tree takes them), as NCCL's channels run across servers: ring c
+ * enters server k at its GPU c - k (mod the GPUs a server) and passes its
+ * GPUs in rank order from there, round, to the one before, which sends to
+ * that same local GPU of server k + 1 (the last server's GPUs end with GPU
+ * c instead, which closes the ring to server 0's), so each ring crosses
+ * every boundary beside one GPU, through its network interface, and rings
+ * as many as the GPUs of a server use every interface of every server.
+ * Equal weights.
+ * NULL unless the ranks come server by server, as many in each, in two
+ * servers or more, more than one a server. */
+WeftRings *weft_rings_across (const uint32_t *server, uint32_t n,
+                              uint32_t count);
+
+/* The GPUs a server has in @server (as for weft_rings_across()), or 0 if
+ * the ranks do not come server by server, as many in each, in two servers
+ * or more. */
+uint32_t weft_rings_local (const uint32_t *server, uint32_t n);
+
 /* The bytes of ring @i of @size bytes split by the rings' weights, exactly:
  * they add up to @size. */
 uint64_t weft_rings_bytes (const WeftRings *rings, uint64_t size, uint32_t i);

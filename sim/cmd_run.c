@@ -238,9 +238,28 @@ apply_workload (const WeftScenario *scenario, char **op, char **alg,
         }
       *strings[i].var = g_strdup (t);
     }
+  /* channels and chunks: auto (0) or a count. */
+  struct { const char *key; gint64 *var; uint64_t max; } autos[] = {
+    { "channels", channels, 64 }, { "chunks", chunks, 1024 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (autos); i++)
+    {
+      uint64_t n;
+      if (*autos[i].var != G_MININT64 || !(v = weft_cfg_get (w, autos[i].key)))
+        continue;
+      if (!weft_cfg_expect_scalar (v, autos[i].key, error))
+        return FALSE;
+      if (strcmp (v->text, "auto") == 0)
+        *autos[i].var = 0;
+      else if (weft_cfg_uint (v, 1, autos[i].max, &n, NULL))
+        *autos[i].var = (gint64) n;
+      else
+        return weft_cfg_error (error, v, "'%s' should be auto or a whole "
+                               "number from 1 to %" G_GUINT64_FORMAT, v->text,
+                               autos[i].max);
+    }
   struct { const char *key; gint64 *var; uint64_t min, max; } ints[] = {
-    { "stepfactor", factor, 2, 1 << 20 }, { "channels", channels, 1, 64 },
-    { "chunks", chunks, 1, 1024 }, { "seed", seed, 0, G_MAXINT64 },
+    { "stepfactor", factor, 2, 1 << 20 }, { "seed", seed, 0, G_MAXINT64 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (ints); i++)
     {
@@ -401,7 +420,8 @@ weft_cmd_run (int argc, char **argv)
 {
   g_autofree char *op_name = NULL, *alg_name = NULL, *proto_name = NULL;
   g_autofree char *begin = NULL, *end = NULL, *fidelity_name = NULL;
-  g_autofree char *ranks = NULL, *log_level = NULL;
+  g_autofree char *ranks = NULL, *log_level = NULL, *channels_text = NULL;
+  g_autofree char *chunks_text = NULL;
   g_autofree char *db_path = NULL, *bin_text = NULL, *trace_path = NULL;
   g_auto (GStrv) sets = NULL;
   g_auto (GStrv) params_kv = NULL;
@@ -433,10 +453,15 @@ weft_cmd_run (int argc, char **argv)
       "(default: every GPU, in declaration order)", "SELECTOR" },
     { "fidelity", 0, 0, G_OPTION_ARG_STRING, &fidelity_name,
       "Network model: packet, flow or analytical (default: flow)", "F" },
-    { "channels", 0, 0, G_OPTION_ARG_INT64, &channels,
-      "Rings or trees the buffer is split over (default: 1)", "N" },
-    { "chunks", 0, 0, G_OPTION_ARG_INT64, &chunks,
-      "Pieces that follow each other through a channel (default: 8)", "N" },
+    { "channels", 0, 0, G_OPTION_ARG_STRING, &channels_text,
+      "Rings or trees the buffer is split over, or auto: across servers one "
+      "for each GPU of a server (each crossing between servers beside its "
+      "own GPU, as NCCL's channels use every network interface), else one "
+      "(default: auto)", "N" },
+    { "chunks", 0, 0, G_OPTION_ARG_STRING, &chunks_text,
+      "Pieces that follow each other through a channel, or auto: 8, shared "
+      "out among a ring's channels (a ring step of 8 rings moves one piece "
+      "on each) (default: auto)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
       "Seed of every random stream (default: 1)", "N" },
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
@@ -497,6 +522,25 @@ weft_cmd_run (int argc, char **argv)
   /* The scenario's workload section fills in what the flags leave out. */
   /* Sweep options the command line gives rule out a trace the scenario
    * names, and the other way round. */
+  struct { const char *name, *text; gint64 *var, max; } counts[] = {
+    { "channels", channels_text, &channels, 64 },
+    { "chunks", chunks_text, &chunks, 1024 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
+    if (counts[i].text)
+      {
+        char *rest = NULL;
+        gint64 c = g_ascii_strtoll (counts[i].text, &rest, 10);
+        if (strcmp (counts[i].text, "auto") == 0)
+          *counts[i].var = 0;
+        else if (rest == counts[i].text || *rest != '\0' || c < 1
+                 || c > counts[i].max)
+          return usage_error ("--%s takes auto or 1 to %" G_GINT64_FORMAT
+                              ", not '%s'", counts[i].name, counts[i].max,
+                              counts[i].text);
+        else
+          *counts[i].var = c;
+      }
   gboolean sweep_flags = op_name || begin || end || ranks
                          || factor != G_MININT64;
   g_autofree char *own_trace = trace_path ? g_strdup (trace_path) : NULL;
@@ -516,8 +560,8 @@ weft_cmd_run (int argc, char **argv)
                         "and --ranks are for sweeps");
   factor = factor == G_MININT64 ? 2 : factor;
   seed = seed == G_MININT64 ? 1 : seed;
-  channels = channels == G_MININT64 ? 1 : channels;
-  chunks = chunks == G_MININT64 ? 8 : chunks;
+  channels = channels == G_MININT64 ? 0 : channels;
+  chunks = chunks == G_MININT64 ? 0 : chunks;
   if (seed < 0)
     return usage_error ("--seed must not be negative");
 
@@ -584,9 +628,9 @@ weft_cmd_run (int argc, char **argv)
     jobs = CLAMP (g_get_num_processors (), 1, 64);
   if (jobs < 1 || jobs > 64)
     return usage_error ("--jobs takes 1 to 64");
-  if (channels < 1 || channels > 64 || chunks < 1 || chunks > 1024)
-    return usage_error ("--channels takes 1 to 64 and --chunks 1 "
-                        "to 1024");
+  if (channels < 0 || channels > 64 || chunks < 0 || chunks > 1024)
+    return usage_error ("--channels takes auto or 1 to 64 and --chunks "
+                        "auto or 1 to 1024");
   WeftTime bin_width = 0;
   if (bin_text && (!weft_parse_time (bin_text, &bin_width, &error)
                    || bin_width == 0))

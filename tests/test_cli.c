@@ -206,6 +206,31 @@ START_TEST (test_run_options)
 }
 END_TEST
 
+START_TEST (test_run_channels_auto)
+{
+  /* auto, the default, and explicit counts run; over one server auto is
+   * one ring of 8 chunks, so the tables agree. */
+  Result a = weft ("run", "-b", "1M", "-e", "1M", "-a", "ring", "-p", "Simple",
+                   "--channels", "auto", "--chunks", "auto", NULL);
+  Result b = weft ("run", "-b", "1M", "-e", "1M", "-a", "ring", "-p", "Simple",
+                   "--channels", "1", "--chunks", "8", NULL);
+  Result c = weft ("run", "-b", "1M", "-e", "1M", "-a", "ring", "-p", "Simple",
+                   "--channels", "2", "--chunks", "1", NULL);
+
+  ck_assert_int_eq (a.status, 0);
+  ck_assert_int_eq (b.status, 0);
+  ck_assert_int_eq (c.status, 0);
+  const char *ra = strstr (a.out, "   1048576 "), *rb = strstr (b.out,
+                                                              "   1048576 ");
+  ck_assert (ra && rb);
+  ck_assert (strncmp (ra, rb, strcspn (ra, "\n")) == 0);
+  ck_assert (strstr (c.out, "   1048576 ") != NULL);
+  result_clear (&a);
+  result_clear (&b);
+  result_clear (&c);
+}
+END_TEST
+
 START_TEST (test_run_bad_requests)
 {
   struct {
@@ -229,6 +254,10 @@ START_TEST (test_run_bad_requests)
       "algorithm 'nvls' cannot run all_gather" },
     { { "--jobs", "65" }, "--jobs takes 1 to 64" },
     { { "--jobs", "0" }, "--jobs takes 1 to 64" },
+    { { "--channels", "0" }, "--channels takes auto or 1 to 64, not '0'" },
+    { { "--channels", "eight" },
+      "--channels takes auto or 1 to 64, not 'eight'" },
+    { { "--chunks", "1025" }, "--chunks takes auto or 1 to 1024, not '1025'" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -371,6 +400,30 @@ START_TEST (test_run_workload_section)
       "%s:4:16: 'allreduce' is not a valid op\n", path);
   ck_assert_str_eq (r.err, expected);
   result_clear (&r);
+
+  /* channels and chunks take auto or a count. */
+  g_autofree char *autos = g_strdup_printf (
+      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n"
+      "workload: {maxbytes: 1MiB, channels: auto, chunks: 2}\n",
+      WEFT_SOURCE_DIR);
+  ck_assert (g_file_set_contents (path, autos, -1, NULL));
+  r = weft ("run", path, "-b", "1M", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_int_eq (count_rows (r.out), 1);
+  result_clear (&r);
+  g_autofree char *bad_auto = g_strdup_printf (
+      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n"
+      "workload: {channels: many}\n", WEFT_SOURCE_DIR);
+  ck_assert (g_file_set_contents (path, bad_auto, -1, NULL));
+  r = weft ("run", path, NULL);
+  ck_assert_int_eq (r.status, 2);
+  g_autofree char *where = g_strdup_printf (
+      "%s:4:22: 'many' should be auto or a whole number from 1 to 64\n",
+      path);
+  ck_assert_str_eq (r.err, where);
+  result_clear (&r);
   g_remove (path);
   g_remove (db);
   g_rmdir (dir);
@@ -437,6 +490,7 @@ cli_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_run_default_job);
   tcase_add_test (tc, test_run_options);
+  tcase_add_test (tc, test_run_channels_auto);
   tcase_add_test (tc, test_run_bad_requests);
   tcase_add_test (tc, test_run_workload_section);
   tcase_add_test (tc, test_topo);

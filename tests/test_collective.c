@@ -374,37 +374,22 @@ START_TEST (test_tree_chain_in_a_server)
 }
 END_TEST
 
-START_TEST (test_tree_across_servers)
+/* Bytes the NICs of @s sent into the network in @r: in all, and by the
+ * NIC's local index (per_rail[8]). */
+static uint64_t
+nic_bytes (const WeftScenario *s, const WeftCollectiveResult *r,
+           uint64_t *per_rail)
 {
-  /* Across 4 DGX H100 of the rail-optimized fabric the chains' heads form
-   * the double binary tree, one tree per local index: each server's head
-   * of tree j is its GPU j, so NIC j carries tree j's share, and all NICs
-   * together carry what a tree over 4 servers sends, 2 (4 - 1) S, each
-   * its eighth. */
-  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
-  g_autoptr (GArray) gpus = all_gpus (s->topo);
-  const uint64_t size = 16 << 20;
-  WeftCollectiveParams piped = { 1, 4, 0, NULL, 1, NULL, NULL };
-  WeftCollectiveResult r;
-  g_autoptr (GError) error = NULL;
+  uint64_t all = 0;
 
-  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
-                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
-                                      WEFT_PROTOCOL_SIMPLE, size, &piped,
-                                      &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, WEFT_US, NULL,
-                                                          FALSE, 0, 0, NULL,
-                                                          1 },
-                                      &r, &error),
-                 "%s", error ? error->message : "");
-  ck_assert_uint_eq (r.bytes_sent, 2 * 31 * (uint64_t) size);
-  uint64_t per_rail[8] = { 0 }, all = 0;
+  for (int j = 0; j < 8; j++)
+    per_rail[j] = 0;
   for (uint32_t v = 0; v < s->topo->n_nodes; v++)
     if (s->topo->nodes[v].kind == WEFT_NODE_NIC)
       {
-        const char *name = s->topo->nodes[v].name;
         int server, nic;
-        ck_assert (sscanf (name, "node%d/nic%d", &server, &nic) == 2);
+        ck_assert (sscanf (s->topo->nodes[v].name, "node%d/nic%d", &server,
+                           &nic) == 2);
         for (uint32_t i = s->topo->out_start[v]; i < s->topo->out_start[v + 1];
              i++)
           {
@@ -413,16 +398,73 @@ START_TEST (test_tree_across_servers)
                                                        l->type);
             if (t->family == WEFT_FAMILY_NETWORK)
               {
-                per_rail[nic] += r.stats->links[s->topo->out_links[i]].bytes;
-                all += r.stats->links[s->topo->out_links[i]].bytes;
+                per_rail[nic] += r->stats->links[s->topo->out_links[i]].bytes;
+                all += r->stats->links[s->topo->out_links[i]].bytes;
               }
           }
       }
-  ck_assert_uint_eq (all, 6 * (uint64_t) size);
+  return all;
+}
+
+START_TEST (test_channels_across_servers)
+{
+  /* Across 4 DGX H100 of the rail-optimized fabric the channels, one for
+   * each GPU of a server by default, cross between servers beside
+   * different GPUs, so that every NIC carries an equal share.  The tree:
+   * tree c's chains start at GPU c of every server, whose NIC carries its
+   * traffic between servers; all NICs together carry what a tree over 4
+   * servers sends, 2 (4 - 1) S.  The ring (all_gather of S over 32 GPUs):
+   * 31 steps, each moving a piece S/32 across each of the 4 boundaries,
+   * ring c crossing from server k beside GPU c - k - 1, so each NIC index
+   * carries an eighth. */
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  const uint64_t size = 16 << 20;
+  WeftCollectiveParams piped = { 0, 4, 0, NULL, 1, NULL, NULL };
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER };
+  const WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
+  const uint64_t across[] = { 6 * (uint64_t) size, 31 * 4 * (size / 32) };
+
+  for (int i = 0; i < 2; i++)
+    {
+      WeftCollectiveResult r;
+      g_autoptr (GError) error = NULL;
+      ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data,
+                                          32, ops[i], algs[i],
+                                          WEFT_PROTOCOL_SIMPLE, size, &piped,
+                                          &(WeftRunOptions) {
+                                              WEFT_FIDELITY_FLOW, 1, WEFT_US,
+                                              NULL, FALSE, 0, 0, NULL, 1 },
+                                          &r, &error),
+                     "%s", error ? error->message : "");
+      uint64_t per_rail[8];
+      ck_assert_uint_eq (nic_bytes (s, &r, per_rail), across[i]);
+      for (int j = 0; j < 8; j++)
+        ck_assert_msg (per_rail[j] >= across[i] / 8 - 64
+                           && per_rail[j] <= across[i] / 8 + 64,
+                       "%s rail %d: %" G_GUINT64_FORMAT " bytes",
+                       weft_algorithm_name (algs[i]), j, per_rail[j]);
+      weft_link_stats_free (r.stats);
+      g_free (r.spans);
+    }
+
+  /* One channel crosses every boundary beside one GPU only: one NIC a
+   * boundary carries the ring's traffic between servers. */
+  WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveResult r;
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
+                                  WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_SIMPLE, size, &one,
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
+                                                      WEFT_US, NULL, FALSE, 0,
+                                                      0, NULL, 1 },
+                                  &r, NULL));
+  uint64_t per_rail[8];
+  ck_assert_uint_eq (nic_bytes (s, &r, per_rail), across[1]);
+  int used = 0;
   for (int j = 0; j < 8; j++)
-    ck_assert_msg (per_rail[j] >= 6 * (uint64_t) size / 8 - 64
-                       && per_rail[j] <= 6 * (uint64_t) size / 8 + 64,
-                   "rail %d: %" G_GUINT64_FORMAT " bytes", j, per_rail[j]);
+    used += per_rail[j] > 0;
+  ck_assert_int_eq (used, 4);
   weft_link_stats_free (r.stats);
   g_free (r.spans);
 }
@@ -499,6 +541,61 @@ START_TEST (test_rings_along_the_links)
   g_autoptr (WeftScenario) h = load ("dgx-h100.yaml");
   g_autoptr (GArray) hgpus = all_gpus (h->topo);
   ck_assert (weft_rings_find (h->topo, (uint32_t *) hgpus->data, 8) == NULL);
+}
+END_TEST
+
+START_TEST (test_rings_across_servers)
+{
+  /* Rings across servers of 8: each a ring over every rank, passing each
+   * server's GPUs together and crossing every boundary between the same
+   * local GPU on both sides (but where the ring would have to enter and
+   * leave a server by one GPU: 9 servers, ring c enters the last by GPU
+   * c); at each boundary the 8 rings cross beside 8 different GPUs. */
+  const uint32_t counts[] = { 2, 4, 8, 9, 16 };
+
+  for (guint t = 0; t < G_N_ELEMENTS (counts); t++)
+    {
+      uint32_t m = counts[t], n = 8 * m;
+      g_autofree uint32_t *server = g_new (uint32_t, n);
+      for (uint32_t r = 0; r < n; r++)
+        server[r] = 100 + r / 8;
+      ck_assert_uint_eq (weft_rings_local (server, n), 8);
+      g_autoptr (WeftRings) rings = weft_rings_across (server, n, 8);
+      ck_assert (rings != NULL);
+      ck_assert_uint_eq (rings->n_rings, 8);
+      g_autofree uint32_t *side = g_new0 (uint32_t, m);
+      for (uint32_t c = 0; c < 8; c++)
+        {
+          const uint32_t *o = rings->order + c * n;
+          g_autofree gboolean *seen = g_new0 (gboolean, n);
+          for (uint32_t q = 0; q < n; q++)
+            {
+              ck_assert (!seen[o[q]]);
+              seen[o[q]] = TRUE;
+              ck_assert_uint_eq (o[q] / 8, q / 8);
+              uint32_t next = o[(q + 1) % n];
+              if (next / 8 != o[q] / 8)
+                {
+                  gboolean odd = m % 8 == 1 && q + 1 == n;
+                  if (!odd)
+                    ck_assert_uint_eq (next % 8, o[q] % 8);
+                  side[o[q] / 8] |= 1u << (o[q] % 8);
+                }
+            }
+          ck_assert_uint_eq (rings->weight[c], 1);
+        }
+      for (uint32_t k = 0; k < m; k++)
+        ck_assert_uint_eq (side[k], 0xff);
+    }
+
+  /* Not server by server, or one server: none. */
+  uint32_t mixed[16], one[8] = { 0 };
+  for (uint32_t r = 0; r < 16; r++)
+    mixed[r] = r % 2;
+  ck_assert (weft_rings_across (mixed, 16, 8) == NULL);
+  ck_assert (weft_rings_across (one, 8, 8) == NULL);
+  uint32_t uneven[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1 };
+  ck_assert (weft_rings_across (uneven, 12, 8) == NULL);
 }
 END_TEST
 
@@ -1135,9 +1232,10 @@ collective_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_ring_all_reduce_closed_form);
   tcase_add_test (tc, test_tree_chain_in_a_server);
-  tcase_add_test (tc, test_tree_across_servers);
+  tcase_add_test (tc, test_channels_across_servers);
   tcase_add_test (tc, test_rings_along_the_links);
   tcase_add_test (tc, test_rings_split_exactly);
+  tcase_add_test (tc, test_rings_across_servers);
   tcase_add_test (tc, test_hierarchical_across_servers);
   tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
