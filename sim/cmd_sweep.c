@@ -67,8 +67,8 @@ grid_clear (Grid *g)
 /* Options of `weft run` that a sweep passes on to every point. */
 typedef struct {
   char *op, *algorithm, *protocol, *minbytes, *maxbytes, *ranks, *fidelity;
-  char *bin;
-  gint64 stepfactor, channels, chunks, seed;
+  char *bin, *channels, *chunks;
+  gint64 stepfactor, seed;
 } RunFlags;
 
 static void
@@ -82,6 +82,8 @@ run_flags_clear (RunFlags *f)
   g_free (f->ranks);
   g_free (f->fidelity);
   g_free (f->bin);
+  g_free (f->channels);
+  g_free (f->chunks);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunFlags, run_flags_clear)
@@ -118,8 +120,8 @@ run_flags (const RunFlags *f)
   add_int_flag (args, "--stepfactor", f->stepfactor);
   add_flag (args, "--ranks", f->ranks);
   add_flag (args, "--fidelity", f->fidelity);
-  add_int_flag (args, "--channels", f->channels);
-  add_int_flag (args, "--chunks", f->chunks);
+  add_flag (args, "--channels", f->channels);
+  add_flag (args, "--chunks", f->chunks);
   add_int_flag (args, "--seed", f->seed);
   add_flag (args, "--bin", f->bin);
   return args;
@@ -308,8 +310,7 @@ weft_cmd_sweep (int argc, char **argv)
   g_auto (GStrv) grid_specs = NULL;
   g_autofree char *db_path = NULL;
   gint64 jobs = 0;
-  g_auto (RunFlags) f = { .stepfactor = G_MININT64, .channels = G_MININT64,
-                 .chunks = G_MININT64, .seed = G_MININT64 };
+  g_auto (RunFlags) f = { .stepfactor = G_MININT64, .seed = G_MININT64 };
   GOptionEntry entries[] = {
     { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &grid_specs,
       "A value to vary and its values, KEY=V1,V2,... (a --set key); may be "
@@ -334,10 +335,10 @@ weft_cmd_sweep (int argc, char **argv)
       "As weft run (default: every GPU)", "SELECTOR" },
     { "fidelity", 0, 0, G_OPTION_ARG_STRING, &f.fidelity,
       "As weft run (default: flow)", "F" },
-    { "channels", 0, 0, G_OPTION_ARG_INT64, &f.channels,
-      "As weft run (default: 1)", "N" },
-    { "chunks", 0, 0, G_OPTION_ARG_INT64, &f.chunks,
-      "As weft run (default: 8)", "N" },
+    { "channels", 0, 0, G_OPTION_ARG_STRING, &f.channels,
+      "As weft run: auto or 1 to 64 (default: auto)", "N" },
+    { "chunks", 0, 0, G_OPTION_ARG_STRING, &f.chunks,
+      "As weft run: auto or 1 to 1024 (default: auto)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &f.seed, "As weft run (default: 1)",
       "N" },
     { "bin", 0, 0, G_OPTION_ARG_STRING, &f.bin,
