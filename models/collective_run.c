@@ -242,12 +242,22 @@ typedef struct {
   uint64_t bytes_sent;
 } RunImage;
 
-/* What a run of @schedule needs: @shared, or NULL for an image of its own. */
+/* Steps from which a run's threads share the making of its image. */
+#define IMAGE_SPLIT 1000000
+
+/* What a run of @schedule needs: @shared, or NULL for an image of its own,
+ * made by up to @threads threads if it is large. */
 static RunImage
-run_image (const WeftSchedule *schedule, const WeftExecImage *shared)
+run_image (const WeftSchedule *schedule, const WeftExecImage *shared,
+           uint32_t threads)
 {
+  uint64_t steps = 0;
+  for (uint32_t r = 0; r < schedule->n_ranks && !shared; r++)
+    steps += schedule->n_steps[r];
+  if (steps < IMAGE_SPLIT)
+    threads = 1;
   return (RunImage) {
-    .own = shared ? NULL : weft_exec_image_new (schedule),
+    .own = shared ? NULL : weft_exec_image_new_threads (schedule, threads),
     .shared = shared,
     .n_ranks = schedule->n_ranks,
     .n_gpus = schedule->n_gpus,
@@ -279,7 +289,7 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   /* The run needs only the executor's image: the schedule goes before the
    * network's state is made, which takes its memory's place (at scale the
    * schedule is a third of the peak). */
-  RunImage image = run_image (schedule, NULL);
+  RunImage image = run_image (schedule, NULL, options->threads);
   weft_schedule_free (schedule);
   run (topo, (uint32_t *) nodes->data, &image, costs, options, result);
   return TRUE;
@@ -438,7 +448,7 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   PlanSlot *s = plans_acquire (p, alg, &image, error);
   if (s == NULL)
     return FALSE;
-  RunImage run_with = run_image (s->schedule, image);
+  RunImage run_with = run_image (s->schedule, image, 1);
   run (p->call.topo, (const uint32_t *) s->nodes->data, &run_with, costs,
        options, result);
   plans_release (p, s);
@@ -450,7 +460,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    const WeftSchedule *schedule, const WeftProtocol *costs,
                    const WeftRunOptions *options, WeftCollectiveResult *result)
 {
-  RunImage image = run_image (schedule, NULL);
+  RunImage image = run_image (schedule, NULL, options->threads);
   run (topo, nodes, &image, costs, options, result);
 }
 

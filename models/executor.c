@@ -14,6 +14,7 @@
 #include "executor.h"
 
 #include <math.h>
+#include <string.h>
 
 /* A step as the executor runs it: what it needs of the schedule's step and
  * its own state, together, so that taking a step up touches one record. */
@@ -425,8 +426,97 @@ image_links (WeftExecImage *m, const WeftSchedule *s, const Numbering *num,
     m->roots[--root_end[r]] = k;
 }
 
+/* Several threads make an image by each taking the steps of its share of
+ * the ranks: a step's record, its count of dependents (in the next record,
+ * of whatever rank) and its place among them are touched only by the
+ * thread of its rank, so the image is the same however many make it. */
+#define IMAGE_THREADS 8
+
+typedef struct {
+  WeftExecImage *m;
+  const WeftSchedule *s;
+  const Numbering *num;
+  uint32_t r_lo, r_hi;          /* its ranks */
+  uint32_t *root_end;           /* for image_lists() */
+} ImagePart;
+
+/* Part @p's records and counts: image_step() over its ranks, tile by tile. */
+static gpointer
+image_steps (gpointer data)
+{
+  const ImagePart *p = data;
+  const Numbering *num = p->num;
+
+  for (uint32_t l0 = 0; l0 < num->levels; l0 += IMAGE_TILE)
+    for (uint32_t r0 = p->r_lo; r0 < p->r_hi; r0 += IMAGE_TILE)
+      for (uint32_t r = r0; r < MIN (r0 + IMAGE_TILE, p->r_hi); r++)
+        for (uint32_t i = l0; i < MIN (l0 + IMAGE_TILE, num->levels); i++)
+          image_step (p->m, p->s, num, r, i);
+  for (uint32_t r = p->r_lo; r < p->r_hi; r++)
+    for (uint32_t i = num->levels; i < p->s->n_steps[r]; i++)
+      image_step (p->m, p->s, num, r, i);
+  return NULL;
+}
+
+/* Part @p's lists: image_links() over its ranks, each rank's steps in
+ * reverse. */
+static gpointer
+image_lists (gpointer data)
+{
+  const ImagePart *p = data;
+  const Numbering *num = p->num;
+
+  for (uint32_t r = p->r_hi; r-- > p->r_lo;)
+    for (uint32_t i = p->s->n_steps[r]; i-- > num->levels;)
+      image_links (p->m, p->s, num, r, i, p->root_end);
+  for (uint32_t l0 = num->levels; l0 > 0; l0 -= MIN (l0, IMAGE_TILE))
+    for (uint32_t r0 = p->r_hi; r0 > p->r_lo;
+         r0 -= MIN (r0 - p->r_lo, IMAGE_TILE))
+      for (uint32_t r = r0; r-- > r0 - MIN (r0 - p->r_lo, IMAGE_TILE);)
+        for (uint32_t i = l0; i-- > l0 - MIN (l0, IMAGE_TILE);)
+          image_links (p->m, p->s, num, r, i, p->root_end);
+  return NULL;
+}
+
+/* Run @fn over @n parts, the first in this thread. */
+static void
+image_parts (ImagePart *parts, uint32_t n, GThreadFunc fn)
+{
+  GThread *threads[IMAGE_THREADS];
+
+  for (uint32_t t = 1; t < n; t++)
+    threads[t] = g_thread_new ("weft-image", fn, &parts[t]);
+  fn (&parts[0]);
+  for (uint32_t t = 1; t < n; t++)
+    g_thread_join (threads[t]);
+}
+
 WeftExecImage *
 weft_exec_image_new (const WeftSchedule *s)
+{
+  return weft_exec_image_new_threads (s, 1);
+}
+
+gboolean
+weft_exec_image_equal (const WeftExecImage *a, const WeftExecImage *b)
+{
+  uint32_t n = a->num.n_ranks;
+
+  return a->total == b->total && n == b->num.n_ranks
+         && a->num.levels == b->num.levels
+         && memcmp (a->num.rest, b->num.rest, n * sizeof (uint32_t)) == 0
+         && memcmp (a->steps, b->steps,
+                    ((size_t) a->total + 1) * sizeof (XStep)) == 0
+         && memcmp (a->out, b->out,
+                    (size_t) a->steps[a->total].out * sizeof (uint32_t)) == 0
+         && memcmp (a->root_start, b->root_start,
+                    ((size_t) n + 1) * sizeof (uint32_t)) == 0
+         && memcmp (a->roots, b->roots,
+                    (size_t) a->root_start[n] * sizeof (uint32_t)) == 0;
+}
+
+WeftExecImage *
+weft_exec_image_new_threads (const WeftSchedule *s, uint32_t threads)
 {
   WeftExecImage *m = g_new0 (WeftExecImage, 1);
 
@@ -450,14 +540,12 @@ weft_exec_image_new (const WeftSchedule *s)
   /* Steps, counting each one's dependents into the next step's `out`. */
   m->steps = g_new0 (XStep, total + 1);
   m->root_start = g_new0 (uint32_t, s->n_ranks + 1);
-  for (uint32_t l0 = 0; l0 < num.levels; l0 += IMAGE_TILE)
-    for (uint32_t r0 = 0; r0 < s->n_ranks; r0 += IMAGE_TILE)
-      for (uint32_t r = r0; r < MIN (r0 + IMAGE_TILE, s->n_ranks); r++)
-        for (uint32_t i = l0; i < MIN (l0 + IMAGE_TILE, num.levels); i++)
-          image_step (m, s, &num, r, i);
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    for (uint32_t i = num.levels; i < s->n_steps[r]; i++)
-      image_step (m, s, &num, r, i);
+  ImagePart parts[IMAGE_THREADS];
+  uint32_t n_parts = CLAMP (MIN (threads, s->n_ranks), 1, IMAGE_THREADS);
+  for (uint32_t t = 0; t < n_parts; t++)
+    parts[t] = (ImagePart) { m, s, &num, (uint64_t) s->n_ranks * t / n_parts,
+                             (uint64_t) s->n_ranks * (t + 1) / n_parts, NULL };
+  image_parts (parts, n_parts, image_steps);
   for (uint32_t r = 0; r < s->n_ranks; r++)
     m->root_start[r + 1] += m->root_start[r];
   m->roots = g_new (uint32_t, MAX (m->root_start[s->n_ranks], 1));
@@ -472,14 +560,9 @@ weft_exec_image_new (const WeftSchedule *s)
    * rank's roots likewise, from the end of its share. */
   g_autofree uint32_t *root_end = g_memdup2 (m->root_start + 1,
                                              s->n_ranks * sizeof (uint32_t));
-  for (uint32_t r = s->n_ranks; r-- > 0;)
-    for (uint32_t i = s->n_steps[r]; i-- > num.levels;)
-      image_links (m, s, &num, r, i, root_end);
-  for (uint32_t l0 = num.levels; l0 > 0; l0 -= MIN (l0, IMAGE_TILE))
-    for (uint32_t r0 = s->n_ranks; r0 > 0; r0 -= MIN (r0, IMAGE_TILE))
-      for (uint32_t r = r0; r-- > r0 - MIN (r0, IMAGE_TILE);)
-        for (uint32_t i = l0; i-- > l0 - MIN (l0, IMAGE_TILE);)
-          image_links (m, s, &num, r, i, root_end);
+  for (uint32_t t = 0; t < n_parts; t++)
+    parts[t].root_end = root_end;
+  image_parts (parts, n_parts, image_lists);
   /* Step k + 1's `out` is now where k's dependents start. */
   for (uint32_t k = 0; k < total; k++)
     m->steps[k].out = m->steps[k + 1].out;

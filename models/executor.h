@@ -35,6 +35,13 @@ void weft_execute (WeftNetwork *net, const WeftSchedule *schedule,
 typedef struct _WeftExecImage WeftExecImage;
 
 WeftExecImage *weft_exec_image_new (const WeftSchedule *schedule);
+/* The same, made by up to @threads threads (worth it from a million steps
+ * or so): the same image whatever their number. */
+WeftExecImage *weft_exec_image_new_threads (const WeftSchedule *schedule,
+                                            uint32_t threads);
+/* Whether @a and @b are the same image, record by record. */
+gboolean weft_exec_image_equal (const WeftExecImage *a,
+                                const WeftExecImage *b);
 void weft_exec_image_free (WeftExecImage *image);
 
 /* Bytes @image holds. */

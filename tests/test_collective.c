@@ -1,5 +1,6 @@
 /* Tests of schedules, the executor and the collective algorithms. */
 #include "collective_run.h"
+#include "executor.h"
 #include "network.h"
 #include "protocol.h"
 #include "scenario.h"
@@ -167,6 +168,40 @@ START_TEST (test_rings_bytes)
       ck_assert_uint_eq (weft_schedule_bytes_sent (s),
                          expected_bytes (op, alg, n, 1000003));
     }
+}
+END_TEST
+
+START_TEST (test_image_threads)
+{
+  /* The executor's image of a schedule is the same, record by record,
+   * made by one thread or several, whatever the schedule's shape (ranks
+   * with steps past the levels all have: halving-doubling over 13, NVLS's
+   * switches). */
+  const double shares[] = { 5, 4, 4, 5 };
+  WeftCollectiveParams params = { 2, 3, 4, shares, 4, NULL, NULL };
+  const WeftAlgorithm algs[] = { WEFT_ALG_RING, WEFT_ALG_TREE, WEFT_ALG_RHD,
+                                 WEFT_ALG_NVLS, WEFT_ALG_HIER_RHD };
+  const uint32_t ranks[] = { 12, 13, 40 };
+
+  for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
+    for (guint j = 0; j < G_N_ELEMENTS (ranks); j++)
+      {
+        if (algs[a] == WEFT_ALG_HIER_RHD && ranks[j] % 4 != 0)
+          continue;
+        g_autoptr (WeftSchedule) s = weft_collective_schedule (
+            WEFT_OP_ALL_REDUCE, algs[a], ranks[j], 1000003, &params);
+        ck_assert (weft_schedule_pair (s, NULL));
+        WeftExecImage *one = weft_exec_image_new (s);
+        for (uint32_t t = 2; t <= 5; t++)
+          {
+            WeftExecImage *many = weft_exec_image_new_threads (s, t);
+            ck_assert_msg (weft_exec_image_equal (one, many), "%s over %u, "
+                           "%u threads", weft_algorithm_name (algs[a]),
+                           ranks[j], t);
+            weft_exec_image_free (many);
+          }
+        weft_exec_image_free (one);
+      }
 }
 END_TEST
 
@@ -1225,6 +1260,7 @@ collective_suite (void)
   tcase_add_test (tc, test_hierarchical_bytes);
   tcase_add_test (tc, test_tree_servers_bytes);
   tcase_add_test (tc, test_rings_bytes);
+  tcase_add_test (tc, test_image_threads);
   tcase_add_test (tc, test_bad_schedules);
   suite_add_tcase (s, tc);
 
