@@ -117,6 +117,23 @@ weft_rings_find (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
       for (uint32_t q = 0; q < n; q++)
         left[(size_t) path[q] * n + path[(q + 1) % n]] -= width;
       rings->weight[rings->n_rings++] = width;
+      /* The same ring the other way, over the links' other directions,
+       * which a search after this one may not find in its budget. */
+      if (rings->n_rings == WEFT_RINGS_MAX)
+        break;
+      uint32_t *back = path + n;
+      uint64_t back_width = G_MAXUINT64;
+      back[0] = 0;
+      for (uint32_t q = 1; q < n; q++)
+        back[q] = path[n - q];
+      for (uint32_t q = 0; q < n; q++)
+        back_width = MIN (back_width,
+                          left[(size_t) back[q] * n + back[(q + 1) % n]]);
+      if (back_width == 0)
+        continue;
+      for (uint32_t q = 0; q < n; q++)
+        left[(size_t) back[q] * n + back[(q + 1) % n]] -= back_width;
+      rings->weight[rings->n_rings++] = back_width;
     }
   if (rings->n_rings == 0)
     {

@@ -23,7 +23,8 @@ typedef struct {
 /* The rings over the @n GPUs @gpus (rank i is gpus[i]) along the links
  * that join GPUs directly, at NCCL's model of each link: again and again
  * the ring whose least bandwidth left is the largest, taking that much
- * from each of its links, until no ring is left.  NULL if no ring runs on
+ * from each of its links, then the same ring the other way round, until
+ * no ring is left.  NULL if no ring runs on
  * direct links alone (GPUs that meet through switches, of which any order
  * is as good), for fewer than 3 GPUs or more than 64. */
 WeftRings *weft_rings_find (const WeftTopology *topo, const uint32_t *gpus,

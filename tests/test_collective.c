@@ -572,6 +572,42 @@ START_TEST (test_rings_along_the_links)
   ck_assert_uint_eq (r.bytes_sent, 14 * (uint64_t) size);
   g_free (r.spans);
 
+  /* A torus of 16 H100 joined directly (4 lanes to each of 4
+   * neighbours): a ring over the torus's links and the same ring the
+   * other way, each at 4 x 20.6 GB/s; every ring along direct links. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-torus-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "t.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\ninclude: [%s/presets/devices.yaml, %s/presets/links.yaml]\n"
+      "nodes: [{name: 'gpu[0-15]', device: h100}]\n"
+      "fabrics: [{kind: torus, nodes: 'gpu[0-15]', dims: [4, 4], "
+      "link: nvlink4, lanes: 4}]\n", SCENARIOS, SCENARIOS);
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  g_autoptr (WeftScenario) t = weft_scenario_load (path, NULL);
+  ck_assert (t != NULL);
+  g_autoptr (GArray) tgpus = all_gpus (t->topo);
+  g_autoptr (WeftRings) trings = weft_rings_find (t->topo,
+                                                  (uint32_t *) tgpus->data,
+                                                  16);
+  ck_assert (trings != NULL);
+  ck_assert_uint_ge (trings->n_rings, 2);
+  ck_assert_uint_eq (trings->weight[0], 82400000000);
+  ck_assert_uint_eq (trings->weight[1], 82400000000);
+  for (uint32_t i = 0; i < trings->n_rings; i++)
+    for (uint32_t q = 0; q < 16; q++)
+      {
+        uint32_t a = g_array_index (tgpus, uint32_t, trings->order[i * 16 + q]);
+        uint32_t b = g_array_index (tgpus, uint32_t,
+                                    trings->order[i * 16 + (q + 1) % 16]);
+        gboolean joined = FALSE;
+        for (uint32_t e = t->topo->out_start[a]; e < t->topo->out_start[a + 1];
+             e++)
+          joined |= t->topo->links[t->topo->out_links[e]].dst == b;
+        ck_assert (joined);
+      }
+  g_remove (path);
+  g_rmdir (dir);
+
   /* Through NVSwitch every order is as good: no rings, rank order. */
   g_autoptr (WeftScenario) h = load ("dgx-h100.yaml");
   g_autoptr (GArray) hgpus = all_gpus (h->topo);
