@@ -15,14 +15,17 @@ static void
 ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
       int shift, gboolean reduce, uint32_t tag, uint32_t *after)
 {
+  g_autofree uint32_t *next = g_new (uint32_t, m);
+  g_autofree uint32_t *sent = g_new (uint32_t, m);
+
   for (uint32_t t = 0; t + 1 < m; t++)
     {
-      g_autofree uint32_t *next = g_new (uint32_t, m);
       for (uint32_t j = 0; j < m; j++)
-        weft_schedule_send (s, members[j], members[(j + 1) % m], tag,
-                            weft_part (region, m,
-                                       weft_mod ((int64_t) j - shift - t, m)),
-                            after[j]);
+        sent[j] = weft_schedule_send (s, members[j], members[(j + 1) % m], tag,
+                                      weft_part (region, m,
+                                                 weft_mod ((int64_t) j - shift
+                                                           - t, m)),
+                                      after[j]);
       for (uint32_t j = 0; j < m; j++)
         {
           uint32_t from = (j + m - 1) % m;
@@ -30,6 +33,7 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
                                       weft_mod ((int64_t) from - shift - t, m));
           uint32_t got = weft_schedule_recv (s, members[j], members[from], tag,
                                              bytes, WEFT_NO_STEP);
+          weft_schedule_match (s, members[from], sent[from], members[j], got);
           next[j] = reduce ? weft_schedule_reduce (s, members[j], bytes, got)
                            : got;
         }
@@ -63,6 +67,12 @@ tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
   g_autofree uint32_t *n_children = g_new (uint32_t, m);
   g_autofree uint32_t *children = g_new (uint32_t, 2 * (size_t) m);
   g_autofree uint32_t *done = g_new (uint32_t, 2 * (size_t) m);
+  /* Each send and receive, to pair them: up to and down from the parent,
+   * and from and down to each child. */
+  g_autofree uint32_t *up_send = g_new (uint32_t, m);
+  g_autofree uint32_t *down_recv = g_new (uint32_t, m);
+  g_autofree uint32_t *child_recv = g_new (uint32_t, 2 * (size_t) m);
+  g_autofree uint32_t *down_send = g_new (uint32_t, 2 * (size_t) m);
 
   pos_parent[weft_tree_build (0, m - 1, pos_parent)] = G_MAXUINT32;
   for (uint32_t t = 0; t < 2; t++)
@@ -85,21 +95,32 @@ tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
               uint32_t child = members[children[2 * (size_t) j + c]];
               uint32_t got = weft_schedule_recv (s, members[j], child, tag,
                                                  half, WEFT_NO_STEP);
+              child_recv[2 * (size_t) j + c] = got;
               have = join (s, members[j], half, have, got);
             }
           if (parent[j] != G_MAXUINT32)
             {
-              weft_schedule_send (s, members[j], members[parent[j]], tag, half,
-                                  have);
-              have = weft_schedule_recv (s, members[j], members[parent[j]],
-                                         tag, half, WEFT_NO_STEP);
+              up_send[j] = weft_schedule_send (s, members[j],
+                                               members[parent[j]], tag, half,
+                                               have);
+              have = down_recv[j] = weft_schedule_recv (
+                  s, members[j], members[parent[j]], tag, half, WEFT_NO_STEP);
             }
           for (uint32_t c = 0; c < n_children[j]; c++)
-            weft_schedule_send (s, members[j],
-                                members[children[2 * (size_t) j + c]], tag,
-                                half, have);
+            down_send[2 * (size_t) j + c] = weft_schedule_send (
+                s, members[j], members[children[2 * (size_t) j + c]], tag,
+                half, have);
           done[2 * (size_t) j + t] = have;
         }
+      for (uint32_t j = 0; j < m; j++)
+        for (uint32_t c = 0; c < n_children[j]; c++)
+          {
+            uint32_t x = children[2 * (size_t) j + c];
+            weft_schedule_match (s, members[x], up_send[x], members[j],
+                                 child_recv[2 * (size_t) j + c]);
+            weft_schedule_match (s, members[j], down_send[2 * (size_t) j + c],
+                                 members[x], down_recv[x]);
+          }
     }
   for (uint32_t j = 0; j < m; j++)
     after[j] = join (s, members[j], 0, done[2 * (size_t) j],

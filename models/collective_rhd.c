@@ -8,17 +8,31 @@ void
 weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
                 uint64_t size, uint32_t tag, uint32_t *after)
 {
-  uint32_t p2 = 1;
+  uint32_t p2 = 1, levels = 0;
 
   while (p2 * 2 <= n)
-    p2 *= 2;
+    {
+      p2 *= 2;
+      levels++;
+    }
   uint32_t extra = n - p2;
+  /* Each send and receive, to pair them: by member and level, halving's
+   * and doubling's; the extra members' hand-over and return. */
+  size_t cells = MAX ((size_t) p2 * levels, 1);
+  g_autofree uint32_t *half_send = g_new (uint32_t, cells);
+  g_autofree uint32_t *half_recv = g_new (uint32_t, cells);
+  g_autofree uint32_t *doub_send = g_new (uint32_t, cells);
+  g_autofree uint32_t *doub_recv = g_new (uint32_t, cells);
+  g_autofree uint32_t *handed = g_new (uint32_t, MAX (extra, 1));
+  g_autofree uint32_t *returned = g_new (uint32_t, MAX (extra, 1));
+
   for (uint32_t j = p2; j < n; j++)
     {
       uint32_t sent = weft_schedule_send (s, members[j], members[j - p2], tag,
                                           size, after[j]);
-      after[j] = weft_schedule_recv (s, members[j], members[j - p2], tag, size,
-                                     sent);
+      handed[j - p2] = sent;
+      after[j] = returned[j - p2] = weft_schedule_recv (
+          s, members[j], members[j - p2], tag, size, sent);
     }
   for (uint32_t j = 0; j < p2; j++)
     {
@@ -27,6 +41,7 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
         {
           uint32_t got = weft_schedule_recv (s, r, members[j + p2], tag, size,
                                              WEFT_NO_STEP);
+          weft_schedule_match (s, members[j + p2], handed[j], r, got);
           uint32_t deps[2] = { got, dep };
           dep = weft_schedule_add (s, r, WEFT_STEP_REDUCE, 0, 0, size, deps,
                                    dep == WEFT_NO_STEP ? 1 : 2);
@@ -37,7 +52,8 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
       uint64_t lo = 0, hi = size;
       uint64_t stack_lo[32], stack_hi[32];
       int depth = 0;
-      for (uint32_t mask = p2 / 2; mask >= 1; mask /= 2)
+      uint32_t level = 0;
+      for (uint32_t mask = p2 / 2; mask >= 1; mask /= 2, level++)
         {
           uint32_t partner = members[j ^ mask];
           uint64_t mid = lo + (hi - lo) / 2;
@@ -45,33 +61,56 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
           stack_hi[depth++] = hi;
           gboolean lower = (j & mask) == 0;
           uint64_t give = lower ? hi - mid : mid - lo;
-          weft_schedule_send (s, r, partner, tag, give, dep);
+          half_send[(size_t) j * levels + level]
+              = weft_schedule_send (s, r, partner, tag, give, dep);
           if (lower)
             hi = mid;
           else
             lo = mid;
           uint32_t recv = weft_schedule_recv (s, r, partner, tag, hi - lo,
                                               WEFT_NO_STEP);
+          half_recv[(size_t) j * levels + level] = recv;
           dep = weft_schedule_reduce (s, r, hi - lo, recv);
           if (mask == 1)
             break;
         }
       /* Doubling: swap segments with the same partners in reverse. */
-      for (uint32_t mask = 1; mask < p2; mask *= 2)
+      level = 0;
+      for (uint32_t mask = 1; mask < p2; mask *= 2, level++)
         {
           uint32_t partner = members[j ^ mask];
           depth--;
           uint64_t whole = stack_hi[depth] - stack_lo[depth];
-          weft_schedule_send (s, r, partner, tag, hi - lo, dep);
-          dep = weft_schedule_recv (s, r, partner, tag, whole - (hi - lo),
-                                    WEFT_NO_STEP);
+          doub_send[(size_t) j * levels + level]
+              = weft_schedule_send (s, r, partner, tag, hi - lo, dep);
+          dep = doub_recv[(size_t) j * levels + level] = weft_schedule_recv (
+              s, r, partner, tag, whole - (hi - lo), WEFT_NO_STEP);
           lo = stack_lo[depth];
           hi = stack_hi[depth];
         }
       if (j < extra)
-        weft_schedule_send (s, r, members[j + p2], tag, size, dep);
+        weft_schedule_match (s, r,
+                             weft_schedule_send (s, r, members[j + p2], tag,
+                                                 size, dep),
+                             members[j + p2], returned[j]);
       after[j] = dep;
     }
+  /* Each exchange's send with its partner's receive of the same level. */
+  for (uint32_t j = 0; j < p2; j++)
+    for (uint32_t level = 0; level < levels; level++)
+      {
+        uint32_t half_mask = (p2 / 2) >> level, doub_mask = 1u << level;
+        weft_schedule_match (s, members[j],
+                             half_send[(size_t) j * levels + level],
+                             members[j ^ half_mask],
+                             half_recv[(size_t) (j ^ half_mask) * levels
+                                       + level]);
+        weft_schedule_match (s, members[j],
+                             doub_send[(size_t) j * levels + level],
+                             members[j ^ doub_mask],
+                             doub_recv[(size_t) (j ^ doub_mask) * levels
+                                       + level]);
+      }
 }
 
 void

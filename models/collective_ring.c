@@ -72,6 +72,7 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   uint32_t n = s->n_ranks;
   g_autofree uint32_t *prev_send = g_new (uint32_t, (size_t) n * (n - 1));
   g_autofree uint32_t *next = g_new (uint32_t, n);
+  g_autofree uint32_t *sent = g_new (uint32_t, n);
 
   for (uint32_t ch = 0; ch < n_channels (p); ch++)
     {
@@ -89,8 +90,10 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
                   uint32_t r = at (order, n, q);
                   uint32_t c = at (order, n, (int64_t) q - shift - step);
                   uint32_t *ps = &prev_send[(size_t) step * n + r];
-                  *ps = add2 (s, r, WEFT_STEP_SEND, at (order, n, q + 1), tag,
-                              piece (size, n, p, ch, c, k), dep[r], *ps);
+                  *ps = sent[r] = add2 (s, r, WEFT_STEP_SEND,
+                                        at (order, n, q + 1), tag,
+                                        piece (size, n, p, ch, c, k), dep[r],
+                                        *ps);
                 }
               for (uint32_t q = 0; q < n; q++)
                 {
@@ -100,6 +103,7 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
                   uint64_t bytes = piece (size, n, p, ch, c, k);
                   uint32_t recv = weft_schedule_recv (s, r, from, tag, bytes,
                                                       WEFT_NO_STEP);
+                  weft_schedule_match (s, from, sent[from], r, recv);
                   next[r] = phase == PHASE_REDUCE_SCATTER
                                 ? weft_schedule_reduce (s, r, bytes, recv)
                                 : recv;

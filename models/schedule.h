@@ -43,6 +43,8 @@ typedef struct {
   uint32_t *deps;               /* step indices, pooled */
   uint32_t n_deps, deps_cap;
   uint32_t **matches;           /* per rank, per step: the paired step */
+  uint64_t n_ends;              /* sends and receives */
+  uint64_t n_matched;           /* pairs the builder gave (weft_schedule_match()) */
 } WeftSchedule;
 
 WeftSchedule *weft_schedule_new (uint32_t n_ranks);
@@ -77,6 +79,19 @@ weft_schedule_dep (const WeftSchedule *s, const WeftStep *step, uint32_t d)
   return s->deps[step->first_dep + d];
 }
 
+/* Pair send step @send of rank @from with receive step @recv of rank @to,
+ * for a builder that knows which go together: when every send and receive
+ * has been paired so, weft_schedule_pair() takes the pairs as they are
+ * (the test suite checks each built-in algorithm's against the search). */
+static inline void
+weft_schedule_match (WeftSchedule *s, uint32_t from, uint32_t send,
+                     uint32_t to, uint32_t recv)
+{
+  s->matches[from][send] = recv;
+  s->matches[to][recv] = send;
+  s->n_matched++;
+}
+
 /* Bytes sent by all ranks together. */
 uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
 
@@ -84,9 +99,9 @@ uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
 size_t weft_schedule_memory (const WeftSchedule *s);
 
 /* For each step, the step it pairs with on the peer (sends and receives;
- * WEFT_NO_STEP for others), as a per-rank array of uint32_t, computed by
- * weft_schedule_check() or weft_schedule_pair().  NULL before a successful
- * check. */
+ * WEFT_NO_STEP for others), as a per-rank array of uint32_t, given by the
+ * builder (weft_schedule_match()) or found by weft_schedule_check() or
+ * weft_schedule_pair(); only meaningful after a successful one. */
 const uint32_t *weft_schedule_matches (const WeftSchedule *s, uint32_t rank);
 
 /* Check the schedule can run: every send has a matching receive of the same
@@ -101,6 +116,9 @@ gboolean weft_schedule_check (const WeftSchedule *s, GError **error);
  * suite checks them in full over many sizes): at scale the search for a
  * deadlock costs as much as building the schedule. */
 gboolean weft_schedule_pair (const WeftSchedule *s, GError **error);
+
+/* weft_schedule_pair(), always by the search, whatever the builder gave. */
+gboolean weft_schedule_pair_search (const WeftSchedule *s, GError **error);
 
 #define WEFT_SCHEDULE_ERROR (weft_schedule_error_quark ())
 GQuark weft_schedule_error_quark (void);

@@ -50,6 +50,32 @@ expected_bytes (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size)
     }
 }
 
+/* Whether the pairs @s's builder gave (complete, if @complete) are those
+ * the search finds. */
+static void
+check_pairs (WeftSchedule *s, gboolean complete, const char *what)
+{
+  if (complete)
+    ck_assert_msg (s->n_ends > 0 && 2 * s->n_matched == s->n_ends,
+                   "%s: %" G_GUINT64_FORMAT " pairs for %" G_GUINT64_FORMAT
+                   " ends", what, s->n_matched, s->n_ends);
+  if (2 * s->n_matched != s->n_ends)
+    return;
+  ck_assert (weft_schedule_pair (s, NULL));
+  g_autoptr (GPtrArray) given = g_ptr_array_new_with_free_func (g_free);
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    g_ptr_array_add (given, g_memdup2 (weft_schedule_matches (s, r),
+                                       s->n_steps[r] * sizeof (uint32_t)));
+  g_autoptr (GError) error = NULL;
+  ck_assert_msg (weft_schedule_pair_search (s, &error), "%s: %s", what,
+                 error ? error->message : "");
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    ck_assert_msg (memcmp (g_ptr_array_index (given, r),
+                           weft_schedule_matches (s, r),
+                           s->n_steps[r] * sizeof (uint32_t)) == 0,
+                   "%s: rank %u's pairs differ from the search's", what, r);
+}
+
 START_TEST (test_bytes_moved_exactly)
 {
   /* Sizes that divide by nothing, rank counts that are not powers of two,
@@ -74,6 +100,16 @@ START_TEST (test_bytes_moved_exactly)
               ck_assert_msg (weft_schedule_check (s, &error), "%s/%s n=%u: %s",
                              weft_op_name (op), weft_algorithm_name (alg),
                              ranks[j], error ? error->message : "");
+              /* Ring, halving-doubling and the hierarchical algorithms
+               * pair their sends and receives as they build them. */
+              gboolean paired = (alg == WEFT_ALG_RING
+                                 && (op == WEFT_OP_ALL_REDUCE
+                                     || op == WEFT_OP_ALL_GATHER
+                                     || op == WEFT_OP_REDUCE_SCATTER))
+                                || alg == WEFT_ALG_RHD || alg == WEFT_ALG_HIER
+                                || alg == WEFT_ALG_HIER_RHD
+                                || alg == WEFT_ALG_HIER_TREE;
+              check_pairs (s, paired, weft_algorithm_name (alg));
               ck_assert_msg (weft_schedule_bytes_sent (s)
                                  == expected_bytes (op, alg, ranks[j],
                                                     sizes[i]),
@@ -105,6 +141,7 @@ START_TEST (test_hierarchical_bytes)
                        error ? error->message : "");
         ck_assert_uint_eq (weft_schedule_bytes_sent (s),
                            2 * (uint64_t) (n - 1) * 1000003);
+        check_pairs (s, TRUE, weft_algorithm_name (algs[a]));
       }
 }
 END_TEST
