@@ -363,18 +363,24 @@ START_TEST (test_params)
 }
 END_TEST
 
+/* Write a DGX H100 scenario with @workload (its 4th line) to @path. */
+static void
+write_workload (const char *path, const char *workload)
+{
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n"
+      "workload: %s\n", WEFT_SOURCE_DIR, workload);
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+}
+
 START_TEST (test_run_workload_section)
 {
   /* The scenario's workload section sets what the flags do not. */
   g_autofree char *dir = g_dir_make_tmp ("weft-wl-XXXXXX", NULL);
   g_autofree char *path = g_build_filename (dir, "w.yaml", NULL);
-  g_autofree char *text = g_strdup_printf (
-      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
-      "nodes: [{name: dgx, template: dgx-h100}]\n"
-      "workload: {op: all_gather, minbytes: 1MiB, maxbytes: 4MiB}\n",
-      WEFT_SOURCE_DIR);
   g_autofree char *db = g_build_filename (dir, "w.db", NULL);
-  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  write_workload (path, "{op: all_gather, minbytes: 1MiB, maxbytes: 4MiB}");
   Result r = weft ("run", path, "--db", db, NULL);
   ck_assert_int_eq (r.status, 0);
   ck_assert_ptr_nonnull (strstr (r.out, "all_gather on "));
@@ -389,11 +395,7 @@ START_TEST (test_run_workload_section)
   result_clear (&r);
 
   /* A bad value is reported where it is written. */
-  g_autofree char *bad = g_strdup_printf (
-      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
-      "nodes: [{name: dgx, template: dgx-h100}]\n"
-      "workload: {op: allreduce}\n", WEFT_SOURCE_DIR);
-  ck_assert (g_file_set_contents (path, bad, -1, NULL));
+  write_workload (path, "{op: allreduce}");
   r = weft ("run", path, NULL);
   ck_assert_int_eq (r.status, 2);
   g_autofree char *expected = g_strdup_printf (
@@ -402,21 +404,12 @@ START_TEST (test_run_workload_section)
   result_clear (&r);
 
   /* channels and chunks take auto or a count. */
-  g_autofree char *autos = g_strdup_printf (
-      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
-      "nodes: [{name: dgx, template: dgx-h100}]\n"
-      "workload: {maxbytes: 1MiB, channels: auto, chunks: 2}\n",
-      WEFT_SOURCE_DIR);
-  ck_assert (g_file_set_contents (path, autos, -1, NULL));
+  write_workload (path, "{maxbytes: 1MiB, channels: auto, chunks: 2}");
   r = weft ("run", path, "-b", "1M", "--db", db, NULL);
   ck_assert_int_eq (r.status, 0);
   ck_assert_int_eq (count_rows (r.out), 1);
   result_clear (&r);
-  g_autofree char *bad_auto = g_strdup_printf (
-      "weft: 1\ninclude: %s/scenarios/presets/servers.yaml\n"
-      "nodes: [{name: dgx, template: dgx-h100}]\n"
-      "workload: {channels: many}\n", WEFT_SOURCE_DIR);
-  ck_assert (g_file_set_contents (path, bad_auto, -1, NULL));
+  write_workload (path, "{channels: many}");
   r = weft ("run", path, NULL);
   ck_assert_int_eq (r.status, 2);
   g_autofree char *where = g_strdup_printf (
