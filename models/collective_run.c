@@ -190,13 +190,14 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
     }
   /* Across servers a ring's channels are rings of their own that cross
    * the servers' boundaries beside different GPUs (by default one for each
-   * GPU of a server); GPUs joined directly (NVLink meshes) get rings along
-   * the links. */
+   * GPU of a server; a single ring keeps rank order); GPUs joined directly
+   * (NVLink meshes) get rings along the links. */
   g_autoptr (WeftRings) rings = NULL;
   uint32_t local = ringed ? weft_rings_local (server, n) : 0;
-  if (local >= 2)
+  uint32_t count = p.channels ? p.channels : local;
+  if (local >= 2 && count >= 2)
     {
-      rings = weft_rings_across (server, n, p.channels ? p.channels : local);
+      rings = weft_rings_across (server, n, count);
       p.channels = 1;
     }
   if (rings == NULL && ((alg == WEFT_ALG_RING && op != WEFT_OP_SEND_RECV)

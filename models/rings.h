@@ -31,7 +31,8 @@ WeftRings *weft_rings_find (const WeftTopology *topo, const uint32_t *gpus,
                             uint32_t n);
 void weft_rings_free (WeftRings *rings);
 
-/* @count rings over @n ranks that span servers (@server: each rank's, as
+/* @count rings (two or more; one ring keeps rank order) over @n ranks that
+ * span servers (@server: each rank's, as
  * the tree takes them), as NCCL's channels run across servers: ring c
  * enters server k at its GPU c - k (mod the GPUs a server) and passes its
  * GPUs in rank order from there, round, to the one before, which sends to

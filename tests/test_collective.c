@@ -520,8 +520,9 @@ START_TEST (test_channels_across_servers)
       g_free (r.spans);
     }
 
-  /* One channel crosses every boundary beside one GPU only: one NIC a
-   * boundary carries the ring's traffic between servers. */
+  /* One channel is one ring in rank order: GPU 7 of every server sends to
+   * GPU 0 of the next, and the ring's traffic between servers takes one
+   * or two NICs a server (whichever the routes to GPU 0 pass), not all. */
   WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL };
   WeftCollectiveResult r;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
@@ -536,7 +537,7 @@ START_TEST (test_channels_across_servers)
   int used = 0;
   for (int j = 0; j < 8; j++)
     used += per_rail[j] > 0;
-  ck_assert_int_eq (used, 4);
+  ck_assert_int_le (used, 2);
   weft_link_stats_free (r.stats);
   g_free (r.spans);
 }
