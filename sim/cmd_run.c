@@ -159,6 +159,21 @@ common_bin_width (const GArray *rows)
   return width;
 }
 
+/* A count of channels or chunks as written: auto (0) or 1 to @max. */
+static gboolean
+parse_count (const char *text, gint64 max, gint64 *count)
+{
+  char *rest = NULL;
+  gint64 c = g_ascii_strtoll (text, &rest, 10);
+
+  if (strcmp (text, "auto") == 0)
+    c = 0;
+  else if (rest == text || *rest != '\0' || c < 1 || c > max)
+    return FALSE;
+  *count = c;
+  return TRUE;
+}
+
 /* Take the workload section's values for the options not given on the
  * command line, checking each where it is written. */
 static gboolean
@@ -238,25 +253,19 @@ apply_workload (const WeftScenario *scenario, char **op, char **alg,
         }
       *strings[i].var = g_strdup (t);
     }
-  /* channels and chunks: auto (0) or a count. */
-  struct { const char *key; gint64 *var; uint64_t max; } autos[] = {
+  struct { const char *key; gint64 *var, max; } counts[] = {
     { "channels", channels, 64 }, { "chunks", chunks, 1024 },
   };
-  for (guint i = 0; i < G_N_ELEMENTS (autos); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
     {
-      uint64_t n;
-      if (*autos[i].var != G_MININT64 || !(v = weft_cfg_get (w, autos[i].key)))
+      if (*counts[i].var != G_MININT64 || !(v = weft_cfg_get (w, counts[i].key)))
         continue;
-      if (!weft_cfg_expect_scalar (v, autos[i].key, error))
+      if (!weft_cfg_expect_scalar (v, counts[i].key, error))
         return FALSE;
-      if (strcmp (v->text, "auto") == 0)
-        *autos[i].var = 0;
-      else if (weft_cfg_uint (v, 1, autos[i].max, &n, NULL))
-        *autos[i].var = (gint64) n;
-      else
+      if (!parse_count (v->text, counts[i].max, counts[i].var))
         return weft_cfg_error (error, v, "'%s' should be auto or a whole "
-                               "number from 1 to %" G_GUINT64_FORMAT, v->text,
-                               autos[i].max);
+                               "number from 1 to %" G_GINT64_FORMAT, v->text,
+                               counts[i].max);
     }
   struct { const char *key; gint64 *var; uint64_t min, max; } ints[] = {
     { "stepfactor", factor, 2, 1 << 20 }, { "seed", seed, 0, G_MAXINT64 },
@@ -519,28 +528,19 @@ weft_cmd_run (int argc, char **argv)
       fprintf (stderr, "%s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
-  /* The scenario's workload section fills in what the flags leave out. */
-  /* Sweep options the command line gives rule out a trace the scenario
-   * names, and the other way round. */
   struct { const char *name, *text; gint64 *var, max; } counts[] = {
     { "channels", channels_text, &channels, 64 },
     { "chunks", chunks_text, &chunks, 1024 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
-    if (counts[i].text)
-      {
-        char *rest = NULL;
-        gint64 c = g_ascii_strtoll (counts[i].text, &rest, 10);
-        if (strcmp (counts[i].text, "auto") == 0)
-          *counts[i].var = 0;
-        else if (rest == counts[i].text || *rest != '\0' || c < 1
-                 || c > counts[i].max)
-          return usage_error ("--%s takes auto or 1 to %" G_GINT64_FORMAT
-                              ", not '%s'", counts[i].name, counts[i].max,
-                              counts[i].text);
-        else
-          *counts[i].var = c;
-      }
+    if (counts[i].text
+        && !parse_count (counts[i].text, counts[i].max, counts[i].var))
+      return usage_error ("--%s takes auto or 1 to %" G_GINT64_FORMAT
+                          ", not '%s'", counts[i].name, counts[i].max,
+                          counts[i].text);
+  /* The scenario's workload section fills in what the flags leave out. */
+  /* Sweep options the command line gives rule out a trace the scenario
+   * names, and the other way round. */
   gboolean sweep_flags = op_name || begin || end || ranks
                          || factor != G_MININT64;
   g_autofree char *own_trace = trace_path ? g_strdup (trace_path) : NULL;
@@ -628,9 +628,6 @@ weft_cmd_run (int argc, char **argv)
     jobs = CLAMP (g_get_num_processors (), 1, 64);
   if (jobs < 1 || jobs > 64)
     return usage_error ("--jobs takes 1 to 64");
-  if (channels < 0 || channels > 64 || chunks < 0 || chunks > 1024)
-    return usage_error ("--channels takes auto or 1 to 64 and --chunks "
-                        "auto or 1 to 1024");
   WeftTime bin_width = 0;
   if (bin_text && (!weft_parse_time (bin_text, &bin_width, &error)
                    || bin_width == 0))
