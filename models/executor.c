@@ -16,6 +16,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "memory.h"
+
 /* A step as the executor runs it: what it needs of the schedule's step and
  * its own state, together, so that taking a step up touches one record. */
 typedef struct {
@@ -537,8 +539,15 @@ weft_exec_image_new_threads (const WeftSchedule *s, uint32_t threads)
     }
   m->total = (uint32_t) total;
 
-  /* Steps, counting each one's dependents into the next step's `out`. */
+  /* Steps, counting each one's dependents into the next step's `out`.  A
+   * large image is written into memory never touched before: see
+   * weft_memory_reserve(). */
+  size_t steps_bytes = (total + 1) * sizeof (XStep);
+  size_t out_bytes = (size_t) s->n_deps * sizeof (uint32_t);
+  if (steps_bytes + out_bytes >= WEFT_MEMORY_HUGE)
+    weft_memory_reserve (steps_bytes + out_bytes);
   m->steps = g_new0 (XStep, total + 1);
+  weft_memory_advise (m->steps, steps_bytes);
   m->root_start = g_new0 (uint32_t, s->n_ranks + 1);
   ImagePart parts[IMAGE_THREADS];
   uint32_t n_parts = CLAMP (MIN (threads, s->n_ranks), 1, IMAGE_THREADS);
@@ -553,6 +562,7 @@ weft_exec_image_new_threads (const WeftSchedule *s, uint32_t threads)
     m->steps[k + 1].out += m->steps[k].out;
   uint32_t n_out = m->steps[total].out;
   m->out = g_new (uint32_t, MAX (n_out, 1));
+  weft_memory_advise (m->out, (size_t) n_out * sizeof (uint32_t));
   /* A step's dependents in the order of the rank's steps, as they become
    * ready in that order: placed from the back, each rank's steps taken in
    * reverse, each step k + 1's `out` (the end of k's dependents) serving as

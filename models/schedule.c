@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "memory.h"
+
 G_STATIC_ASSERT (sizeof (WeftStep) == 24);
 
 G_DEFINE_QUARK (weft-schedule-error-quark, weft_schedule_error)
@@ -18,7 +20,23 @@ weft_schedule_new (uint32_t n_ranks)
   s->n_steps = g_new0 (uint32_t, MAX (n_ranks, 1));
   s->steps_cap = g_new0 (uint32_t, MAX (n_ranks, 1));
   s->matches = g_new0 (uint32_t *, MAX (n_ranks, 1));
+  s->room = 8 * WEFT_MEMORY_HUGE;
   return s;
+}
+
+/* The schedule was given @bytes more.  A large one is written into memory
+ * never touched before: past a point, the heap is readied for four times
+ * what it has been given, in huge pages (as it grows on, the executor's
+ * image and the network's state take about as much again). */
+static void
+grew (WeftSchedule *s, size_t bytes)
+{
+  s->grown += bytes;
+  if (G_UNLIKELY (s->grown >= s->room))
+    {
+      s->room = 2 * s->grown;
+      weft_memory_reserve (4 * s->grown);
+    }
 }
 
 void
@@ -71,7 +89,9 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
       g_assert (s->n_deps <= G_MAXUINT32 - n_deps);
       uint64_t cap = MAX ((uint64_t) s->deps_cap * 2, 64);
       cap = MIN (MAX (cap, (uint64_t) s->n_deps + n_deps), G_MAXUINT32);
+      grew (s, (cap - s->deps_cap) * sizeof (uint32_t));
       s->deps = g_renew (uint32_t, s->deps, cap);
+      weft_memory_advise (s->deps, cap * sizeof (uint32_t));
       s->deps_cap = (uint32_t) cap;
     }
   for (uint32_t i = 0; i < n_deps; i++)
@@ -85,6 +105,8 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
     {
       g_assert (n < G_MAXUINT32 / 2);
       s->steps_cap[rank] = n ? n * 2 : 16;
+      grew (s, (s->steps_cap[rank] - n)
+                   * (sizeof (WeftStep) + sizeof (uint32_t)));
       s->steps[rank] = g_renew (WeftStep, s->steps[rank], s->steps_cap[rank]);
       s->matches[rank] = g_renew (uint32_t, s->matches[rank],
                                   s->steps_cap[rank]);

@@ -45,6 +45,10 @@ typedef struct {
   uint32_t **matches;           /* per rank, per step: the paired step */
   uint64_t n_ends;              /* sends and receives */
   uint64_t n_matched;           /* pairs the builder gave (weft_schedule_match()) */
+  size_t grown;                 /* bytes its steps, pairs and dependencies
+                                   have been given... */
+  size_t room;                  /* ...and from how many the heap is readied
+                                   for more (weft_memory_reserve()) */
 } WeftSchedule;
 
 WeftSchedule *weft_schedule_new (uint32_t n_ranks);

@@ -1,6 +1,7 @@
 /* weft: the program's entry point and its subcommands' dispatch. */
 #include "cli.h"
 #include "log.h"
+#include "memory.h"
 #include "sim.h"
 
 #include <stdio.h>
@@ -140,7 +141,7 @@ main (int argc, char **argv)
 {
   g_set_prgname ("weft");
   weft_log_setup (WEFT_LOG_WARNING);
-  weft_sim_tune_malloc ();
+  weft_memory_tune ();
 
   if (argc < 2)
     {

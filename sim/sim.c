@@ -26,9 +26,6 @@
 
 #include <stdatomic.h>
 #include <string.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #define ARITY 4
 #define PAD 3                   /* heap[i] is stored at slots[i + PAD] */
@@ -120,24 +117,6 @@ struct _WeftSim {
   Pool pools[MAX_POOLS];
   uint32_t n_pools;
 };
-
-void
-weft_sim_tune_malloc (void)
-{
-#ifdef __GLIBC__
-  /* Blocks under 256 MiB from the heap, and up to 512 MiB of free heap
-   * kept: over 256 GPUs a sweep of small sizes took 2.1 million page
-   * faults and 4.8 s in the kernel without, 0.1 million and 0.3 s with.
-   * One heap for all threads: a thread's own heap is mapped in pieces of
-   * at most 64 MiB and gives back what it frees, and the simulations
-   * that run side by side allocate little once under way (the same sweep
-   * with two jobs: 0.9 million faults and 659 MiB with a heap a thread,
-   * 0.12 million and 492 MiB with one). */
-  mallopt (M_MMAP_THRESHOLD, 256 << 20);
-  mallopt (M_TRIM_THRESHOLD, 512 << 20);
-  mallopt (M_ARENA_MAX, 1);
-#endif
-}
 
 WeftSim *
 weft_sim_new (void)

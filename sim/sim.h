@@ -37,13 +37,6 @@ typedef struct {
 /* Create a simulation whose clock reads 0.  Never fails. */
 WeftSim *weft_sim_new (void);
 
-/* Have malloc() keep large blocks in the heap for reuse instead of mapping
- * and unmapping each: a sweep builds a simulation afresh for every
- * candidate and size, and pages mapped anew are faulted in and zeroed one
- * at a time at every run.  For programs to call once as they start; with
- * a C library other than glibc it does nothing. */
-void weft_sim_tune_malloc (void);
-
 /* Free the simulation and its pending events.  The engine owns neither the
  * targets nor the data of those events; they are not touched. */
 void weft_sim_free (WeftSim *sim);

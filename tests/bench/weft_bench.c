@@ -47,6 +47,7 @@
  */
 #include "collective_run.h"
 #include "db.h"
+#include "memory.h"
 #include "network.h"
 #include "rng.h"
 #include "routing.h"
@@ -685,7 +686,7 @@ bench_trace (int argc, char **argv)
 int
 main (int argc, char **argv)
 {
-  weft_sim_tune_malloc ();
+  weft_memory_tune ();
   if (argc >= 2 && g_strcmp0 (argv[1], "trace") == 0)
     return bench_trace (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "scale") == 0)
