@@ -222,6 +222,8 @@ typedef struct {
   uint32_t flows_cap;
   uint32_t timers;              /* the engine's pool of the flows' timers */
   Link *links;
+  uint64_t *dirty_bits;         /* a bit per link: DIRTY in its mark (a
+                                   scan reads these, not the links) */
   uint32_t *dirty;              /* links, and flows that started alone
                                    (id | ALONE), that changed */
   uint32_t n_dirty, dirty_cap;
@@ -265,6 +267,7 @@ flow_destroy (WeftNetwork *net)
       if (f->links[l].cap)
         g_free (f->links[l].flows);
   g_aligned_free (f->links);
+  g_free (f->dirty_bits);
   g_free (f->dirty);
   Ids *ids[] = { &f->affected, &f->sort_scratch, &f->touched,
                  &f->touched_owner,
@@ -312,14 +315,15 @@ mark_dirty (FlowNet *f, uint32_t l)
   if (f->links[l].mark == DIRTY)
     return;
   f->links[l].mark = DIRTY;
+  f->dirty_bits[l / 64] |= (uint64_t) 1 << (l % 64);
   push_dirty (f, l);
 }
 
-/* During a recomputation: link @link changed since the one before. */
+/* During a recomputation: link @l changed since the one before. */
 static inline gboolean
-link_dirty (const FlowNet *f, const Link *link)
+link_dirty (const FlowNet *f, uint32_t l)
 {
-  return link->mark == DIRTY || link->mark == (f->epoch | DIRTY);
+  return (f->dirty_bits[l / 64] >> (l % 64)) & 1;
 }
 
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
@@ -384,6 +388,7 @@ flow_start (WeftNetwork *net, uint32_t id)
     {
       uint32_t n = MAX (net->topo->n_links, 1);
       f->links = g_aligned_alloc0 (n, sizeof (Link), 64);
+      f->dirty_bits = g_new0 (uint64_t, n / 64 + 1);
       for (uint32_t l = 0; l < net->topo->n_links; l++)
         f->links[l].capacity = net->capacity[l];
     }
@@ -502,6 +507,7 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
       else
         {
           link->mark = 0;
+          f->dirty_bits[l / 64] &= ~((uint64_t) 1 << (l % 64));
           if (link->cap)
             {
               g_free (link->flows);
@@ -1274,14 +1280,33 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
 #define SCAN_FLOWS_AHEAD 8
 #define SCAN_LINKS_AHEAD 4
 
+/* Whether flow @flow crosses a changed link or started alone. */
+static inline gboolean
+flow_hit (const FlowNet *f, Flow *flow)
+{
+  const uint32_t *path = flow_path (flow);
+
+  if (flow->fresh)
+    return TRUE;
+  for (uint32_t p = 0; p < flow->path_len; p++)
+    if (link_dirty (f, path[p]))
+      return TRUE;
+  return FALSE;
+}
+
 /* The affected flows found by reading every flow in flight in order of id
  * (sequential reads where following the dirty links' lists would miss the
- * cache at each flow), each taken at once. */
+ * cache at each flow), each taken at once.  Whether a flow is affected is
+ * read off the dirty bits, a few flows ahead, and only an affected flow's
+ * links (which taking it reads) are fetched. */
 static void
 find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
 {
   uint32_t hi = MIN (f->base.n_transfers, f->flows_cap);
+  gboolean hit[SCAN_LINKS_AHEAD];
 
+  for (uint32_t id = 0; id < MIN (hi, SCAN_LINKS_AHEAD); id++)
+    hit[id] = flow_hit (f, &f->flows[id]);
   for (uint32_t id = 0; id < hi; id++)
     {
       if (id + SCAN_FLOWS_AHEAD < hi)
@@ -1290,19 +1315,20 @@ find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
           __builtin_prefetch (ahead);
           __builtin_prefetch ((const char *) ahead + 64);
         }
+      gboolean now_hit = hit[id % SCAN_LINKS_AHEAD];
       if (id + SCAN_LINKS_AHEAD < hi)
         {
           Flow *ahead = &f->flows[id + SCAN_LINKS_AHEAD];
-          const uint32_t *path = flow_path (ahead);
-          for (uint32_t p = 0; p < ahead->path_len; p++)
-            __builtin_prefetch (&f->links[path[p]]);
+          gboolean h = flow_hit (f, ahead);
+          hit[id % SCAN_LINKS_AHEAD] = h;
+          if (h)
+            {
+              const uint32_t *path = flow_path (ahead);
+              for (uint32_t p = 0; p < ahead->path_len; p++)
+                __builtin_prefetch (&f->links[path[p]]);
+            }
         }
-      Flow *flow = &f->flows[id];
-      const uint32_t *path = flow_path (flow);
-      gboolean hit = flow->fresh;
-      for (uint32_t p = 0; !hit && p < flow->path_len; p++)
-        hit = link_dirty (f, &f->links[path[p]]);
-      if (hit)
+      if (now_hit)
         take (f, id, now, grouping);
     }
 }
@@ -1351,6 +1377,9 @@ recompute (WeftSim *sim, void *target, void *data)
     find_by_scan (f, now, grouping);
   else
     find_by_lists (f, now, grouping);
+  for (uint32_t d = 0; d < f->n_dirty; d++)
+    if (!(f->dirty[d] & ALONE))
+      f->dirty_bits[f->dirty[d] / 64] &= ~((uint64_t) 1 << (f->dirty[d] % 64));
   f->n_dirty = 0;
   if (f->affected.n == 0)
     return;
