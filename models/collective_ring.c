@@ -115,6 +115,21 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
     }
 }
 
+/* Room for @phases ring phases of every rank, @reduce of them with a
+ * reduction a step: each step of a channel's chunk is a send (waiting for
+ * up to two steps), a receive and perhaps a reduction (waiting for one). */
+static void
+reserve (WeftSchedule *s, const WeftCollectiveParams *p, uint32_t phases,
+         uint32_t reduce)
+{
+  uint64_t steps = (uint64_t) n_channels (p) * p->chunks * (s->n_ranks - 1);
+
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    weft_schedule_reserve (s, r, (uint32_t) (steps * (2 * phases + reduce)),
+                           r == 0 ? steps * s->n_ranks * (2 * phases + reduce)
+                                  : 0);
+}
+
 static uint32_t *
 fresh_after (const WeftSchedule *s, const WeftCollectiveParams *p)
 {
@@ -132,6 +147,7 @@ weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
 {
   g_autofree uint32_t *after = fresh_after (s, p);
 
+  reserve (s, p, 2, 1);
   /* Reduce-scatter: at step t rank r sends piece r - t, so it ends owning
    * piece r + 1 fully reduced; all-gather then passes those on. */
   ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 0, after);
@@ -144,6 +160,7 @@ weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
 {
   g_autofree uint32_t *after = fresh_after (s, p);
 
+  reserve (s, p, 1, 1);
   /* Shifted by one so that rank r ends owning piece r. */
   ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 1, after);
 }
@@ -154,6 +171,7 @@ weft_ring_all_gather (WeftSchedule *s, uint64_t size,
 {
   g_autofree uint32_t *after = fresh_after (s, p);
 
+  reserve (s, p, 1, 0);
   /* Rank r starts with piece r. */
   ring_phase (s, size, p, PHASE_ALL_GATHER, 0, after);
 }

@@ -118,6 +118,31 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
   return n;
 }
 
+void
+weft_schedule_reserve (WeftSchedule *s, uint32_t rank, uint32_t n_steps,
+                       uint64_t n_deps)
+{
+  g_assert (rank < s->n_ranks);
+  uint64_t want = (uint64_t) s->n_steps[rank] + n_steps;
+  if (want > s->steps_cap[rank])
+    {
+      g_assert (want <= G_MAXUINT32 / 2);
+      grew (s, (want - s->steps_cap[rank])
+                   * (sizeof (WeftStep) + sizeof (uint32_t)));
+      s->steps_cap[rank] = (uint32_t) want;
+      s->steps[rank] = g_renew (WeftStep, s->steps[rank], want);
+      s->matches[rank] = g_renew (uint32_t, s->matches[rank], want);
+    }
+  want = MIN ((uint64_t) s->n_deps + n_deps, G_MAXUINT32);
+  if (want > s->deps_cap)
+    {
+      grew (s, (want - s->deps_cap) * sizeof (uint32_t));
+      s->deps = g_renew (uint32_t, s->deps, want);
+      weft_memory_advise (s->deps, want * sizeof (uint32_t));
+      s->deps_cap = (uint32_t) want;
+    }
+}
+
 uint32_t
 weft_schedule_send (WeftSchedule *s, uint32_t rank, uint32_t peer,
                     uint32_t tag, uint64_t bytes, uint32_t dep)

@@ -61,6 +61,13 @@ uint32_t weft_schedule_add (WeftSchedule *schedule, uint32_t rank,
                             uint64_t bytes, const uint32_t *deps,
                             uint32_t n_deps);
 
+/* Make room for @n_steps more steps of @rank and @n_deps more
+ * dependencies (of any rank), for a builder that knows how many it will
+ * add: the lists then grow to just that, without being copied as they
+ * double. */
+void weft_schedule_reserve (WeftSchedule *s, uint32_t rank, uint32_t n_steps,
+                            uint64_t n_deps);
+
 /* Shorthands with zero or one dependency (WEFT_NO_STEP for none). */
 #define WEFT_NO_STEP UINT32_MAX
 uint32_t weft_schedule_send (WeftSchedule *s, uint32_t rank, uint32_t peer,
