@@ -132,7 +132,7 @@ weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
                       const WeftCollectiveParams *p, WeftAlgorithm inter)
 {
   uint32_t n = s->n_gpus, local = p->local, servers = n / local;
-  uint32_t pieces = p->channels * p->chunks;
+  uint32_t pieces = p->channels * p->chunks, first_deps = 0;
   g_autofree uint32_t *after = g_new (uint32_t, n);
   g_autofree uint32_t *staged = g_new (uint32_t, n);
   g_autofree uint32_t *members = g_new (uint32_t, MAX (local, servers));
@@ -198,6 +198,18 @@ weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
             }
           ring (s, members, local, part, 0, FALSE, tag + 2, dep);
         }
+      /* Every piece adds the steps the first did, rank by rank, and the
+       * dependencies the second did (the first waits for no piece before
+       * it): room for the others, made at once. */
+      if (k == 0)
+        {
+          for (uint32_t r = 0; r < n; r++)
+            weft_schedule_reserve (s, r, (pieces - 1) * s->n_steps[r], 0);
+          first_deps = s->n_deps;
+        }
+      else if (k == 1)
+        weft_schedule_reserve (s, 0, 0, (uint64_t) (pieces - 2)
+                                            * (s->n_deps - first_deps));
     }
 }
 

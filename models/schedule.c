@@ -7,6 +7,9 @@
 
 G_STATIC_ASSERT (sizeof (WeftStep) == 24);
 
+/* Room weft_schedule_reserve() adds to the dependencies it is asked for. */
+#define DEPS_SLACK 64
+
 G_DEFINE_QUARK (weft-schedule-error-quark, weft_schedule_error)
 
 WeftSchedule *
@@ -133,7 +136,9 @@ weft_schedule_reserve (WeftSchedule *s, uint32_t rank, uint32_t n_steps,
       s->steps[rank] = g_renew (WeftStep, s->steps[rank], want);
       s->matches[rank] = g_renew (uint32_t, s->matches[rank], want);
     }
-  want = MIN ((uint64_t) s->n_deps + n_deps, G_MAXUINT32);
+  /* A step's dependencies are given room for before the absent ones
+   * (WEFT_NO_STEP) are left out: a few more. */
+  want = MIN ((uint64_t) s->n_deps + n_deps + DEPS_SLACK, G_MAXUINT32);
   if (want > s->deps_cap)
     {
       grew (s, (want - s->deps_cap) * sizeof (uint32_t));
