@@ -22,14 +22,17 @@
  * its own state, together, so that taking a step up touches one record. */
 typedef struct {
   uint64_t bytes;
-  uint32_t rank;
   uint32_t peer;                /* rank, for sends and receives */
   uint32_t pair;                /* global index of the step it pairs with */
   uint32_t out;                 /* its dependents: out[out .. next step's) */
-  uint32_t remaining;           /* unfinished dependencies */
+  uint16_t remaining;           /* unfinished dependencies */
   uint8_t kind;                 /* WeftStepKind */
   uint8_t arrived;              /* a receive's bytes are there */
 } XStep;
+
+/* 24 bytes, its rank found from its place (rank_of()): a large run's image
+ * holds billions of steps. */
+G_STATIC_ASSERT (sizeof (XStep) == 24 && WEFT_STEP_MAX_DEPS <= UINT16_MAX);
 
 /* Per rank, in one cache line. */
 #define PEER_SLOTS 8
@@ -54,12 +57,27 @@ G_STATIC_ASSERT (sizeof (XRank) == 64);
 typedef struct {
   uint32_t levels, n_ranks;
   uint32_t *rest;
+  uint32_t leveled;             /* steps in the levels: levels * n_ranks */
+  uint64_t magic;               /* for step % n_ranks: see rank_of() */
+  uint32_t *rest_rank;          /* the rank of each step past them */
 } Numbering;
 
 static inline uint32_t
 number (const Numbering *n, uint32_t r, uint32_t i)
 {
   return i < n->levels ? i * n->n_ranks + r : n->rest[r] + (i - n->levels);
+}
+
+/* The rank of global step @k: in the levels, k modulo the ranks, by a
+ * multiplication (Lemire, Kaser and Kurz, "Faster remainder by direct
+ * computation", 2019) instead of a division. */
+static inline uint32_t
+rank_of (const Numbering *n, uint32_t k)
+{
+  if (k < n->leveled)
+    return (uint32_t) (((unsigned __int128) (n->magic * k) * n->n_ranks)
+                       >> 64);
+  return n->rest_rank[k - n->leveled];
 }
 
 /* What the executor makes of a schedule before it runs it: the same for
@@ -192,7 +210,8 @@ start_send (Exec *x, uint32_t k)
 
   if (x->inflate > 1)
     bytes = (uint64_t) ceil ((double) bytes * x->inflate);
-  weft_network_transfer (x->net, x->gpus[step->rank], x->gpus[step->peer],
+  weft_network_transfer (x->net, x->gpus[rank_of (x->num, k)],
+                         x->gpus[step->peer],
                          bytes, 0, send_arrived, x, GUINT_TO_POINTER (k));
 }
 
@@ -207,7 +226,8 @@ prefetch_send (Exec *x, uint32_t k, int stage)
 {
   const XStep *step = &x->steps[k];
 
-  weft_network_prefetch (x->net, x->gpus[step->rank], x->gpus[step->peer],
+  weft_network_prefetch (x->net, x->gpus[rank_of (x->num, k)],
+                         x->gpus[step->peer],
                          stage);
 }
 
@@ -255,7 +275,7 @@ static void
 ready (Exec *x, uint32_t k)
 {
   const XStep *step = &x->steps[k];
-  uint32_t r = step->rank;
+  uint32_t r = rank_of (x->num, k);
   XRank *rank = &x->ranks[r];
   WeftSim *sim = x->net->sim;
 
@@ -312,7 +332,7 @@ ready (Exec *x, uint32_t k)
 static void
 finish (Exec *x, uint32_t k)
 {
-  uint32_t r = x->steps[k].rank;
+  uint32_t r = rank_of (x->num, k);
 
   if (x->spans)
     x->spans[2 * r + 1] = MAX (x->spans[2 * r + 1],
@@ -395,13 +415,15 @@ image_step (WeftExecImage *m, const WeftSchedule *s, const Numbering *num,
 {
   const WeftStep *step = weft_schedule_step (s, r, i);
   uint32_t match = weft_schedule_matches (s, r)[i];
-  XStep *xs = &m->steps[number (num, r, i)];
+  uint32_t k = number (num, r, i);
+  XStep *xs = &m->steps[k];
 
+  if (k >= num->leveled)
+    num->rest_rank[k - num->leveled] = r;
   xs->bytes = step->bytes;
-  xs->rank = r;
   xs->peer = step->peer;
   xs->kind = (uint8_t) step->kind;
-  xs->remaining = MAX (step->n_deps, 1);
+  xs->remaining = (uint16_t) MAX (step->n_deps, 1);
   xs->pair = match == WEFT_NO_STEP ? WEFT_NONE
                                    : number (num, step->peer, match);
   for (uint32_t d = 0; d < step->n_deps; d++)
@@ -507,6 +529,8 @@ weft_exec_image_equal (const WeftExecImage *a, const WeftExecImage *b)
   return a->total == b->total && n == b->num.n_ranks
          && a->num.levels == b->num.levels
          && memcmp (a->num.rest, b->num.rest, n * sizeof (uint32_t)) == 0
+         && memcmp (a->num.rest_rank, b->num.rest_rank,
+                    (a->total - a->num.leveled) * sizeof (uint32_t)) == 0
          && memcmp (a->steps, b->steps,
                     ((size_t) a->total + 1) * sizeof (XStep)) == 0
          && memcmp (a->out, b->out,
@@ -524,8 +548,8 @@ weft_exec_image_new_threads (const WeftSchedule *s, uint32_t threads)
 
   g_assert (s->matches != NULL);
   /* The levels every rank has (all of them, for most collectives). */
-  Numbering num = { G_MAXUINT32, s->n_ranks,
-                    g_new (uint32_t, MAX (s->n_ranks, 1)) };
+  Numbering num = { .levels = G_MAXUINT32, .n_ranks = s->n_ranks,
+                    .rest = g_new (uint32_t, MAX (s->n_ranks, 1)) };
   for (uint32_t r = 0; r < s->n_ranks; r++)
     num.levels = MIN (num.levels, s->n_steps[r]);
   if (s->n_ranks == 0)
@@ -538,6 +562,9 @@ weft_exec_image_new_threads (const WeftSchedule *s, uint32_t threads)
       g_assert (total < G_MAXUINT32);
     }
   m->total = (uint32_t) total;
+  num.leveled = num.levels * s->n_ranks;
+  num.magic = G_MAXUINT64 / MAX (s->n_ranks, 1) + 1;
+  num.rest_rank = g_new (uint32_t, MAX (total - num.leveled, 1));
 
   /* Steps, counting each one's dependents into the next step's `out`.  A
    * large image is written into memory never touched before: see
@@ -585,6 +612,7 @@ size_t
 weft_exec_image_memory (const WeftExecImage *m)
 {
   return sizeof *m + ((size_t) m->num.n_ranks * 2 + 1) * sizeof (uint32_t)
+         + (size_t) (m->total - m->num.leveled) * sizeof (uint32_t)
          + (size_t) m->root_start[m->num.n_ranks] * sizeof (uint32_t)
          + ((size_t) m->total + 1) * sizeof (XStep)
          + (size_t) MAX (m->steps[m->total].out, 1) * sizeof (uint32_t);
@@ -596,6 +624,7 @@ weft_exec_image_free (WeftExecImage *m)
   if (m == NULL)
     return;
   g_free (m->num.rest);
+  g_free (m->num.rest_rank);
   g_free (m->roots);
   g_free (m->root_start);
   g_free (m->steps);
