@@ -38,7 +38,11 @@ channel_order (const WeftCollectiveParams *p, uint32_t ch)
 static inline uint32_t
 at (const uint32_t *order, uint32_t n, int64_t q)
 {
-  uint32_t i = weft_mod (q, n);
+  /* Within a turn of the ring without a division: the builders ask for
+   * positions a step or two around it. */
+  uint32_t i = q >= 0 && q < n            ? (uint32_t) q
+               : q < 0 && q >= -(int64_t) n ? (uint32_t) (q + n)
+                                           : weft_mod (q, n);
   return order ? order[i] : i;
 }
 
@@ -73,6 +77,7 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   g_autofree uint32_t *prev_send = g_new (uint32_t, (size_t) n * (n - 1));
   g_autofree uint32_t *next = g_new (uint32_t, n);
   g_autofree uint32_t *sent = g_new (uint32_t, n);
+  g_autofree uint64_t *bytes_of = g_new (uint64_t, n);
 
   for (uint32_t ch = 0; ch < n_channels (p); ch++)
     {
@@ -82,6 +87,10 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
       for (uint32_t k = 0; k < p->chunks; k++)
         {
           uint32_t tag = ch * p->chunks + k;
+          /* Each piece's bytes in this channel and chunk, once: every
+           * step sends n of them. */
+          for (uint32_t c = 0; c < n; c++)
+            bytes_of[c] = piece (size, n, p, ch, c, k);
           uint32_t *dep = &after[(size_t) tag * n];
           for (uint32_t step = 0; step + 1 < n; step++)
             {
@@ -92,15 +101,14 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
                   uint32_t *ps = &prev_send[(size_t) step * n + r];
                   *ps = sent[r] = add2 (s, r, WEFT_STEP_SEND,
                                         at (order, n, q + 1), tag,
-                                        piece (size, n, p, ch, c, k), dep[r],
-                                        *ps);
+                                        bytes_of[c], dep[r], *ps);
                 }
               for (uint32_t q = 0; q < n; q++)
                 {
                   uint32_t r = at (order, n, q);
                   uint32_t from = at (order, n, (int64_t) q - 1);
                   uint32_t c = at (order, n, (int64_t) q - 1 - shift - step);
-                  uint64_t bytes = piece (size, n, p, ch, c, k);
+                  uint64_t bytes = bytes_of[c];
                   uint32_t recv = weft_schedule_recv (s, r, from, tag, bytes,
                                                       WEFT_NO_STEP);
                   weft_schedule_match (s, from, sent[from], r, recv);
