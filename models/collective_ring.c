@@ -68,59 +68,74 @@ typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
  * picks the piece the rank at ring position q sends at step 0 (that of
  * position q - shift, pieces named by the rank that owns them); @after[r]
  * (per tag) is what rank r's first send waits for, and is updated to the
- * last step of the phase on each rank. */
+ * last step of the phase on each rank.
+ *
+ * Every rank's steps come in the same order: for each channel, chunk and
+ * step, a send, a receive and (reduce-scatter) a reduction.  So the t-th of
+ * these on any rank is at the same place past the steps it had before, and
+ * a send can be paired with its receive before the peer's steps are made:
+ * each rank's steps are made at once, written one after another (made step
+ * by step across all ranks, each step was a write into another rank's
+ * list, most a cache miss). */
 static void
 ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
             Phase phase, int shift, uint32_t *after)
 {
-  uint32_t n = s->n_ranks;
-  g_autofree uint32_t *prev_send = g_new (uint32_t, (size_t) n * (n - 1));
-  g_autofree uint32_t *next = g_new (uint32_t, n);
-  g_autofree uint32_t *sent = g_new (uint32_t, n);
-  g_autofree uint64_t *bytes_of = g_new (uint64_t, n);
+  uint32_t n = s->n_ranks, chunks = p->chunks;
+  uint32_t tags = n_channels (p) * chunks;
+  uint32_t per = phase == PHASE_REDUCE_SCATTER ? 3 : 2;
+  g_autofree uint32_t *base = g_new (uint32_t, n);
+  g_autofree uint64_t *bytes_of = g_new (uint64_t, (size_t) tags * n);
+  uint32_t n_orders = p->rings ? p->rings->n_rings : 0;
+  g_autofree uint32_t *position = g_new (uint32_t, (size_t) n_orders * n);
 
+  for (uint32_t r = 0; r < n; r++)
+    base[r] = s->n_steps[r];
+  /* Each piece's bytes, once: every step sends n of them. */
   for (uint32_t ch = 0; ch < n_channels (p); ch++)
-    {
-      const uint32_t *order = channel_order (p, ch);
-      for (size_t i = 0; i < (size_t) n * (n - 1); i++)
-        prev_send[i] = WEFT_NO_STEP;
-      for (uint32_t k = 0; k < p->chunks; k++)
-        {
-          uint32_t tag = ch * p->chunks + k;
-          /* Each piece's bytes in this channel and chunk, once: every
-           * step sends n of them. */
-          for (uint32_t c = 0; c < n; c++)
-            bytes_of[c] = piece (size, n, p, ch, c, k);
-          uint32_t *dep = &after[(size_t) tag * n];
-          for (uint32_t step = 0; step + 1 < n; step++)
-            {
-              for (uint32_t q = 0; q < n; q++)
-                {
-                  uint32_t r = at (order, n, q);
-                  uint32_t c = at (order, n, (int64_t) q - shift - step);
-                  uint32_t *ps = &prev_send[(size_t) step * n + r];
-                  *ps = sent[r] = add2 (s, r, WEFT_STEP_SEND,
-                                        at (order, n, q + 1), tag,
-                                        bytes_of[c], dep[r], *ps);
-                }
-              for (uint32_t q = 0; q < n; q++)
-                {
-                  uint32_t r = at (order, n, q);
-                  uint32_t from = at (order, n, (int64_t) q - 1);
-                  uint32_t c = at (order, n, (int64_t) q - 1 - shift - step);
-                  uint64_t bytes = bytes_of[c];
-                  uint32_t recv = weft_schedule_recv (s, r, from, tag, bytes,
-                                                      WEFT_NO_STEP);
-                  weft_schedule_match (s, from, sent[from], r, recv);
-                  next[r] = phase == PHASE_REDUCE_SCATTER
-                                ? weft_schedule_reduce (s, r, bytes, recv)
-                                : recv;
-                }
-              for (uint32_t r = 0; r < n; r++)
-                dep[r] = next[r];
-            }
-        }
-    }
+    for (uint32_t k = 0; k < chunks; k++)
+      for (uint32_t c = 0; c < n; c++)
+        bytes_of[(size_t) (ch * chunks + k) * n + c]
+            = piece (size, n, p, ch, c, k);
+  /* Each rank's place in each ring. */
+  for (uint32_t o = 0; o < n_orders; o++)
+    for (uint32_t q = 0; q < n; q++)
+      position[(size_t) o * n + p->rings->order[(size_t) o * n + q]] = q;
+
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t ch = 0; ch < n_channels (p); ch++)
+      {
+        const uint32_t *order = channel_order (p, ch);
+        int64_t q = order ? position[(size_t) (ch / p->channels) * n + r] : r;
+        uint32_t to = at (order, n, q + 1), from = at (order, n, q - 1);
+        for (uint32_t k = 0; k < chunks; k++)
+          {
+            uint32_t tag = ch * chunks + k;
+            const uint64_t *bytes = &bytes_of[(size_t) tag * n];
+            uint32_t dep = after[(size_t) tag * n + r];
+            for (uint32_t step = 0; step + 1 < n; step++)
+              {
+                /* The t-th send, receive (and reduction) of the phase;
+                 * a chunk's send waits for the chunk before's at the same
+                 * step. */
+                uint32_t t = tag * (n - 1) + step;
+                uint32_t before = k > 0 ? base[r] + (t - (n - 1)) * per
+                                        : WEFT_NO_STEP;
+                uint32_t send = add2 (s, r, WEFT_STEP_SEND, to, tag,
+                                      bytes[at (order, n, q - shift - step)],
+                                      dep, before);
+                uint64_t got = bytes[at (order, n, q - 1 - shift - step)];
+                uint32_t recv = weft_schedule_recv (s, r, from, tag, got,
+                                                    WEFT_NO_STEP);
+                weft_schedule_match_ahead (s, r, send, base[to] + t * per + 1);
+                weft_schedule_match_ahead (s, r, recv, base[from] + t * per);
+                dep = phase == PHASE_REDUCE_SCATTER
+                          ? weft_schedule_reduce (s, r, got, recv)
+                          : recv;
+              }
+            after[(size_t) tag * n + r] = dep;
+          }
+      }
 }
 
 /* Room for @phases ring phases of every rank, @reduce of them with a

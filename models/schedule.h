@@ -103,6 +103,19 @@ weft_schedule_match (WeftSchedule *s, uint32_t from, uint32_t send,
   s->n_matched++;
 }
 
+/* One side of weft_schedule_match(), for a builder that makes one rank's
+ * steps at a time and knows where the paired step of the peer is or will
+ * be: @rank's send or receive @step pairs with the peer's step @paired.
+ * Each pair is given so from both sides, and counted once, by its
+ * receive. */
+static inline void
+weft_schedule_match_ahead (WeftSchedule *s, uint32_t rank, uint32_t step,
+                           uint32_t paired)
+{
+  s->matches[rank][step] = paired;
+  s->n_matched += s->steps[rank][step].kind == WEFT_STEP_RECV;
+}
+
 /* Bytes sent by all ranks together. */
 uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
 
