@@ -52,6 +52,9 @@ typedef struct {
   const WeftRings *rings;       /* ring, its chains and the tree in one
                                    server: the rings along the links, each
                                    cut into `channels`; NULL: rank order */
+  uint32_t threads;             /* that may share the making of a large
+                                   schedule (0 or 1: this one alone); the
+                                   schedule is the same for any number */
 } WeftCollectiveParams;
 
 /* The chunks a channel is cut into by default (a ring's channels share

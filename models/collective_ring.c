@@ -64,6 +64,95 @@ add2 (WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t peer,
 
 typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
 
+/* A ring phase being made (see ring_phase()), and a share of its ranks. */
+typedef struct {
+  WeftSchedule *s;
+  const WeftCollectiveParams *p;
+  Phase phase;
+  int shift;
+  uint32_t *after;
+  const uint32_t *base;         /* each rank's steps before the phase */
+  const uint32_t *position;     /* each rank's place in each ring */
+  const uint64_t *bytes_of;     /* each piece's bytes, by tag */
+  uint32_t r_lo, r_hi;          /* the share: these ranks... */
+  uint32_t cursor;              /* ...their dependencies from here */
+} RingPart;
+
+/* Dependencies rank @r's steps of the phase have: a send waits for the
+ * step before (at step 0, for what @after gives) and for the chunk
+ * before's send, a reduction for its receive. */
+static uint64_t
+rank_deps (const RingPart *w, uint32_t r)
+{
+  uint32_t n = w->s->n_ranks, chunks = w->p->chunks;
+  uint64_t count = 0;
+
+  for (uint32_t tag = 0; tag < n_channels (w->p) * chunks; tag++)
+    count += (w->after[(size_t) tag * n + r] != WEFT_NO_STEP) + (n - 2)
+             + (tag % chunks > 0 ? n - 1 : 0)
+             + (w->phase == PHASE_REDUCE_SCATTER ? n - 1 : 0);
+  return count;
+}
+
+/* Make part @data's ranks' steps of the phase. */
+static gpointer
+ring_ranks (gpointer data)
+{
+  RingPart *w = data;
+  WeftSchedule *s = w->s;
+  const WeftCollectiveParams *p = w->p;
+  uint32_t n = s->n_ranks, chunks = p->chunks;
+  uint32_t per = w->phase == PHASE_REDUCE_SCATTER ? 3 : 2;
+  const uint32_t *base = w->base;
+
+  for (uint32_t r = w->r_lo; r < w->r_hi; r++)
+    for (uint32_t ch = 0; ch < n_channels (p); ch++)
+      {
+        const uint32_t *order = channel_order (p, ch);
+        int64_t q = order ? w->position[(size_t) (ch / p->channels) * n + r]
+                          : r;
+        uint32_t to = at (order, n, q + 1), from = at (order, n, q - 1);
+        for (uint32_t k = 0; k < chunks; k++)
+          {
+            uint32_t tag = ch * chunks + k;
+            const uint64_t *bytes = &w->bytes_of[(size_t) tag * n];
+            uint32_t dep = w->after[(size_t) tag * n + r];
+            for (uint32_t step = 0; step + 1 < n; step++)
+              {
+                /* The t-th send, receive (and reduction) of the phase,
+                 * where every rank has them; a chunk's send waits for the
+                 * chunk before's at the same step. */
+                uint32_t t = tag * (n - 1) + step;
+                uint32_t deps[2] = {
+                  dep, k > 0 ? base[r] + (t - (n - 1)) * per : WEFT_NO_STEP
+                };
+                weft_schedule_add_at (s, r, WEFT_STEP_SEND, to, tag,
+                                      bytes[at (order, n, q - w->shift - step)],
+                                      deps, 2, base[to] + t * per + 1,
+                                      &w->cursor);
+                uint64_t got = bytes[at (order, n, q - 1 - w->shift - step)];
+                uint32_t recv = weft_schedule_add_at (
+                    s, r, WEFT_STEP_RECV, from, tag, got, NULL, 0,
+                    base[from] + t * per, &w->cursor);
+                if (w->phase == PHASE_REDUCE_SCATTER)
+                  dep = weft_schedule_add_at (s, r, WEFT_STEP_REDUCE, 0, 0,
+                                              got, &recv, 1, WEFT_NO_STEP,
+                                              &w->cursor);
+                else
+                  dep = recv;
+              }
+            w->after[(size_t) tag * n + r] = dep;
+          }
+      }
+  return NULL;
+}
+
+/* Steps from which a phase's ranks are shared among threads. */
+#define RING_SPLIT 1000000
+
+/* At most this many threads make a phase. */
+#define RING_THREADS 8
+
 /* One ring phase over n - 1 steps for every channel and chunk.  @shift
  * picks the piece the rank at ring position q sends at step 0 (that of
  * position q - shift, pieces named by the rank that owns them); @after[r]
@@ -76,14 +165,15 @@ typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
  * a send can be paired with its receive before the peer's steps are made:
  * each rank's steps are made at once, written one after another (made step
  * by step across all ranks, each step was a write into another rank's
- * list, most a cache miss). */
+ * list, most a cache miss), and a large phase's ranks are shared among
+ * p->threads threads, each rank's dependencies at the place they would
+ * have had made in rank order. */
 static void
 ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
             Phase phase, int shift, uint32_t *after)
 {
   uint32_t n = s->n_ranks, chunks = p->chunks;
   uint32_t tags = n_channels (p) * chunks;
-  uint32_t per = phase == PHASE_REDUCE_SCATTER ? 3 : 2;
   g_autofree uint32_t *base = g_new (uint32_t, n);
   g_autofree uint64_t *bytes_of = g_new (uint64_t, (size_t) tags * n);
   uint32_t n_orders = p->rings ? p->rings->n_rings : 0;
@@ -102,40 +192,35 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
     for (uint32_t q = 0; q < n; q++)
       position[(size_t) o * n + p->rings->order[(size_t) o * n + q]] = q;
 
-  for (uint32_t r = 0; r < n; r++)
-    for (uint32_t ch = 0; ch < n_channels (p); ch++)
-      {
-        const uint32_t *order = channel_order (p, ch);
-        int64_t q = order ? position[(size_t) (ch / p->channels) * n + r] : r;
-        uint32_t to = at (order, n, q + 1), from = at (order, n, q - 1);
-        for (uint32_t k = 0; k < chunks; k++)
-          {
-            uint32_t tag = ch * chunks + k;
-            const uint64_t *bytes = &bytes_of[(size_t) tag * n];
-            uint32_t dep = after[(size_t) tag * n + r];
-            for (uint32_t step = 0; step + 1 < n; step++)
-              {
-                /* The t-th send, receive (and reduction) of the phase;
-                 * a chunk's send waits for the chunk before's at the same
-                 * step. */
-                uint32_t t = tag * (n - 1) + step;
-                uint32_t before = k > 0 ? base[r] + (t - (n - 1)) * per
-                                        : WEFT_NO_STEP;
-                uint32_t send = add2 (s, r, WEFT_STEP_SEND, to, tag,
-                                      bytes[at (order, n, q - shift - step)],
-                                      dep, before);
-                uint64_t got = bytes[at (order, n, q - 1 - shift - step)];
-                uint32_t recv = weft_schedule_recv (s, r, from, tag, got,
-                                                    WEFT_NO_STEP);
-                weft_schedule_match_ahead (s, r, send, base[to] + t * per + 1);
-                weft_schedule_match_ahead (s, r, recv, base[from] + t * per);
-                dep = phase == PHASE_REDUCE_SCATTER
-                          ? weft_schedule_reduce (s, r, got, recv)
-                          : recv;
-              }
-            after[(size_t) tag * n + r] = dep;
-          }
-      }
+  RingPart whole = { s, p, phase, shift, after, base, position, bytes_of,
+                     0, n, s->n_deps };
+  uint64_t steps = (uint64_t) n * tags * (n - 1)
+                   * (phase == PHASE_REDUCE_SCATTER ? 3 : 2);
+  uint32_t parts = steps < RING_SPLIT ? 1 : CLAMP (p->threads, 1, RING_THREADS);
+  RingPart part[RING_THREADS];
+  GThread *thread[RING_THREADS];
+  uint64_t end[RING_THREADS], cursor = s->n_deps;
+  for (uint32_t t = 0; t < parts; t++)
+    {
+      part[t] = whole;
+      part[t].r_lo = (uint32_t) ((uint64_t) n * t / parts);
+      part[t].r_hi = (uint32_t) ((uint64_t) n * (t + 1) / parts);
+      part[t].cursor = (uint32_t) cursor;
+      for (uint32_t r = part[t].r_lo; r < part[t].r_hi; r++)
+        cursor += rank_deps (&whole, r);
+      end[t] = cursor;
+    }
+  g_assert (cursor <= s->deps_cap);
+  for (uint32_t t = 1; t < parts; t++)
+    thread[t] = g_thread_new ("weft-ring", ring_ranks, &part[t]);
+  ring_ranks (&part[0]);
+  for (uint32_t t = 1; t < parts; t++)
+    g_thread_join (thread[t]);
+  for (uint32_t t = 0; t < parts; t++)
+    g_assert (part[t].cursor == end[t]);
+  s->n_deps = (uint32_t) cursor;
+  s->n_ends += 2 * (uint64_t) n * tags * (n - 1);
+  s->n_matched += (uint64_t) n * tags * (n - 1);
 }
 
 /* Room for @phases ring phases of every rank, @reduce of them with a

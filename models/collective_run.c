@@ -283,8 +283,11 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
 
   if (costs == NULL)
     return FALSE;
+  /* A large schedule may be made by the run's threads. */
+  WeftCollectiveParams p = *params;
+  p.threads = options->threads;
   WeftSchedule *schedule = weft_collective_plan (topo, gpus, n, op, alg, size,
-                                                params, nodes, error);
+                                                &p, nodes, error);
   if (schedule == NULL)
     return FALSE;
   /* The run needs only the executor's image: the schedule goes before the

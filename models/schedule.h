@@ -103,17 +103,41 @@ weft_schedule_match (WeftSchedule *s, uint32_t from, uint32_t send,
   s->n_matched++;
 }
 
-/* One side of weft_schedule_match(), for a builder that makes one rank's
- * steps at a time and knows where the paired step of the peer is or will
- * be: @rank's send or receive @step pairs with the peer's step @paired.
- * Each pair is given so from both sides, and counted once, by its
- * receive. */
-static inline void
-weft_schedule_match_ahead (WeftSchedule *s, uint32_t rank, uint32_t step,
-                           uint32_t paired)
+/* weft_schedule_add() for a builder that makes disjoint ranks' steps on
+ * several threads at once, having made room for all of them
+ * (weft_schedule_reserve()) and given each rank its place in the pool of
+ * dependencies: the step's dependencies go at *@cursor, which moves past
+ * them, and the step pairs with the peer's step @paired (as
+ * weft_schedule_match() would pair them, given from both sides).  Nothing
+ * the ranks share is counted: the builder adds the pool's dependencies,
+ * the sends and receives and the pairs once all are made. */
+static inline uint32_t
+weft_schedule_add_at (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
+                      uint32_t peer, uint32_t tag, uint64_t bytes,
+                      const uint32_t *deps, uint32_t n_deps, uint32_t paired,
+                      uint32_t *cursor)
 {
-  s->matches[rank][step] = paired;
-  s->n_matched += s->steps[rank][step].kind == WEFT_STEP_RECV;
+  WeftStep step = {
+    .kind = (uint8_t) kind,
+    .peer = peer,
+    .tag = tag,
+    .bytes = bytes,
+    .first_dep = *cursor,
+    .n_deps = 0,
+  };
+  uint32_t n = s->n_steps[rank];
+
+  g_assert (n < s->steps_cap[rank] && n_deps <= s->deps_cap - *cursor);
+  for (uint32_t i = 0; i < n_deps; i++)
+    if (deps[i] != WEFT_NO_STEP)
+      {
+        s->deps[(*cursor)++] = deps[i];
+        step.n_deps++;
+      }
+  s->steps[rank][n] = step;
+  s->matches[rank][n] = paired;
+  s->n_steps[rank] = n + 1;
+  return n;
 }
 
 /* Bytes sent by all ranks together. */

@@ -677,7 +677,7 @@ weft_cmd_run (int argc, char **argv)
         }
     }
   WeftCollectiveParams params = { (uint32_t) channels, (uint32_t) chunks, 0,
-                                  NULL, 1, NULL, NULL };
+                                  NULL, 1, NULL, NULL, 0 };
   gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE
                       || op == WEFT_OP_REDUCE_SCATTER;
   int root = op == WEFT_OP_BROADCAST || op == WEFT_OP_REDUCE ? 0 : -1;

@@ -182,7 +182,7 @@ weft_run_trace (const WeftTraceRun *run)
     { run->fidelity, run->seed, run->bin_width ? run->bin_width
                                                : FIRST_BIN_WIDTH,
       run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1 },
-    { run->channels, run->chunks, 0, NULL, 1, NULL, NULL },
+    { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0 },
     run->algorithm, run->protocol,
     isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,
   };

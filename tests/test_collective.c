@@ -84,7 +84,7 @@ START_TEST (test_bytes_moved_exactly)
   const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
   const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL };
+  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL, 0 };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -133,7 +133,7 @@ START_TEST (test_hierarchical_bytes)
    * across 1 to 7 servers: still exactly 2(n-1) size in all. */
   const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
                                  WEFT_ALG_HIER_TREE };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL, 0 };
 
   for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
     for (uint32_t n = 4; n <= 28; n += 4)
@@ -157,7 +157,7 @@ START_TEST (test_tree_servers_bytes)
    * across, one tree per local index): servers of 4, of uneven sizes, and
    * not contiguous in rank order.  Still exactly 2(n-1) size in all, every
    * send paired and no deadlock. */
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL, 0 };
 
   for (uint32_t n = 2; n <= 27; n += 5)
     for (int grouping = 0; grouping < 3; grouping++)
@@ -188,7 +188,7 @@ START_TEST (test_rings_bytes)
   uint32_t order[3 * 5] = { 0, 1, 2, 3, 4, 0, 4, 3, 2, 1, 2, 0, 4, 1, 3 };
   uint64_t weight[] = { 40, 40, 20 };
   WeftRings rings = { n, 3, order, weight };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 0 };
   const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
                          WEFT_OP_REDUCE_SCATTER, WEFT_OP_BROADCAST,
                          WEFT_OP_REDUCE };
@@ -220,7 +220,7 @@ START_TEST (test_image_threads)
    * with steps past the levels all have: halving-doubling over 13, NVLS's
    * switches). */
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 2, 3, 4, shares, 4, NULL, NULL };
+  WeftCollectiveParams params = { 2, 3, 4, shares, 4, NULL, NULL, 0 };
   const WeftAlgorithm algs[] = { WEFT_ALG_RING, WEFT_ALG_TREE, WEFT_ALG_RHD,
                                  WEFT_ALG_NVLS, WEFT_ALG_HIER_RHD };
   const uint32_t ranks[] = { 12, 13, 40 };
@@ -247,10 +247,70 @@ START_TEST (test_image_threads)
 }
 END_TEST
 
+/* Whether @a and @b hold the same steps, dependencies and pairs. */
+static gboolean
+schedules_equal (const WeftSchedule *a, const WeftSchedule *b)
+{
+  if (a->n_ranks != b->n_ranks || a->n_deps != b->n_deps
+      || a->n_ends != b->n_ends || a->n_matched != b->n_matched
+      || memcmp (a->deps, b->deps, a->n_deps * sizeof (uint32_t)) != 0)
+    return FALSE;
+  for (uint32_t r = 0; r < a->n_ranks; r++)
+    {
+      if (a->n_steps[r] != b->n_steps[r]
+          || memcmp (a->matches[r], b->matches[r],
+                     a->n_steps[r] * sizeof (uint32_t)) != 0)
+        return FALSE;
+      for (uint32_t i = 0; i < a->n_steps[r]; i++)
+        {
+          const WeftStep *x = weft_schedule_step (a, r, i);
+          const WeftStep *y = weft_schedule_step (b, r, i);
+          if (x->bytes != y->bytes || x->peer != y->peer || x->tag != y->tag
+              || x->first_dep != y->first_dep || x->n_deps != y->n_deps
+              || x->kind != y->kind)
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+START_TEST (test_ring_schedule_threads)
+{
+  /* A large ring schedule is made by several threads, each rank's steps
+   * where one thread would put them: the same steps, dependencies and
+   * pairs, over two rings cut into channels and chunks (each phase over
+   * 210 ranks is over a million steps, from which threads share it). */
+  const uint32_t n = 210;
+  g_autofree uint32_t *order = g_new (uint32_t, 2 * n);
+  for (uint32_t i = 0; i < n; i++)
+    {
+      order[i] = i;
+      order[n + i] = (i * 11 + 3) % n;    /* 11 is prime to 210 */
+    }
+  uint64_t weight[] = { 60, 40 };
+  WeftRings rings = { n, 2, order, weight };
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
+                         WEFT_OP_REDUCE_SCATTER };
+
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    {
+      WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 1 };
+      g_autoptr (WeftSchedule) one = weft_collective_schedule (
+          ops[i], WEFT_ALG_RING, n, 1000000007, &params);
+      params.threads = 3;
+      g_autoptr (WeftSchedule) three = weft_collective_schedule (
+          ops[i], WEFT_ALG_RING, n, 1000000007, &params);
+      ck_assert_msg (schedules_equal (one, three), "%s",
+                     weft_op_name (ops[i]));
+      ck_assert (weft_schedule_pair (three, NULL));
+    }
+}
+END_TEST
+
 START_TEST (test_one_rank_moves_nothing)
 {
   const double shares[] = { 1 };
-  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL };
+  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL, 0 };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -342,7 +402,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * from every GPU and hides the reductions behind the transfers: busbw =
    * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
    * about 370 GB/s on a DGX H100, hardware.md section 3). */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
@@ -356,7 +416,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
    * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
    * Simple's base latency (8.4 us). */
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
   double p = size / 8.0;
   double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
                   + 7 * p * 1e12 / reduce;
@@ -395,7 +455,7 @@ START_TEST (test_tree_chain_in_a_server)
   const uint64_t size = 64 << 20;
   const double link = 18 * 20.6e9, reduce = 1117e9;
   WeftCollectiveResult r;
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
@@ -435,7 +495,7 @@ START_TEST (test_tree_chain_in_a_server)
    * pipeline: every middle GPU's 2S leave at no more than its NVLink
    * rate, and little slower, the chain's 14 hops costing about a chunk
    * each. */
-  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL, NULL, 0 };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
                                   WEFT_PROTOCOL_SIMPLE, 1 << 30, &piped,
@@ -497,7 +557,7 @@ START_TEST (test_channels_across_servers)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   const uint64_t size = 16 << 20;
-  WeftCollectiveParams piped = { 0, 4, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams piped = { 0, 4, 0, NULL, 1, NULL, NULL, 0 };
   const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER };
   const WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
   const uint64_t across[] = { 6 * (uint64_t) size, 31 * 4 * (size / 32) };
@@ -528,7 +588,7 @@ START_TEST (test_channels_across_servers)
   /* One channel is one ring in rank order: GPU 7 of every server sends to
    * GPU 0 of the next, and the ring's traffic between servers takes one
    * or two NICs a server (whichever the routes to GPU 0 pass), not all. */
-  WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL, 0 };
   WeftCollectiveResult r;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
@@ -599,7 +659,7 @@ START_TEST (test_rings_along_the_links)
     }
 
   /* Each ring carries its share at its width, so all finish together. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
   WeftCollectiveResult r;
   const uint64_t size = 1 << 30;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -742,7 +802,7 @@ static double
 hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
            WeftAlgorithm alg, uint64_t size)
 {
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -765,7 +825,7 @@ START_TEST (test_nvls_tree)
    * m servers), the tree across servers (2 (m - 1) S), the slices up again
    * (m S) and multicast to the other GPUs (m (8 - 1) S): (2n + 3m - 2) S. */
   const double halves[] = { 1, 1 };
-  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL, NULL };
+  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL, NULL, 0 };
   for (uint32_t n = 8; n <= 28; n += 4)
     {
       g_autoptr (WeftSchedule) sched = weft_collective_schedule (
@@ -783,7 +843,7 @@ START_TEST (test_nvls_tree)
    * test_hierarchical_across_servers finds) and the few bytes' time. */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
@@ -799,7 +859,7 @@ START_TEST (test_nvls_tree)
    * servers as hierarchical-tree carries it, only the server's part
    * differs (the switches add up instead of a ring), so the two take the
    * same time within a few percent. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
   WeftCollectiveResult t;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE,
@@ -864,7 +924,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
               WeftAlgorithm alg, uint32_t chunks, uint64_t size,
               gboolean plain, WeftTime bins, uint32_t threads)
 {
-  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL, NULL };
+  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL, NULL, 0 };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -929,7 +989,7 @@ START_TEST (test_give_up_past_a_time)
    * a run told nothing does, to the picosecond. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
   WeftCollectiveResult free_run, r;
 
@@ -1022,7 +1082,7 @@ START_TEST (test_plans_shared)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   uint32_t n = gpus->len;
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1 };
   int order[WEFT_PAIRS], n_order = 0;
@@ -1091,7 +1151,7 @@ START_TEST (test_routing_handed_on)
   g_autoptr (WeftScenario) warm = load ("gb200-nvl72.yaml");
   g_autoptr (WeftScenario) cold = load ("gb200-nvl72.yaml");
   g_autoptr (GArray) gpus = all_gpus (warm->topo);
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
                              0, NULL, 1 };
   WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
@@ -1178,7 +1238,7 @@ START_TEST (test_small_message_latency)
    * worked example), plus what the network adds for 8 bytes. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -1196,7 +1256,7 @@ START_TEST (test_fidelities_agree_uncontended)
    * puts one transfer on a link at a time: the three fidelities agree. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
   WeftTime t[3];
 
   for (int f = 0; f < 3; f++)
@@ -1224,7 +1284,7 @@ START_TEST (test_schedule_file_ring_matches_builtin)
   ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
   const uint64_t sizes[] = { 8, 1000003, 64 << 20 };
 
   for (int f = 0; f < 3; f++)
@@ -1340,6 +1400,7 @@ collective_suite (void)
   tcase_add_test (tc, test_tree_servers_bytes);
   tcase_add_test (tc, test_rings_bytes);
   tcase_add_test (tc, test_image_threads);
+  tcase_add_test (tc, test_ring_schedule_threads);
   tcase_add_test (tc, test_bad_schedules);
   suite_add_tcase (s, tc);
 

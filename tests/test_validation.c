@@ -37,7 +37,7 @@ simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
           WeftProtocolKind only_proto)
 {
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
   WeftTime best = WEFT_TIME_MAX;
 
   for (uint32_t n = 0; n < s->topo->n_nodes; n++)
@@ -132,7 +132,7 @@ one_run (const WeftScenario *s, uint32_t n, WeftOp op, WeftAlgorithm alg,
          WeftProtocolKind proto, uint64_t size, gboolean time_us)
 {
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1 };
   WeftCollectiveResult r;
