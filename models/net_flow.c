@@ -433,9 +433,13 @@ flow_start (WeftNetwork *net, uint32_t id)
   if (!unit)
     {
       double *share = t->path_len <= NEAR_LINKS ? flow->share : flow->far;
-      for (uint32_t i = 0; i < t->path_len; i++)
-        share[i] = t->striped ? (double) t->link_bytes[i] / (double) t->bytes
-                              : 1.0;
+      if (t->striped && t->shares != NULL)
+        memcpy (share, t->shares, t->path_len * sizeof (double));
+      else
+        for (uint32_t i = 0; i < t->path_len; i++)
+          share[i] = t->striped ? (double) t->link_bytes[i]
+                                      / (double) t->bytes
+                                : 1.0;
     }
 
   /* A flow on links no other flow crosses and none has changed in this

@@ -300,7 +300,7 @@ route_key (uint32_t src, uint32_t dst)
 static inline uint32_t
 route_words (uint32_t n_hops, uint32_t n_links)
 {
-  return n_hops + n_links + (n_hops > 1 ? n_links + 4 + 2 * n_links : 0);
+  return n_hops + n_links + (n_hops > 1 ? n_links + 4 + 4 * n_links : 0);
 }
 
 static inline const uint32_t *
@@ -324,7 +324,9 @@ route_stripes (const WeftNetwork *net, const Route *r)
 /* A striped route's last transfer, whose split the next one of the same
  * size takes as it is (a collective sends the same piece size over and
  * over): its bytes (two words), its bottleneck (two), then each link's
- * bytes (two words a link).  Bytes 0: none yet. */
+ * bytes (two words a link), then each link's share of the bytes (a double,
+ * two words a link: the flow model's divisions, done once).  Bytes 0: none
+ * yet. */
 static inline uint32_t *
 route_memo (const WeftNetwork *net, const Route *r)
 {
@@ -604,6 +606,7 @@ fill_transfer (WeftNetwork *net, WeftTransfer *t, uint32_t src, uint32_t dst,
   t->cap = cap;
   t->flow = flow;
   t->started = weft_sim_now (net->sim);
+  t->shares = NULL;
   t->done = done;
   t->target = target;
   t->data = data;
@@ -690,9 +693,16 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
           memcpy (memo, &bytes, sizeof bytes);
           memcpy (memo + 2, &t->bottleneck, sizeof (double));
           memcpy (memo + 4, t->link_bytes, r->n_links * sizeof (uint64_t));
+          for (uint32_t k = 0; k < r->n_links; k++)
+            {
+              double share = (double) t->link_bytes[k] / (double) bytes;
+              memcpy (memo + 4 + 2 * r->n_links + 2 * k, &share, sizeof share);
+            }
         }
+      t->shares = memo + 4 + 2 * r->n_links;
     }
   net->klass->start (net, id);
+  net->transfers[id].shares = NULL;
 }
 
 /* One transfer over every stripe: its path holds the links of all of them
