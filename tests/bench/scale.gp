@@ -13,7 +13,7 @@ set format x "%.0f"
 set xtics (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072) rotate by -30
 set title "Wall time of one 1 GiB all_reduce (flow fidelity)"
 set ylabel "seconds"
-set yrange [0.125:2048]
+set yrange [0.0625:2048]
 set format y "%g"
 set samples 200
 growth(x) = (x / 1024.0) ** (log(2.5) / log(2))
