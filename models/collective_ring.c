@@ -64,6 +64,14 @@ add2 (WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t peer,
 
 typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
 
+/* Steps a rank makes at each step of a phase: a send, a receive and, in
+ * reduce-scatter, a reduction. */
+static uint32_t
+steps_per (Phase phase)
+{
+  return phase == PHASE_REDUCE_SCATTER ? 3 : 2;
+}
+
 /* A ring phase being made (see ring_phase()), and a share of its ranks. */
 typedef struct {
   WeftSchedule *s;
@@ -102,7 +110,7 @@ ring_ranks (gpointer data)
   WeftSchedule *s = w->s;
   const WeftCollectiveParams *p = w->p;
   uint32_t n = s->n_ranks, chunks = p->chunks;
-  uint32_t per = w->phase == PHASE_REDUCE_SCATTER ? 3 : 2;
+  uint32_t per = steps_per (w->phase);
   const uint32_t *base = w->base;
 
   for (uint32_t r = w->r_lo; r < w->r_hi; r++)
@@ -194,8 +202,7 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
 
   RingPart whole = { s, p, phase, shift, after, base, position, bytes_of,
                      0, n, s->n_deps };
-  uint64_t steps = (uint64_t) n * tags * (n - 1)
-                   * (phase == PHASE_REDUCE_SCATTER ? 3 : 2);
+  uint64_t steps = (uint64_t) n * tags * (n - 1) * steps_per (phase);
   uint32_t parts = steps < RING_SPLIT ? 1 : CLAMP (p->threads, 1, RING_THREADS);
   RingPart part[RING_THREADS];
   GThread *thread[RING_THREADS];

@@ -433,7 +433,7 @@ flow_start (WeftNetwork *net, uint32_t id)
   if (!unit)
     {
       double *share = t->path_len <= NEAR_LINKS ? flow->share : flow->far;
-      if (t->striped && t->shares != NULL)
+      if (t->shares != NULL)
         memcpy (share, t->shares, t->path_len * sizeof (double));
       else
         for (uint32_t i = 0; i < t->path_len; i++)

@@ -702,7 +702,6 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
       t->shares = memo + 4 + 2 * r->n_links;
     }
   net->klass->start (net, id);
-  net->transfers[id].shares = NULL;
 }
 
 /* One transfer over every stripe: its path holds the links of all of them

@@ -66,11 +66,12 @@ typedef struct {
   uint64_t *link_bytes;         /* with `striped`: the bytes each path link
                                    carries (its stripe's share) */
   gboolean striped;             /* else every path link carries all bytes */
-  const void *shares;           /* with `striped`, while the fidelity's
-                                   start() runs: each path link's share of
-                                   the bytes, link_bytes / bytes, as doubles
-                                   (maybe unaligned: copy them out), worked
-                                   out for a transfer before; or NULL */
+  const void *shares;           /* with `striped`: each path link's share
+                                   of the bytes, link_bytes / bytes, as
+                                   doubles (maybe unaligned: copy them out),
+                                   worked out for a transfer before; or
+                                   NULL.  Valid only while the fidelity's
+                                   start() runs */
   WeftTime latency;             /* ps: links and the nodes between them */
   double bottleneck;            /* B/s the transfer could move at alone */
   WeftTime started;
