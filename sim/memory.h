@@ -15,8 +15,9 @@
 /* Have malloc() keep large blocks in the heap for reuse instead of mapping
  * and unmapping each: a sweep builds a simulation afresh for every
  * candidate and size, and pages mapped anew are faulted in and zeroed one
- * at a time at every run.  For programs to call once as they start; with
- * a C library other than glibc it does nothing. */
+ * at a time at every run.  Also readies the heap's first 128 MiB in huge
+ * pages, as weft_memory_reserve() does.  For programs to call once as
+ * they start; with a C library other than glibc it does nothing. */
 void weft_memory_tune (void);
 
 /* Make room for @bytes more at the top of malloc()'s heap, in pages

@@ -945,6 +945,25 @@ advised_huge (const void *p)
   return FALSE;
 }
 
+START_TEST (test_tune_readies_huge_pages)
+{
+#ifdef __GLIBC__
+  weft_memory_tune ();
+  /* A block of a few MiB, under what anything asks to reserve for. */
+  char *block = malloc ((size_t) 8 << 20);
+  ck_assert_ptr_nonnull (block);
+  /* Only glibc's own malloc() has room left in its heap after that. */
+  if (weft_memory_reserve (1)
+      && g_file_test ("/sys/kernel/mm/transparent_hugepage/enabled",
+                      G_FILE_TEST_EXISTS))
+    ck_assert (advised_huge (block + ((size_t) 4 << 20)));
+  else
+    ck_assert (!advised_huge (block + ((size_t) 4 << 20)));
+  free (block);
+#endif
+}
+END_TEST
+
 START_TEST (test_reserve_makes_room_in_huge_pages)
 {
 #ifdef __GLIBC__
@@ -1011,6 +1030,7 @@ sim_suite (void)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("memory");
+  tcase_add_test (tc, test_tune_readies_huge_pages);
   tcase_add_test (tc, test_reserve_makes_room_in_huge_pages);
   suite_add_tcase (s, tc);
 
