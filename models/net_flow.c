@@ -609,33 +609,31 @@ sift_down (Item *h, uint32_t n, uint32_t i, Item item)
   h[i] = item;
 }
 
+/* The first entries go in as they come, and are made a heap at once. */
 static inline void
-push (Filler *w, Item item)
+append (Filler *w, Item item)
 {
   if (w->heap_n == w->heap_cap)
     {
       w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 64;
       w->heap = g_renew (Item, w->heap, w->heap_cap);
     }
-  Item *h = w->heap;
-  uint32_t i = w->heap_n++;
-  while (i > 0 && before (&item, &h[(i - 1) / 2]))
-    {
-      h[i] = h[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-  h[i] = item;
+  w->heap[w->heap_n++] = item;
 }
 
-static Item
+static void
+heapify (Filler *w)
+{
+  for (uint32_t i = w->heap_n / 2; i-- > 0;)
+    sift_down (w->heap, w->heap_n, i, w->heap[i]);
+}
+
+static void
 pop (Filler *w)
 {
-  Item top = w->heap[0];
-
   w->heap_n--;
   if (w->heap_n > 0)
     sift_down (w->heap, w->heap_n, 0, w->heap[w->heap_n]);
-  return top;
 }
 
 /* Progressive filling over @n_aff affected flows, the others held fixed;
@@ -644,7 +642,9 @@ pop (Filler *w)
  * a capped flow stops at its cap.  Taking these events in order of level
  * gives the max-min fair rates.  The heap holds one entry per link, not one
  * per change: a link's level only rises, so an entry found out of date when
- * it comes to the top is put back at the link's level of now. */
+ * it comes to the top is put back at the link's level of now, in the top's
+ * place.  Each key has one entry at most and (level, key) orders them
+ * totally, so they come out in the same order whatever the heap's shape. */
 static void
 fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       const uint32_t *touched, uint32_t n_touched)
@@ -728,15 +728,18 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       {
         slack[i].level = MAX (slack[i].residual, 0) / slack[i].weight;
         if (!scan)
-          push (w, (Item) { slack[i].level, i, 0 });
+          append (w, (Item) { slack[i].level, i, 0 });
       }
   if (!scan)
-    for (uint32_t c = 0; c < w->capped.n; c++)
-      {
-        uint32_t i = w->capped.v[c];
-        push (w, (Item) { f->base.transfers[affected[i]].cap, i | FLOW_BIT,
-                          0 });
-      }
+    {
+      for (uint32_t c = 0; c < w->capped.n; c++)
+        {
+          uint32_t i = w->capped.v[c];
+          append (w, (Item) { f->base.transfers[affected[i]].cap,
+                              i | FLOW_BIT, 0 });
+        }
+      heapify (w);
+    }
 
   uint32_t left = n_aff;
   while (left > 0)
@@ -763,7 +766,19 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
             break;
         }
       else if (w->heap_n > 0)
-        top = pop (w);
+        {
+          top = w->heap[0];
+          const Slack *s = top.key & FLOW_BIT ? NULL : &slack[top.key];
+          if (s != NULL && s->unfrozen > 0 && top.version != s->version)
+            {
+              /* Its level rose since this entry: it goes back at the
+               * level it has now, in the top's place. */
+              sift_down (w->heap, w->heap_n, 0,
+                         (Item) { s->level, top.key, s->version });
+              continue;
+            }
+          pop (w);
+        }
       else
         break;
 
@@ -781,13 +796,6 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
           const Slack *s = &slack[top.key];
           if (s->unfrozen == 0)
             continue;
-          if (top.version != s->version)
-            {
-              /* Its level rose since this entry: take it again at the
-               * level it has now. */
-              push (w, (Item) { s->level, top.key, s->version });
-              continue;
-            }
           freeze = &members[s->start];
           n_freeze = slack[top.key + 1].start - s->start;
         }

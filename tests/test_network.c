@@ -237,6 +237,180 @@ START_TEST (test_parking_lot)
 }
 END_TEST
 
+/* ---- max-min fairness over a large group ---- */
+
+/* Max-min fair rates by progressive filling, written plainly: @n flows,
+ * flow i crossing links path[i][0 .. len[i]-1] (of @n_links, capacities
+ * @capacity) with cap @cap[i] (0: none). */
+static void
+reference_max_min (guint n, const guint (*path)[4], const guint *len,
+                   const double *cap, guint n_links, const double *capacity,
+                   double *rate)
+{
+  g_autofree gboolean *frozen = g_new0 (gboolean, n);
+  g_autofree double *used = g_new0 (double, n_links);
+  g_autofree guint *crossing = g_new0 (guint, n_links);
+  guint left = n;
+
+  for (guint i = 0; i < n; i++)
+    rate[i] = 0;
+  while (left > 0)
+    {
+      /* The common rise every unfrozen flow can take. */
+      memset (crossing, 0, n_links * sizeof (guint));
+      for (guint i = 0; i < n; i++)
+        for (guint k = 0; !frozen[i] && k < len[i]; k++)
+          crossing[path[i][k]]++;
+      double rise = INFINITY;
+      for (guint l = 0; l < n_links; l++)
+        if (crossing[l] > 0)
+          rise = MIN (rise, (capacity[l] - used[l]) / crossing[l]);
+      for (guint i = 0; i < n; i++)
+        if (!frozen[i] && cap[i] > 0)
+          rise = MIN (rise, cap[i] - rate[i]);
+      for (guint i = 0; i < n; i++)
+        if (!frozen[i])
+          {
+            rate[i] += rise;
+            for (guint k = 0; k < len[i]; k++)
+              used[path[i][k]] += rise;
+          }
+      /* Freeze the flows on full links and those at their caps. */
+      for (guint i = 0; i < n; i++)
+        {
+          gboolean full = cap[i] > 0 && rate[i] >= cap[i] * (1 - 1e-12);
+          for (guint k = 0; !frozen[i] && k < len[i]; k++)
+            full |= used[path[i][k]] >= capacity[path[i][k]] * (1 - 1e-12);
+          if (!frozen[i] && full)
+            {
+              frozen[i] = TRUE;
+              left--;
+            }
+        }
+    }
+}
+
+START_TEST (test_max_min_over_many_links)
+{
+  /* Eight leaf switches of eight hosts under one core switch, links of
+   * four speeds at random, and 48 flows between random hosts, a few with
+   * caps: most of them share links, in a group of more than 64 links,
+   * the size from which filling keeps its events in a heap.  Each flow is
+   * given the bytes its max-min fair rate moves in 1 ms, so if every rate
+   * is right all end together at 1 ms, before any recomputation. */
+  enum { LEAVES = 8, HOSTS = 64, FLOWS = 48, LINKS = 4 * HOSTS };
+  static const double speed[] = { 10e9, 25e9, 40e9, 100e9 };
+  g_autoptr (GRand) rand = g_rand_new_with_seed (11);
+  g_autoptr (GString) text = g_string_new (
+      "weft: 1\n"
+      "link_types:\n"
+      "  t0: {port: p, bandwidth: 10GB/s}\n"
+      "  t1: {port: p, bandwidth: 25GB/s}\n"
+      "  t2: {port: p, bandwidth: 40GB/s}\n"
+      "  t3: {port: p, bandwidth: 100GB/s}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: 16}}\n"
+      "nodes: [{name: core, device: s}, {name: 'sw[0-7]', device: s},\n"
+      "        {name: 'h[0-63]', device: h}]\n"
+      "links:\n");
+  /* Link ids of the reference: host h up 2h, down 2h + 1; leaf s up to
+   * the core 2 HOSTS + 2s, down 2 HOSTS + 2s + 1. */
+  double capacity[LINKS] = { 0 };
+  for (guint h = 0; h < HOSTS; h++)
+    {
+      guint t = g_rand_int_range (rand, 0, 4);
+      g_string_append_printf (text, "  - {a: h%u, b: sw%u, type: t%u}\n", h,
+                              h / (HOSTS / LEAVES), t);
+      capacity[2 * h] = capacity[2 * h + 1] = speed[t];
+    }
+  for (guint l = 0; l < LEAVES; l++)
+    {
+      guint t = g_rand_int_range (rand, 0, 4);
+      g_string_append_printf (text, "  - {a: sw%u, b: core, type: t%u}\n", l,
+                              t);
+      capacity[2 * HOSTS + 2 * l] = capacity[2 * HOSTS + 2 * l + 1] = speed[t];
+    }
+  g_autoptr (WeftScenario) s = load_text (text->str);
+  const WeftTopology *topo = s->topo;
+
+  guint path[FLOWS][4], len[FLOWS];
+  double cap[FLOWS], rate[FLOWS];
+  Job jobs[FLOWS];
+  for (guint i = 0; i < FLOWS; i++)
+    {
+      guint a = g_rand_int_range (rand, 0, HOSTS), b;
+      do
+        b = g_rand_int_range (rand, 0, HOSTS);
+      while (b == a);
+      guint la = a / (HOSTS / LEAVES), lb = b / (HOSTS / LEAVES);
+      len[i] = 0;
+      path[i][len[i]++] = 2 * a;
+      if (la != lb)
+        {
+          path[i][len[i]++] = 2 * HOSTS + 2 * la;
+          path[i][len[i]++] = 2 * HOSTS + 2 * lb + 1;
+        }
+      path[i][len[i]++] = 2 * b + 1;
+      cap[i] = i % 8 == 3 ? 3e9 + 1e9 * (i % 5) : 0;
+      g_autofree char *src = g_strdup_printf ("h%u", a);
+      g_autofree char *dst = g_strdup_printf ("h%u", b);
+      jobs[i] = (Job) { node (topo, src), node (topo, dst), 0, cap[i], 0 };
+    }
+  reference_max_min (FLOWS, path, len, cap, LINKS, capacity, rate);
+
+  /* The group of flow 0 crosses more than 64 links. */
+  guint group[FLOWS], touched = 0;
+  gboolean seen[LINKS] = { FALSE };
+  for (guint i = 0; i < FLOWS; i++)
+    group[i] = i;
+  for (gboolean joined = TRUE; joined;)
+    {
+      joined = FALSE;
+      for (guint i = 0; i < FLOWS; i++)
+        for (guint j = 0; j < FLOWS; j++)
+          for (guint k = 0; k < len[i] * len[j]; k++)
+            if (path[i][k / len[j]] == path[j][k % len[j]]
+                && group[i] != group[j])
+              {
+                group[i] = group[j] = MIN (group[i], group[j]);
+                joined = TRUE;
+              }
+    }
+  for (guint i = 0; i < FLOWS; i++)
+    if (group[i] == 0)
+      for (guint k = 0; k < len[i]; k++)
+        if (!seen[path[i][k]])
+          {
+            seen[path[i][k]] = TRUE;
+            touched++;
+          }
+  ck_assert_uint_gt (touched, 64);
+
+  /* Rates differ (else the test would show little). */
+  guint levels = 0;
+  for (guint i = 0; i < FLOWS; i++)
+    {
+      gboolean again = FALSE;
+      for (guint j = 0; j < i; j++)
+        again |= fabs (rate[j] - rate[i]) < 1e-6 * rate[i];
+      levels += !again;
+    }
+  ck_assert_uint_ge (levels, 6);
+
+  const double seconds = 1e-3;
+  for (guint i = 0; i < FLOWS; i++)
+    jobs[i].bytes = (uint64_t) (rate[i] * seconds);
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs,
+                                     FLOWS);
+  for (guint i = 0; i < FLOWS; i++)
+    ck_assert_msg (fabs ((double) jobs[i].done - seconds * 1e12) < 1e3,
+                   "flow %u at %.0f B/s ended at %" G_GUINT64_FORMAT " ps", i,
+                   rate[i], (guint64) jobs[i].done);
+}
+END_TEST
+
 START_TEST (test_stripes_of_unequal_links)
 {
   /* h0 reaches h1 by two equal-cost ways, one ten times slower: a
@@ -882,6 +1056,7 @@ network_suite (void)
   tcase_add_test (tc, test_idle_path_every_link_type);
   tcase_add_test (tc, test_equal_flows_share_a_link);
   tcase_add_test (tc, test_parking_lot);
+  tcase_add_test (tc, test_max_min_over_many_links);
   tcase_add_test (tc, test_flow_cap);
   tcase_add_test (tc, test_stripes_of_unequal_links);
   suite_add_tcase (s, tc);
