@@ -778,6 +778,8 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
               continue;
             }
           pop (w);
+          if (s != NULL && s->unfrozen == 0)
+            continue;           /* its flows all froze elsewhere */
         }
       else
         break;
@@ -794,8 +796,6 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       else
         {
           const Slack *s = &slack[top.key];
-          if (s->unfrozen == 0)
-            continue;
           freeze = &members[s->start];
           n_freeze = slack[top.key + 1].start - s->start;
         }

@@ -364,18 +364,24 @@ START_TEST (test_max_min_over_many_links)
   gboolean seen[LINKS] = { FALSE };
   for (guint i = 0; i < FLOWS; i++)
     group[i] = i;
+  /* Flows that share a link take the least label among its flows, until
+   * each group has its least flow's. */
   for (gboolean joined = TRUE; joined;)
     {
+      guint least[LINKS];
+      for (guint l = 0; l < LINKS; l++)
+        least[l] = G_MAXUINT;
+      for (guint i = 0; i < FLOWS; i++)
+        for (guint k = 0; k < len[i]; k++)
+          least[path[i][k]] = MIN (least[path[i][k]], group[i]);
       joined = FALSE;
       for (guint i = 0; i < FLOWS; i++)
-        for (guint j = 0; j < FLOWS; j++)
-          for (guint k = 0; k < len[i] * len[j]; k++)
-            if (path[i][k / len[j]] == path[j][k % len[j]]
-                && group[i] != group[j])
-              {
-                group[i] = group[j] = MIN (group[i], group[j]);
-                joined = TRUE;
-              }
+        for (guint k = 0; k < len[i]; k++)
+          if (least[path[i][k]] < group[i])
+            {
+              group[i] = least[path[i][k]];
+              joined = TRUE;
+            }
     }
   for (guint i = 0; i < FLOWS; i++)
     if (group[i] == 0)
