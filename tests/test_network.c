@@ -241,15 +241,16 @@ END_TEST
 
 /* Max-min fair rates by progressive filling, written plainly: @n flows,
  * flow i crossing links path[i][0 .. len[i]-1] (of @n_links, capacities
- * @capacity) with cap @cap[i] (0: none). */
+ * @capacity) with cap @cap[i] (0: none), and putting share[i][k] of its
+ * rate on link path[i][k] (all 1 if @share is NULL). */
 static void
-reference_max_min (guint n, const guint (*path)[4], const guint *len,
-                   const double *cap, guint n_links, const double *capacity,
-                   double *rate)
+reference_max_min (guint n, const guint (*path)[4], const double (*share)[4],
+                   const guint *len, const double *cap, guint n_links,
+                   const double *capacity, double *rate)
 {
   g_autofree gboolean *frozen = g_new0 (gboolean, n);
   g_autofree double *used = g_new0 (double, n_links);
-  g_autofree guint *crossing = g_new0 (guint, n_links);
+  g_autofree double *crossing = g_new0 (double, n_links);
   guint left = n;
 
   for (guint i = 0; i < n; i++)
@@ -257,10 +258,10 @@ reference_max_min (guint n, const guint (*path)[4], const guint *len,
   while (left > 0)
     {
       /* The common rise every unfrozen flow can take. */
-      memset (crossing, 0, n_links * sizeof (guint));
+      memset (crossing, 0, n_links * sizeof (double));
       for (guint i = 0; i < n; i++)
         for (guint k = 0; !frozen[i] && k < len[i]; k++)
-          crossing[path[i][k]]++;
+          crossing[path[i][k]] += share ? share[i][k] : 1;
       double rise = INFINITY;
       for (guint l = 0; l < n_links; l++)
         if (crossing[l] > 0)
@@ -273,7 +274,7 @@ reference_max_min (guint n, const guint (*path)[4], const guint *len,
           {
             rate[i] += rise;
             for (guint k = 0; k < len[i]; k++)
-              used[path[i][k]] += rise;
+              used[path[i][k]] += rise * (share ? share[i][k] : 1);
           }
       /* Freeze the flows on full links and those at their caps. */
       for (guint i = 0; i < n; i++)
@@ -288,6 +289,51 @@ reference_max_min (guint n, const guint (*path)[4], const guint *len,
             }
         }
     }
+}
+
+/* The links the largest group of flows crosses, flows that share a link
+ * being in one group. */
+static guint
+largest_group (guint n, const guint (*path)[4], const guint *len,
+               guint n_links)
+{
+  g_autofree guint *group = g_new (guint, n);
+  g_autofree guint *least = g_new (guint, n_links);
+  g_autofree guint *links = g_new0 (guint, n);
+  g_autofree guint *seen = g_new (guint, n_links);
+
+  for (guint i = 0; i < n; i++)
+    group[i] = i;
+  /* Flows that share a link take the least label among its flows, until
+   * each group has its least flow's. */
+  for (gboolean joined = TRUE; joined;)
+    {
+      for (guint l = 0; l < n_links; l++)
+        least[l] = G_MAXUINT;
+      for (guint i = 0; i < n; i++)
+        for (guint k = 0; k < len[i]; k++)
+          least[path[i][k]] = MIN (least[path[i][k]], group[i]);
+      joined = FALSE;
+      for (guint i = 0; i < n; i++)
+        for (guint k = 0; k < len[i]; k++)
+          if (least[path[i][k]] < group[i])
+            {
+              group[i] = least[path[i][k]];
+              joined = TRUE;
+            }
+    }
+  for (guint l = 0; l < n_links; l++)
+    seen[l] = G_MAXUINT;
+  guint most = 0;
+  for (guint i = 0; i < n; i++)
+    for (guint k = 0; k < len[i]; k++)
+      if (seen[path[i][k]] != group[i])
+        {
+          seen[path[i][k]] = group[i];
+          links[group[i]]++;
+          most = MAX (most, links[group[i]]);
+        }
+  return most;
 }
 
 START_TEST (test_max_min_over_many_links)
@@ -357,41 +403,9 @@ START_TEST (test_max_min_over_many_links)
       g_autofree char *dst = g_strdup_printf ("h%u", b);
       jobs[i] = (Job) { node (topo, src), node (topo, dst), 0, cap[i], 0 };
     }
-  reference_max_min (FLOWS, path, len, cap, LINKS, capacity, rate);
+  reference_max_min (FLOWS, path, NULL, len, cap, LINKS, capacity, rate);
 
-  /* The group of flow 0 crosses more than 64 links. */
-  guint group[FLOWS], touched = 0;
-  gboolean seen[LINKS] = { FALSE };
-  for (guint i = 0; i < FLOWS; i++)
-    group[i] = i;
-  /* Flows that share a link take the least label among its flows, until
-   * each group has its least flow's. */
-  for (gboolean joined = TRUE; joined;)
-    {
-      guint least[LINKS];
-      for (guint l = 0; l < LINKS; l++)
-        least[l] = G_MAXUINT;
-      for (guint i = 0; i < FLOWS; i++)
-        for (guint k = 0; k < len[i]; k++)
-          least[path[i][k]] = MIN (least[path[i][k]], group[i]);
-      joined = FALSE;
-      for (guint i = 0; i < FLOWS; i++)
-        for (guint k = 0; k < len[i]; k++)
-          if (least[path[i][k]] < group[i])
-            {
-              group[i] = least[path[i][k]];
-              joined = TRUE;
-            }
-    }
-  for (guint i = 0; i < FLOWS; i++)
-    if (group[i] == 0)
-      for (guint k = 0; k < len[i]; k++)
-        if (!seen[path[i][k]])
-          {
-            seen[path[i][k]] = TRUE;
-            touched++;
-          }
-  ck_assert_uint_gt (touched, 64);
+  ck_assert_uint_gt (largest_group (FLOWS, path, len, LINKS), 64);
 
   /* Rates differ (else the test would show little). */
   guint levels = 0;
@@ -403,6 +417,88 @@ START_TEST (test_max_min_over_many_links)
       levels += !again;
     }
   ck_assert_uint_ge (levels, 6);
+
+  const double seconds = 1e-3;
+  for (guint i = 0; i < FLOWS; i++)
+    jobs[i].bytes = (uint64_t) (rate[i] * seconds);
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs,
+                                     FLOWS);
+  for (guint i = 0; i < FLOWS; i++)
+    ck_assert_msg (fabs ((double) jobs[i].done - seconds * 1e12) < 1e3,
+                   "flow %u at %.0f B/s ended at %" G_GUINT64_FORMAT " ps", i,
+                   rate[i], (guint64) jobs[i].done);
+}
+END_TEST
+
+START_TEST (test_stripes_in_a_large_group)
+{
+  /* 32 hosts, each joined to two switches by links of its own two speeds:
+   * a transfer is striped over both ways, in its source's proportion.  So
+   * the two links into a host carry the same flows, but each with its
+   * own share of them, which differ from flow to flow: which of the two
+   * fills first can change as flows freeze elsewhere.  48 flows, a few
+   * capped, most in a group of more than 64 links; each is given the bytes
+   * its max-min rate moves in 1 ms. */
+  enum { HOSTS = 32, FLOWS = 48, LINKS = 4 * HOSTS };
+  static const double speed[] = { 10e9, 25e9, 40e9, 100e9 };
+  g_autoptr (GRand) rand = g_rand_new_with_seed (5);
+  g_autoptr (GString) text = g_string_new (
+      "weft: 1\n"
+      "link_types:\n"
+      "  t0: {port: p, bandwidth: 10GB/s}\n"
+      "  t1: {port: p, bandwidth: 25GB/s}\n"
+      "  t2: {port: p, bandwidth: 40GB/s}\n"
+      "  t3: {port: p, bandwidth: 100GB/s}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: 32}}\n"
+      "nodes: [{name: 'sw[0-1]', device: s}, {name: 'h[0-31]', device: h}]\n"
+      "links:\n");
+  /* Link ids of the reference: host h to switch w 4h + w, back 4h + 2 + w. */
+  double capacity[LINKS];
+  for (guint h = 0; h < HOSTS; h++)
+    for (guint w = 0; w < 2; w++)
+      {
+        guint t = g_rand_int_range (rand, 0, 4);
+        g_string_append_printf (text, "  - {a: h%u, b: sw%u, type: t%u}\n",
+                                h, w, t);
+        capacity[4 * h + w] = capacity[4 * h + 2 + w] = speed[t];
+      }
+  g_autoptr (WeftScenario) s = load_text (text->str);
+  const WeftTopology *topo = s->topo;
+
+  guint path[FLOWS][4], len[FLOWS];
+  double share[FLOWS][4], cap[FLOWS], rate[FLOWS];
+  Job jobs[FLOWS];
+  for (guint i = 0; i < FLOWS; i++)
+    {
+      guint a = g_rand_int_range (rand, 0, HOSTS), b;
+      do
+        b = g_rand_int_range (rand, 0, HOSTS);
+      while (b == a);
+      double p = capacity[4 * a] / (capacity[4 * a] + capacity[4 * a + 1]);
+      len[i] = 4;
+      for (guint w = 0; w < 2; w++)
+        {
+          path[i][2 * w] = 4 * a + w;
+          path[i][2 * w + 1] = 4 * b + 2 + w;
+          share[i][2 * w] = share[i][2 * w + 1] = w == 0 ? p : 1 - p;
+        }
+      cap[i] = i % 8 == 5 ? 4e9 + 2e9 * (i % 3) : 0;
+      g_autofree char *src = g_strdup_printf ("h%u", a);
+      g_autofree char *dst = g_strdup_printf ("h%u", b);
+      jobs[i] = (Job) { node (topo, src), node (topo, dst), 0, cap[i], 0 };
+    }
+  reference_max_min (FLOWS, path, share, len, cap, LINKS, capacity, rate);
+  ck_assert_uint_gt (largest_group (FLOWS, path, len, LINKS), 64);
+
+  /* Some host takes flows from sources of different proportions. */
+  gboolean mixed = FALSE;
+  for (guint i = 0; i < FLOWS; i++)
+    for (guint j = 0; j < i; j++)
+      mixed |= path[i][1] == path[j][1] && share[i][0] != share[j][0];
+  ck_assert (mixed);
 
   const double seconds = 1e-3;
   for (guint i = 0; i < FLOWS; i++)
@@ -1063,6 +1159,7 @@ network_suite (void)
   tcase_add_test (tc, test_equal_flows_share_a_link);
   tcase_add_test (tc, test_parking_lot);
   tcase_add_test (tc, test_max_min_over_many_links);
+  tcase_add_test (tc, test_stripes_in_a_large_group);
   tcase_add_test (tc, test_flow_cap);
   tcase_add_test (tc, test_stripes_of_unequal_links);
   suite_add_tcase (s, tc);
