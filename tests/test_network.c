@@ -336,6 +336,42 @@ largest_group (guint n, const guint (*path)[4], const guint *len,
   return most;
 }
 
+/* Link types t0-t3 of these speeds, for the large groups below. */
+static const double speed[] = { 10e9, 25e9, 40e9, 100e9 };
+#define FOUR_SPEEDS                                                          \
+  "weft: 1\n"                                                                \
+  "link_types:\n"                                                            \
+  "  t0: {port: p, bandwidth: 10GB/s}\n"                                     \
+  "  t1: {port: p, bandwidth: 25GB/s}\n"                                     \
+  "  t2: {port: p, bandwidth: 40GB/s}\n"                                     \
+  "  t3: {port: p, bandwidth: 100GB/s}\n"
+
+/* A job from host h@a to host h@b, its bytes given later. */
+static Job
+host_job (const WeftTopology *topo, guint a, guint b, double cap)
+{
+  g_autofree char *src = g_strdup_printf ("h%u", a);
+  g_autofree char *dst = g_strdup_printf ("h%u", b);
+  return (Job) { node (topo, src), node (topo, dst), 0, cap, 0 };
+}
+
+/* Gives each of the @n jobs the bytes its @rate moves in 1 ms, runs them
+ * together at flow fidelity, and checks that every one ends at 1 ms: so
+ * each was given its rate, before any recomputation. */
+static void
+run_one_ms (const WeftTopology *topo, Job *jobs, const double *rate, guint n)
+{
+  const double seconds = 1e-3;
+  for (guint i = 0; i < n; i++)
+    jobs[i].bytes = (uint64_t) (rate[i] * seconds);
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs, n);
+  for (guint i = 0; i < n; i++)
+    ck_assert_msg (fabs ((double) jobs[i].done - seconds * 1e12) < 1e3,
+                   "flow %u at %.0f B/s ended at %" G_GUINT64_FORMAT " ps", i,
+                   rate[i], (guint64) jobs[i].done);
+}
+
 START_TEST (test_max_min_over_many_links)
 {
   /* Eight leaf switches of eight hosts under one core switch, links of
@@ -345,15 +381,9 @@ START_TEST (test_max_min_over_many_links)
    * given the bytes its max-min fair rate moves in 1 ms, so if every rate
    * is right all end together at 1 ms, before any recomputation. */
   enum { LEAVES = 8, HOSTS = 64, FLOWS = 48, LINKS = 4 * HOSTS };
-  static const double speed[] = { 10e9, 25e9, 40e9, 100e9 };
   g_autoptr (GRand) rand = g_rand_new_with_seed (11);
   g_autoptr (GString) text = g_string_new (
-      "weft: 1\n"
-      "link_types:\n"
-      "  t0: {port: p, bandwidth: 10GB/s}\n"
-      "  t1: {port: p, bandwidth: 25GB/s}\n"
-      "  t2: {port: p, bandwidth: 40GB/s}\n"
-      "  t3: {port: p, bandwidth: 100GB/s}\n"
+      FOUR_SPEEDS
       "devices:\n"
       "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
       "  s: {kind: switch, ports: {p: 16}}\n"
@@ -399,9 +429,7 @@ START_TEST (test_max_min_over_many_links)
         }
       path[i][len[i]++] = 2 * b + 1;
       cap[i] = i % 8 == 3 ? 3e9 + 1e9 * (i % 5) : 0;
-      g_autofree char *src = g_strdup_printf ("h%u", a);
-      g_autofree char *dst = g_strdup_printf ("h%u", b);
-      jobs[i] = (Job) { node (topo, src), node (topo, dst), 0, cap[i], 0 };
+      jobs[i] = host_job (topo, a, b, cap[i]);
     }
   reference_max_min (FLOWS, path, NULL, len, cap, LINKS, capacity, rate);
 
@@ -418,16 +446,7 @@ START_TEST (test_max_min_over_many_links)
     }
   ck_assert_uint_ge (levels, 6);
 
-  const double seconds = 1e-3;
-  for (guint i = 0; i < FLOWS; i++)
-    jobs[i].bytes = (uint64_t) (rate[i] * seconds);
-  g_autoptr (WeftSim) sim = weft_sim_new ();
-  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs,
-                                     FLOWS);
-  for (guint i = 0; i < FLOWS; i++)
-    ck_assert_msg (fabs ((double) jobs[i].done - seconds * 1e12) < 1e3,
-                   "flow %u at %.0f B/s ended at %" G_GUINT64_FORMAT " ps", i,
-                   rate[i], (guint64) jobs[i].done);
+  run_one_ms (topo, jobs, rate, FLOWS);
 }
 END_TEST
 
@@ -441,15 +460,9 @@ START_TEST (test_stripes_in_a_large_group)
    * capped, most in a group of more than 64 links; each is given the bytes
    * its max-min rate moves in 1 ms. */
   enum { HOSTS = 32, FLOWS = 48, LINKS = 4 * HOSTS };
-  static const double speed[] = { 10e9, 25e9, 40e9, 100e9 };
   g_autoptr (GRand) rand = g_rand_new_with_seed (5);
   g_autoptr (GString) text = g_string_new (
-      "weft: 1\n"
-      "link_types:\n"
-      "  t0: {port: p, bandwidth: 10GB/s}\n"
-      "  t1: {port: p, bandwidth: 25GB/s}\n"
-      "  t2: {port: p, bandwidth: 40GB/s}\n"
-      "  t3: {port: p, bandwidth: 100GB/s}\n"
+      FOUR_SPEEDS
       "devices:\n"
       "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"
       "  s: {kind: switch, ports: {p: 32}}\n"
@@ -486,9 +499,7 @@ START_TEST (test_stripes_in_a_large_group)
           share[i][2 * w] = share[i][2 * w + 1] = w == 0 ? p : 1 - p;
         }
       cap[i] = i % 8 == 5 ? 4e9 + 2e9 * (i % 3) : 0;
-      g_autofree char *src = g_strdup_printf ("h%u", a);
-      g_autofree char *dst = g_strdup_printf ("h%u", b);
-      jobs[i] = (Job) { node (topo, src), node (topo, dst), 0, cap[i], 0 };
+      jobs[i] = host_job (topo, a, b, cap[i]);
     }
   reference_max_min (FLOWS, path, share, len, cap, LINKS, capacity, rate);
   ck_assert_uint_gt (largest_group (FLOWS, path, len, LINKS), 64);
@@ -500,16 +511,7 @@ START_TEST (test_stripes_in_a_large_group)
       mixed |= path[i][1] == path[j][1] && share[i][0] != share[j][0];
   ck_assert (mixed);
 
-  const double seconds = 1e-3;
-  for (guint i = 0; i < FLOWS; i++)
-    jobs[i].bytes = (uint64_t) (rate[i] * seconds);
-  g_autoptr (WeftSim) sim = weft_sim_new ();
-  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs,
-                                     FLOWS);
-  for (guint i = 0; i < FLOWS; i++)
-    ck_assert_msg (fabs ((double) jobs[i].done - seconds * 1e12) < 1e3,
-                   "flow %u at %.0f B/s ended at %" G_GUINT64_FORMAT " ps", i,
-                   rate[i], (guint64) jobs[i].done);
+  run_one_ms (topo, jobs, rate, FLOWS);
 }
 END_TEST
 
