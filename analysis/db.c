@@ -652,7 +652,7 @@ weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
   return run;
 }
 
-/* Copy every run of the database @shard into @db, with new ids; a run the
+/* Move every run of the database @shard into @db, with new ids; a run the
  * shard left `running` (its writer died) comes over as `interrupted`.  The
  * new ids are appended to @runs. */
 gboolean
@@ -724,7 +724,13 @@ weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
         goto rollback;
       g_array_append_val (runs, to);
     }
-  ok = exec (db, "COMMIT", error);
+  /* The shard gives up its runs in the same transaction (both files keep a
+   * rollback journal, so SQLite commits the two together): a shard left
+   * behind after this, by a sweep stopped before it could remove the
+   * file, brings nothing in twice. */
+  ok = exec (db, "DELETE FROM shard.runs", error) && exec (db, "COMMIT", error);
+  if (!ok)
+    goto rollback;
   goto detach;
 
 rollback:

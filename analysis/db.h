@@ -91,9 +91,10 @@ int64_t weft_db_find_run (WeftDb *db, const char *const *keys,
 int64_t weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
                                const char *message, GError **error);
 
-/* Copy every run of the database file @shard into @db, with new ids
- * (appended to @runs, int64_t); a run the shard left `running` comes over
- * as `interrupted`. */
+/* Move every run of the database file @shard into @db, with new ids
+ * (appended to @runs, int64_t): @db gains them and @shard loses them in
+ * one transaction.  A run the shard left `running` comes over as
+ * `interrupted`. */
 gboolean weft_db_merge (WeftDb *db, const char *shard, GArray *runs,
                         GError **error);
 

@@ -607,6 +607,41 @@ START_TEST (test_sweep_section)
 }
 END_TEST
 
+START_TEST (test_shard_moved_once)
+{
+  /* A shard merged into the database gives up its runs in the same
+   * transaction: a sweep stopped after the merge but before it removed
+   * the file leaves a shard that brings nothing in again. */
+  const char *run[] = { "run", "-b", "1M", "-e", "1M", "--db", "s.db", NULL };
+  Result r = weft_cmd (run);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+  sqlite3 *h = open_db ("s.db");
+  sqlite3_int64 ops = scalar (h, "SELECT COUNT(*) FROM ops");
+  sqlite3_close (h);
+  ck_assert_int_gt (ops, 0);
+
+  g_autofree char *path = g_build_filename (tmp_dir, "into.db", NULL);
+  g_autofree char *shard = g_build_filename (tmp_dir, "s.db", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftDb) db = weft_db_open (path, &error);
+  ck_assert_msg (db != NULL, "%s", error ? error->message : "");
+  g_autoptr (GArray) runs = g_array_new (FALSE, FALSE, sizeof (int64_t));
+  ck_assert (weft_db_merge (db, shard, runs, &error));
+  ck_assert_uint_eq (runs->len, 1);
+  ck_assert (weft_db_merge (db, shard, runs, &error));
+  ck_assert_uint_eq (runs->len, 1);
+
+  h = open_db ("into.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs"), 1);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM ops"), ops);
+  sqlite3_close (h);
+  h = open_db ("s.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs"), 0);
+  sqlite3_close (h);
+}
+END_TEST
+
 START_TEST (test_sweep_killed_then_resumed)
 {
   /* A sweep killed with its workers mid-way is finished by running it
@@ -799,6 +834,7 @@ results_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_sweep_points_resume_and_failures);
   tcase_add_test (tc, test_sweep_section);
+  tcase_add_test (tc, test_shard_moved_once);
   tcase_add_test (tc, test_sweep_killed_then_resumed);
 #ifdef WEFT_MPIRUN
   tcase_add_test (tc, test_sweep_over_mpi);
