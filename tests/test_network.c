@@ -291,8 +291,8 @@ reference_max_min (guint n, const guint (*path)[4], const double (*share)[4],
     }
 }
 
-/* The links the largest group of flows crosses, flows that share a link
- * being in one group. */
+/* How many links the largest group of flows crosses (flows that share a
+ * link are in one group). */
 static guint
 largest_group (guint n, const guint (*path)[4], const guint *len,
                guint n_links)
