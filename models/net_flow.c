@@ -64,7 +64,6 @@ typedef struct {
                                    see flow_share(), flow_path() and
                                    flow_slot() */
   uint32_t path_len;
-  uint32_t mark;                /* epoch of the last recomputation */
   uint8_t room_log2;            /* far holds 2^room_log2 links */
   uint8_t frozen;               /* during filling */
   uint8_t capped;               /* its transfer's cap applies */
@@ -229,6 +228,8 @@ typedef struct {
   uint32_t n_dirty, dirty_cap;
   gboolean pending;             /* a recomputation is scheduled */
   uint32_t epoch;
+  uint64_t *found_bits;         /* a bit per flow slot: found affected
+                                   (all clear between recomputations) */
   Ids affected;                 /* flow ids, ascending */
   Ids sort_scratch;              /* sort_ids()'s */
   Ids touched;                  /* link ids */
@@ -268,6 +269,7 @@ flow_destroy (WeftNetwork *net)
         g_free (f->links[l].flows);
   g_aligned_free (f->links);
   g_free (f->dirty_bits);
+  g_free (f->found_bits);
   g_free (f->dirty);
   Ids *ids[] = { &f->affected, &f->sort_scratch, &f->touched,
                  &f->touched_owner,
@@ -402,6 +404,8 @@ flow_start (WeftNetwork *net, uint32_t id)
         f->timers = weft_sim_pool_new (net->sim, drained, f);
       g_aligned_free (f->flows);
       f->flows = flows;
+      g_free (f->found_bits);   /* clear between recomputations */
+      f->found_bits = g_new0 (uint64_t, cap / 64 + 1);
       f->flows_cap = cap;
       weft_sim_pool_place (net->sim, f->timers, flows, sizeof (Flow),
                            G_STRUCT_OFFSET (Flow, timer));
@@ -1117,7 +1121,6 @@ affect (FlowNet *f, uint32_t id, Flow *flow, WeftTime now, gboolean grouping)
 {
   uint32_t i = f->affected.n;
 
-  flow->mark = f->epoch;
   ids_push (&f->affected, id);
   if (grouping)
     ids_push (&f->group_of, i);
@@ -1220,72 +1223,107 @@ sort_ids (Ids *a, Ids *scratch, uint32_t hi)
     memcpy (v, src, n * sizeof (uint32_t));
 }
 
-static inline void
-prefetch_entry (const FlowNet *f, uint32_t e)
+/* Take the @n flows @ids, ascending, fetching them and then their links a
+ * few ahead where they may be out of the caches. */
+static void
+take_all (FlowNet *f, const uint32_t *ids, uint32_t n, WeftTime now,
+          gboolean grouping)
 {
-  if (e & ALONE)
-    __builtin_prefetch (&f->flows[e & ~ALONE]);
-  else
-    __builtin_prefetch (&f->links[e]);
+  gboolean deep = f->base.deep;
+
+  for (uint32_t i = 0; i < n; i++)
+    {
+      if (deep && i + 16 < n)
+        {
+          const Flow *ahead = &f->flows[ids[i + 16]];
+          __builtin_prefetch (ahead);
+          __builtin_prefetch ((const char *) ahead + 64);
+        }
+      if (deep && i + 8 < n)
+        {
+          Flow *ahead = &f->flows[ids[i + 8]];
+          const uint32_t *path = flow_path (ahead);
+          for (uint32_t p = 0; p < ahead->path_len; p++)
+            __builtin_prefetch (&f->links[path[p]]);
+        }
+      else if (i + 4 < n)
+        __builtin_prefetch (&f->flows[ids[i + 4]]);
+      take (f, ids[i], now, grouping);
+    }
+}
+
+/* Recomputation: flow @id is found affected; once is enough. */
+static inline void
+found (FlowNet *f, uint32_t id, uint32_t *lo, uint32_t *hi)
+{
+  uint64_t *word = &f->found_bits[id / 64], bit = (uint64_t) 1 << (id % 64);
+
+  if (*word & bit)
+    return;
+  *word |= bit;
+  ids_push (&f->by_group, id);
+  *lo = MIN (*lo, id);
+  *hi = MAX (*hi, id);
 }
 
 /* The affected flows found from the dirty list: the flows on each changed
- * link and those that started alone, sorted, then taken. */
+ * link and those that started alone, in order of id, then taken.  Which
+ * are found is kept in a bit per flow, not in the flows, so that finding
+ * them reads only the links and their lists; each flow is read once, when
+ * it is taken, fetched a few ahead. */
 static void
 find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
 {
-  Ids *found = &f->by_group;    /* free until fill_groups() */
+  Ids *list = &f->by_group;     /* free until fill_groups() */
   gboolean deep = f->base.deep;
+  uint32_t lo = UINT32_MAX, hi = 0;
 
-  found->n = 0;
+  list->n = 0;
   for (uint32_t d = 0; d < f->n_dirty; d++)
     {
       uint32_t e = f->dirty[d];
-      /* Fetch ahead: dirty links, then their flows' lists, then the flows
-       * (each stage's address is in what the one before fetched), where
-       * they may be out of the caches. */
+      /* Fetch ahead: dirty links, then their flows' lists (the second's
+       * address is in what the first fetched), where they may be out of
+       * the caches. */
       if (deep)
         {
-          if (d + 24 < f->n_dirty)
-            prefetch_entry (f, f->dirty[d + 24]);
+          if (d + 24 < f->n_dirty && !(f->dirty[d + 24] & ALONE))
+            __builtin_prefetch (&f->links[f->dirty[d + 24]]);
           if (d + 12 < f->n_dirty && !(f->dirty[d + 12] & ALONE))
             prefetch_flows (&f->links[f->dirty[d + 12]]);
-          if (d + 6 < f->n_dirty && !(f->dirty[d + 6] & ALONE))
-            {
-              const Link *ahead = &f->links[f->dirty[d + 6]];
-              for (uint32_t k = 0; k < ahead->n; k++)
-                __builtin_prefetch (&f->flows[link_flows (ahead)[k]]);
-            }
         }
       if (e & ALONE)
         {
-          Flow *flow = &f->flows[e & ~ALONE];
-          if (flow->mark != f->epoch)
-            {
-              flow->mark = f->epoch;
-              ids_push (found, e & ~ALONE);
-            }
+          found (f, e & ~ALONE, &lo, &hi);
           continue;
         }
       const Link *link = &f->links[e];
+      const uint32_t *flows = link_flows (link);
       for (uint32_t k = 0; k < link->n; k++)
-        {
-          uint32_t id = link_flows (link)[k];
-          Flow *flow = &f->flows[id];
-          if (flow->mark != f->epoch)
-            {
-              flow->mark = f->epoch;
-              ids_push (found, id);
-            }
-        }
+        found (f, flows[k], &lo, &hi);
     }
-  sort_ids (found, &f->sort_scratch, f->base.n_transfers);
-  for (uint32_t i = 0; i < found->n; i++)
+
+  /* In order of id: read off the bits where they are dense, else sorted
+   * (a recomputation may find a few flows among millions of ids). */
+  uint32_t n = list->n;
+  if (n > 0 && (hi / 64 - lo / 64) / 2 <= n)
     {
-      if (i + 4 < found->n)
-        __builtin_prefetch (&f->flows[found->v[i + 4]]);
-      take (f, found->v[i], now, grouping);
+      list->n = 0;
+      for (uint32_t w = lo / 64; w <= hi / 64; w++)
+        for (uint64_t bits = f->found_bits[w]; bits != 0; bits &= bits - 1)
+          list->v[list->n++] = w * 64 + (uint32_t) __builtin_ctzll (bits);
+      memset (&f->found_bits[lo / 64], 0,
+              (hi / 64 - lo / 64 + 1) * sizeof (uint64_t));
     }
+  else
+    {
+      sort_ids (list, &f->sort_scratch, f->base.n_transfers);
+      for (uint32_t i = 0; i < n; i++)
+        f->found_bits[list->v[i] / 64] = 0;
+    }
+  g_assert (list->n == n);
+
+  take_all (f, list->v, n, now, grouping);
 }
 
 /* How far ahead of the scan flows, and their links, are fetched. */
@@ -1365,8 +1403,6 @@ recompute (WeftSim *sim, void *target, void *data)
       /* The epoch would reach the dirty bit: start the count again. */
       for (uint32_t l = 0; l < f->base.topo->n_links; l++)
         f->links[l].mark = f->links[l].mark == DIRTY ? DIRTY : 0;
-      for (uint32_t i = 0; i < f->flows_cap; i++)
-        f->flows[i].mark = 0;
       f->epoch = 1;
     }
   f->recomputations++;
