@@ -47,10 +47,14 @@ typedef struct {
 #define FILL_LINKS_AHEAD 16
 #define FILL_FLOWS_AHEAD 8
 
-/* Paths of up to this many links are kept in the flow itself. */
-#define NEAR_LINKS 8
+/* Paths of up to this many links are kept in the flow itself, and its
+ * links in its second cache line.  A path between pods of a three-level
+ * fat-tree is ten links (GPU to PCIe switch to NIC at each end, six
+ * through the switches): behind a pointer, every read of it waited on
+ * the flow's first line before it could even be asked for. */
+#define NEAR_LINKS 12
 
-/* A flow fills three cache lines and a link one: at scale every flow and
+/* A flow fills four cache lines and a link one: at scale every flow and
  * link a recomputation visits is a cache miss, so what it reads of them is
  * kept together (a flow's path, slots and shares beside its figures, not
  * behind a pointer), and what only filling needs lives in Slack. */
@@ -71,7 +75,7 @@ typedef struct {
                                    recomputation (see flow_start()) */
   uint8_t unit;                 /* each of its links carries all its bytes:
                                    its shares are unit_shares, and the
-                                   line of share[] is never read */
+                                   lines of share[] are never read */
   uint32_t path[NEAR_LINKS];    /* the links its transfer crosses */
   uint32_t slot[NEAR_LINKS];    /* its index in each one's list of flows */
   double share[NEAR_LINKS];     /* per path link: its part of the rate */
@@ -106,7 +110,7 @@ typedef struct {
 #define DIRTY 0x80000000u
 #define ALONE 0x80000000u       /* a dirty-list entry that is a flow */
 
-G_STATIC_ASSERT (sizeof (Flow) == 192 && sizeof (Link) == 64);
+G_STATIC_ASSERT (sizeof (Flow) == 256 && sizeof (Link) == 64);
 
 /* Link @link's live flows, wherever they are kept. */
 static inline uint32_t *
@@ -135,7 +139,8 @@ typedef struct {
   uint32_t fill;                /* next free member slot */
 } Slack;
 
-static const double unit_shares[NEAR_LINKS] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+static const double unit_shares[NEAR_LINKS] = { 1, 1, 1, 1, 1, 1,
+                                                1, 1, 1, 1, 1, 1 };
 
 /* A flow's per-link arrays: in the flow, or for a longer path in one
  * buffer of its own (shares, then links, then slots); the shares of a
@@ -912,9 +917,9 @@ fill_range (FlowNet *f, Filler *w, uint32_t g0, uint32_t g1)
     {
       uint32_t a = g > 0 ? fs[g - 1] : 0, l = g > 0 ? ls[g - 1] : 0;
       /* At scale each group's flows and links are cache misses: fetch the
-       * next group's (all three lines of a flow), if it is small; a large
-       * one fetches its own as it goes (fetching it whole here would
-       * push this one's out). */
+       * next group's (a flow's figures, path and shares), if it is small;
+       * a large one fetches its own as it goes (fetching it whole here
+       * would push this one's out). */
       if (g + 1 < g1 && fs[g + 1] - fs[g] <= FETCH_GROUP)
         {
           for (uint32_t i = fs[g]; i < fs[g + 1]; i++)
