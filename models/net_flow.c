@@ -76,7 +76,8 @@ typedef struct {
   uint8_t unit;                 /* each of its links carries all its bytes:
                                    its shares are unit_shares, and the
                                    lines of share[] are never read */
-  uint32_t path[NEAR_LINKS];    /* the links its transfer crosses */
+  _Alignas (64) uint32_t path[NEAR_LINKS];      /* the links its transfer
+                                                   crosses: the second line */
   uint32_t slot[NEAR_LINKS];    /* its index in each one's list of flows */
   double share[NEAR_LINKS];     /* per path link: its part of the rate */
 } Flow;
@@ -110,7 +111,8 @@ typedef struct {
 #define DIRTY 0x80000000u
 #define ALONE 0x80000000u       /* a dirty-list entry that is a flow */
 
-G_STATIC_ASSERT (sizeof (Flow) == 256 && sizeof (Link) == 64);
+G_STATIC_ASSERT (sizeof (Flow) == 256 && G_STRUCT_OFFSET (Flow, path) == 64
+                 && sizeof (Link) == 64);
 
 /* Link @link's live flows, wherever they are kept. */
 static inline uint32_t *
