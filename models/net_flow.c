@@ -1259,7 +1259,9 @@ take_all (FlowNet *f, const uint32_t *ids, uint32_t n, WeftTime now,
     }
 }
 
-/* Recomputation: flow @id is found affected; once is enough. */
+/* Recomputation: flow @id is found affected.  The first time, it goes on
+ * the list of finds (by_group, free until fill_groups()), and @lo and @hi
+ * widen to take it in. */
 static inline void
 found (FlowNet *f, uint32_t id, uint32_t *lo, uint32_t *hi)
 {
