@@ -76,8 +76,8 @@ typedef struct {
   uint8_t unit;                 /* each of its links carries all its bytes:
                                    its shares are unit_shares, and the
                                    lines of share[] are never read */
-  _Alignas (64) uint32_t path[NEAR_LINKS];      /* the links its transfer
-                                                   crosses: the second line */
+  /* The links its transfer crosses: its second line. */
+  _Alignas (64) uint32_t path[NEAR_LINKS];
   uint32_t slot[NEAR_LINKS];    /* its index in each one's list of flows */
   double share[NEAR_LINKS];     /* per path link: its part of the rate */
 } Flow;
@@ -1230,47 +1230,17 @@ sort_ids (Ids *a, Ids *scratch, uint32_t hi)
     memcpy (v, src, n * sizeof (uint32_t));
 }
 
-/* Take the @n flows @ids, ascending, fetching them and then their links a
- * few ahead where they may be out of the caches. */
-static void
-take_all (FlowNet *f, const uint32_t *ids, uint32_t n, WeftTime now,
-          gboolean grouping)
-{
-  gboolean deep = f->base.deep;
-
-  for (uint32_t i = 0; i < n; i++)
-    {
-      if (deep && i + 16 < n)
-        {
-          const Flow *ahead = &f->flows[ids[i + 16]];
-          __builtin_prefetch (ahead);
-          __builtin_prefetch ((const char *) ahead + 64);
-        }
-      if (deep && i + 8 < n)
-        {
-          Flow *ahead = &f->flows[ids[i + 8]];
-          const uint32_t *path = flow_path (ahead);
-          for (uint32_t p = 0; p < ahead->path_len; p++)
-            __builtin_prefetch (&f->links[path[p]]);
-        }
-      else if (i + 4 < n)
-        __builtin_prefetch (&f->flows[ids[i + 4]]);
-      take (f, ids[i], now, grouping);
-    }
-}
-
 /* Recomputation: flow @id is found affected.  The first time, it goes on
- * the list of finds (by_group, free until fill_groups()), and @lo and @hi
- * widen to take it in. */
+ * @list, and @lo and @hi widen to take it in. */
 static inline void
-found (FlowNet *f, uint32_t id, uint32_t *lo, uint32_t *hi)
+found (FlowNet *f, Ids *list, uint32_t id, uint32_t *lo, uint32_t *hi)
 {
   uint64_t *word = &f->found_bits[id / 64], bit = (uint64_t) 1 << (id % 64);
 
   if (*word & bit)
     return;
   *word |= bit;
-  ids_push (&f->by_group, id);
+  ids_push (list, id);
   *lo = MIN (*lo, id);
   *hi = MAX (*hi, id);
 }
@@ -1303,13 +1273,13 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
         }
       if (e & ALONE)
         {
-          found (f, e & ~ALONE, &lo, &hi);
+          found (f, list, e & ~ALONE, &lo, &hi);
           continue;
         }
       const Link *link = &f->links[e];
       const uint32_t *flows = link_flows (link);
       for (uint32_t k = 0; k < link->n; k++)
-        found (f, flows[k], &lo, &hi);
+        found (f, list, flows[k], &lo, &hi);
     }
 
   /* In order of id: read off the bits where they are dense, else sorted
@@ -1332,7 +1302,26 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
     }
   g_assert (list->n == n);
 
-  take_all (f, list->v, n, now, grouping);
+  const uint32_t *ids = list->v;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      if (deep && i + 16 < n)
+        {
+          const Flow *ahead = &f->flows[ids[i + 16]];
+          __builtin_prefetch (ahead);
+          __builtin_prefetch ((const char *) ahead + 64);
+        }
+      if (deep && i + 8 < n)
+        {
+          Flow *ahead = &f->flows[ids[i + 8]];
+          const uint32_t *path = flow_path (ahead);
+          for (uint32_t p = 0; p < ahead->path_len; p++)
+            __builtin_prefetch (&f->links[path[p]]);
+        }
+      else if (i + 4 < n)
+        __builtin_prefetch (&f->flows[ids[i + 4]]);
+      take (f, ids[i], now, grouping);
+    }
 }
 
 /* How far ahead of the scan flows, and their links, are fetched. */
