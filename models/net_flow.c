@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "union_find.h"
@@ -230,6 +231,9 @@ typedef struct {
   Ids link_group_start;
   Worker *workers;              /* threads that fill groups too */
   uint32_t n_workers;
+  Ids part_start;               /* parts of the sorted groups, taken up in
+                                   turn by whichever thread is free */
+  atomic_uint next_part;
   uint64_t recomputations;
 } FlowNet;
 
@@ -300,7 +304,7 @@ flow_destroy (WeftNetwork *net)
   Ids *ids[] = { &f->affected, &f->sort_scratch, &f->touched,
                  &f->touched_owner,
                  &f->group_of, &f->group_start, &f->by_group,
-                 &f->links_by_group, &f->link_group_start };
+                 &f->links_by_group, &f->link_group_start, &f->part_start };
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
     g_free (ids[i]->v);
   if (f->workers != NULL)
@@ -983,12 +987,23 @@ struct _Worker {
   pthread_t thread;
   pthread_mutex_t lock;         /* POSIX's, which thread checkers know */
   pthread_cond_t cond;
-  uint32_t g0, g1;              /* groups to fill */
   gboolean posted;              /* set by the simulating thread, cleared
-                                   by the worker when they are filled */
+                                   by the worker when the parts are all
+                                   taken and its own filled */
   gboolean quit;
   Filler filler;
 };
+
+/* Fill parts of the groups with @w's scratch until none is left. */
+static void
+fill_parts (FlowNet *f, Filler *w)
+{
+  const uint32_t *ps = f->part_start.v;
+  uint32_t n_parts = f->part_start.n - 1;
+
+  for (uint32_t p; (p = atomic_fetch_add (&f->next_part, 1)) < n_parts;)
+    fill_range (f, w, ps[p], ps[p + 1]);
+}
 
 static void *
 worker_main (void *data)
@@ -1003,7 +1018,7 @@ worker_main (void *data)
       if (!k->posted)
         break;
       pthread_mutex_unlock (&k->lock);
-      fill_range (k->f, &k->filler, k->g0, k->g1);
+      fill_parts (k->f, &k->filler);
       pthread_mutex_lock (&k->lock);
       k->posted = FALSE;
       pthread_cond_signal (&k->cond);
@@ -1046,41 +1061,48 @@ workers_stop (FlowNet *f)
   g_free (f->workers);
 }
 
-/* Fill the @n_groups sorted groups on this thread and the workers: each
- * a run of groups of about the same flows and links, this thread the
- * first. */
+/* Parts of the groups per thread: enough that a thread that finds its
+ * parts slower to fill (the other's caches hold what was just taken)
+ * takes fewer, few enough that taking one costs nothing.  Each part
+ * holds whole groups, one at least. */
+#define PARTS_PER_THREAD 16
+
+/* Fill the @n_groups sorted groups on this thread and the workers, each
+ * taking up the next part of them when it is free. */
 static void
 fill_parallel (FlowNet *f, uint32_t n_groups)
 {
   const uint32_t *fs = f->group_start.v, *ls = f->link_group_start.v;
-  uint32_t bound[WEFT_MAX_THREADS + 1];
   uint64_t total = (uint64_t) f->affected.n + f->touched.n;
 
   if (f->workers == NULL)
     workers_start (f);
-  uint32_t parts = f->n_workers + 1;
-  bound[0] = 0;
-  for (uint32_t t = 1, g = 0; t < parts; t++)
+  uint32_t threads = f->n_workers + 1, most = threads * PARTS_PER_THREAD;
+  ids_resize (&f->part_start, most + 1);
+  uint32_t *ps = f->part_start.v, n_parts = 0;
+  ps[0] = 0;
+  for (uint32_t p = 1, g = 0; p < most && g < n_groups; p++)
     {
-      uint64_t share = total * t / parts;
+      uint64_t share = total * p / most;
       while (g < n_groups && (uint64_t) fs[g] + ls[g] < share)
         g++;
-      bound[t] = MIN (g + 1, n_groups);
-      g = bound[t];
+      g = MIN (g + 1, n_groups);
+      ps[++n_parts] = g;
     }
-  bound[parts] = n_groups;
-  for (uint32_t t = 1; t < parts; t++)
+  if (ps[n_parts] < n_groups)
+    ps[++n_parts] = n_groups;
+  f->part_start.n = n_parts + 1;
+  atomic_store (&f->next_part, 0);
+  for (uint32_t t = 1; t < threads; t++)
     {
       Worker *k = &f->workers[t - 1];
       pthread_mutex_lock (&k->lock);
-      k->g0 = bound[t];
-      k->g1 = bound[t + 1];
       k->posted = TRUE;
       pthread_cond_signal (&k->cond);
       pthread_mutex_unlock (&k->lock);
     }
-  fill_range (f, &f->filler, 0, bound[1]);
-  for (uint32_t t = 1; t < parts; t++)
+  fill_parts (f, &f->filler);
+  for (uint32_t t = 1; t < threads; t++)
     {
       Worker *k = &f->workers[t - 1];
       pthread_mutex_lock (&k->lock);
