@@ -4,7 +4,8 @@
 # S doubling from 128 to MAX_SERVERS (default 16384), each algorithm in
 # ALGORITHMS (default: hierarchical-rhd hierarchical-tree), on THREADS
 # threads (default 1; see weft-bench scale --threads).  Points up to
-# 1024 servers run three times and report the median; larger ones once.
+# 2048 servers (16,384 GPUs) run three times and report the median; larger
+# ones once.
 # Prints a table and writes it to OUT (default: scale.dat), which
 # tests/bench/scale.gp plots.
 #
@@ -23,7 +24,7 @@ for alg in $algorithms; do
   s=128
   while [ "$s" -le "$max" ]; do
     runs=1
-    [ "$s" -le 1024 ] && runs=3
+    [ "$s" -le 2048 ] && runs=3
     i=0
     : > "$out.runs"
     while [ "$i" -lt "$runs" ]; do
