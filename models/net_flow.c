@@ -614,8 +614,6 @@ drained (WeftSim *sim, void *target, void *data)
             __builtin_prefetch (&f->links[path[k]]);
           if (!ahead->unit)
             __builtin_prefetch (f->sides[batch[i + DRAIN_LINKS_AHEAD]].share);
-          if (!ahead->unit)
-            __builtin_prefetch (f->sides[batch[i + DRAIN_LINKS_AHEAD]].share);
         }
       if (i + DRAIN_LISTS_AHEAD < n)
         {
