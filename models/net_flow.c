@@ -152,8 +152,8 @@ typedef struct {
   uint32_t fill;                /* next free member slot */
 } Slack;
 
-static const double unit_shares[NEAR_LINKS] = { 1, 1, 1, 1, 1, 1,
-                                                1, 1, 1, 1, 1, 1 };
+static const double unit_shares[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+G_STATIC_ASSERT (G_N_ELEMENTS (unit_shares) == NEAR_LINKS);
 
 /* A growable array of ids. */
 typedef struct {
@@ -1359,7 +1359,7 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
         {
           const Flow *ahead = &f->flows[ids[i + 16]];
           __builtin_prefetch (ahead);
-          __builtin_prefetch ((const char *) ahead + 64);
+          __builtin_prefetch (ahead->path);
         }
       if (deep && i + 8 < n)
         {
@@ -1411,7 +1411,7 @@ find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
         {
           const Flow *ahead = &f->flows[id + SCAN_FLOWS_AHEAD];
           __builtin_prefetch (ahead);
-          __builtin_prefetch ((const char *) ahead + 64);
+          __builtin_prefetch (ahead->path);
         }
       gboolean now_hit = hit[id % SCAN_LINKS_AHEAD];
       if (id + SCAN_LINKS_AHEAD < hi)
