@@ -70,17 +70,19 @@ typedef struct {
   double *far;                  /* a longer path's shares, links and slots:
                                    see flow_share(), flow_path() and
                                    flow_slot() */
-  uint32_t path_len;
   uint8_t room_log2;            /* far holds 2^room_log2 links */
   uint8_t frozen;               /* during filling */
   uint8_t capped;               /* its transfer's cap applies */
-  uint8_t fresh;                /* it started alone since the last
-                                   recomputation (see flow_start()) */
   uint8_t unit;                 /* each of its links carries all its bytes:
                                    its shares are unit_shares, and its
                                    side's share[] is never read */
-  /* The links its transfer crosses: its second line. */
+  /* The links its transfer crosses: its second line, with what else a
+   * scan for the flows a change affects reads (see find_by_scan()), so
+   * that a flow the change does not touch costs it one line. */
   _Alignas (64) uint32_t path[NEAR_LINKS];
+  uint32_t path_len;
+  uint8_t fresh;                /* it started alone since the last
+                                   recomputation (see flow_start()) */
 } Flow;
 
 /* What only a flow's start and end read of it (where it sits in its
@@ -1408,11 +1410,7 @@ find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
   for (uint32_t id = 0; id < hi; id++)
     {
       if (id + SCAN_FLOWS_AHEAD < hi)
-        {
-          const Flow *ahead = &f->flows[id + SCAN_FLOWS_AHEAD];
-          __builtin_prefetch (ahead);
-          __builtin_prefetch (ahead->path);
-        }
+        __builtin_prefetch (f->flows[id + SCAN_FLOWS_AHEAD].path);
       gboolean now_hit = hit[id % SCAN_LINKS_AHEAD];
       if (id + SCAN_LINKS_AHEAD < hi)
         {
@@ -1422,6 +1420,7 @@ find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
           if (h)
             {
               const uint32_t *path = flow_path (ahead);
+              __builtin_prefetch (ahead);
               for (uint32_t p = 0; p < ahead->path_len; p++)
                 __builtin_prefetch (&f->links[path[p]]);
             }
