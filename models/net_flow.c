@@ -85,12 +85,13 @@ typedef struct {
                                    recomputation (see flow_start()) */
 } Flow;
 
-/* What only a flow's start and end read of it (where it sits in its
- * links' lists), and filling only if it is striped (its shares), in an
- * array beside the flows, by the same id. */
+/* What only a flow's start and end read of it, and only on links with long
+ * lists (where it sits in them), and filling only if it is striped (its
+ * shares), in an array beside the flows, by the same id. */
 typedef struct {
   _Alignas (64) uint32_t slot[NEAR_LINKS]; /* its index in each one's list
-                                              of flows */
+                                              of flows, kept for lists
+                                              longer than SEARCH_FLOWS */
   _Alignas (64) double share[NEAR_LINKS];  /* per path link: its part of the
                                               rate */
 } FlowSide;
@@ -393,21 +394,62 @@ flow_flush (WeftNetwork *net)
 
 /* Most links carry a flow or two at a time: their lists live in the link
  * (one cache miss less wherever a link's flows are read), and longer ones
- * in an array of their own until the link is empty again. */
-static void
-link_add (Link *link, uint32_t id, uint32_t *slot)
+ * in an array of their own until the link is empty again.
+ *
+ * A flow leaving a link takes the last flow of its list into its place.
+ * In a list of up to SEARCH_FLOWS (one cache line of ids, which the swap
+ * reads anyway) it is found by looking; a longer list keeps each flow's
+ * place in its slot for that link, and the moved flow's slot is set anew.
+ * Keeping the slots of every list cost two reads that miss the caches at
+ * scale for each link a flow leaves (its slot, and the moved flow's path to
+ * find which of its slots to set) and a write for each it joins. */
+#define SEARCH_FLOWS 16
+
+/* Whether link @link's flows keep their places in their slots. */
+static inline gboolean
+slotted (const Link *link)
 {
+  return link->cap > SEARCH_FLOWS;
+}
+
+/* Flow @id's slot for link @l is set to @place. */
+static void
+set_slot (FlowNet *f, uint32_t id, uint32_t l, uint32_t place)
+{
+  Flow *flow = &f->flows[id];
+  const uint32_t *path = flow_path (flow);
+
+  for (uint32_t k = 0; k < flow->path_len; k++)
+    if (path[k] == l)
+      {
+        flow_slot (f, flow)[k] = place;
+        return;
+      }
+  g_assert_not_reached ();
+}
+
+/* Flow @id, the @k-th link of whose path is @l, joins link @l's list. */
+static void
+link_add (FlowNet *f, uint32_t l, uint32_t id, uint32_t k)
+{
+  Link *link = &f->links[l];
+
   if (link->n == (link->cap ? link->cap : NEAR_FLOWS))
     {
       uint32_t cap = link->n * 2;
       uint32_t *flows = g_new (uint32_t, cap);
       memcpy (flows, link_flows (link), link->n * sizeof (uint32_t));
+      gboolean were = slotted (link);
       if (link->cap)
         g_free (link->flows);
       link->flows = flows;
       link->cap = cap;
+      if (!were && slotted (link))
+        for (uint32_t i = 0; i < link->n; i++)
+          set_slot (f, flows[i], l, i);
     }
-  *slot = link->n;
+  if (slotted (link))
+    flow_slot (f, &f->flows[id])[k] = link->n;
   link_flows (link)[link->n++] = id;
 }
 
@@ -465,7 +507,7 @@ flow_start (WeftNetwork *net, uint32_t id)
                                sizeof (double) + 2 * sizeof (uint32_t));
     }
   flow->path_len = t->path_len;
-  uint32_t *path = flow_path (flow), *slot = flow_slot (f, flow);
+  uint32_t *path = flow_path (flow);
   memcpy (path, t->path, t->path_len * sizeof (uint32_t));
   gboolean unit = t->path_len <= NEAR_LINKS;
   for (uint32_t i = 0; unit && t->striped && i < t->path_len; i++)
@@ -496,7 +538,7 @@ flow_start (WeftNetwork *net, uint32_t id)
     }
   for (uint32_t i = 0; i < t->path_len; i++)
     {
-      link_add (&f->links[t->path[i]], id, &slot[i]);
+      link_add (f, t->path[i], id, i);
       if (!alone)
         mark_dirty (f, t->path[i]);
     }
@@ -511,7 +553,7 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
 {
   Flow *flow = &f->flows[id];
   const WeftTransfer *t = &f->base.transfers[id];
-  const uint32_t *path = flow_path (flow), *slot = flow_slot (f, flow);
+  const uint32_t *path = flow_path (flow);
   const double *share = flow_share (f, flow);
 
   /* Closing each link's rate segment spreads bytes over its bins: fetch
@@ -532,20 +574,16 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;
       /* Swap the last flow of the list into this one's place. */
-      uint32_t *flows = link_flows (link);
-      uint32_t s = slot[i], moved = flows[--link->n];
+      uint32_t *flows = link_flows (link), s;
+      if (slotted (link))
+        s = flow_slot (f, flow)[i];
+      else
+        for (s = 0; flows[s] != id; s++)
+          g_assert (s + 1 < link->n);
+      uint32_t moved = flows[--link->n];
       flows[s] = moved;
-      if (moved != id)
-        {
-          Flow *mt = &f->flows[moved];
-          const uint32_t *mpath = flow_path (mt);
-          for (uint32_t k = 0; k < mt->path_len; k++)
-            if (mpath[k] == l)
-              {
-                flow_slot (f, mt)[k] = s;
-                break;
-              }
-        }
+      if (moved != id && slotted (link))
+        set_slot (f, moved, l, s);
       /* A link left empty has no rate to recompute, nor a mark that a
        * recomputation would leave as it is. */
       if (link->n > 0)
@@ -601,10 +639,8 @@ drained (WeftSim *sim, void *target, void *data)
   for (uint32_t i = 1; i < n; i++)
     {
       const Flow *flow = &f->flows[batch[i]];
-      const FlowSide *side = &f->sides[batch[i]];
       __builtin_prefetch (flow);
       __builtin_prefetch (flow->path);
-      __builtin_prefetch (side->slot);
     }
   for (uint32_t i = 0; i < n; i++)
     {

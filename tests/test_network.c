@@ -193,6 +193,48 @@ START_TEST (test_equal_flows_share_a_link)
 }
 END_TEST
 
+START_TEST (test_flows_leave_long_and_short_lists)
+{
+  /* N sources into one sink through a switch, flow i with a different
+   * multiple of B bytes, the multiples shuffled: the sink's link is shared
+   * as by a processor, so the flow of the k-th least size m_k ends at
+   * latency + (m_1 + ... + m_(k-1) + (N - k + 1) m_k) B / C.  The flows
+   * leave the sink link's list from every place in it: with 12 the list is
+   * searched, with 40 each flow keeps its place in its slot. */
+  g_autoptr (WeftScenario) s = load_text (
+      STAR "nodes: [{name: 'h[0-40]', device: h}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'h[0-40]', switch: s, link: l}]\n");
+  const WeftTopology *topo = s->topo;
+  const uint64_t b = 1 << 20;
+  const double latency = 2 * 50e3 + 100e3, c = 12.5e9;
+
+  for (guint round = 0; round < 2; round++)
+    {
+      guint n = round == 0 ? 12 : 40;
+      g_autoptr (WeftSim) sim = weft_sim_new ();
+      Job jobs[40];
+      for (guint i = 0; i < n; i++)
+        {
+          g_autofree char *name = g_strdup_printf ("h%u", i);
+          guint m = (i * 7) % n + 1;  /* 7 is prime to 12 and 40 */
+          jobs[i] = (Job) { node (topo, name), node (topo, "h40"), m * b, 0, 0 };
+        }
+      g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs, n);
+      for (guint i = 0; i < n; i++)
+        {
+          guint k = (guint) (jobs[i].bytes / b); /* its size's rank, 1 to n */
+          double before = (double) (k - 1) * k / 2;
+          double closed = latency + (before + (n - k + 1.0) * k) * b * 1e12 / c;
+          ck_assert_msg (fabs (jobs[i].done - closed) <= 1e-9 * closed + 2,
+                         "%u flows, flow %u of %u B: %" G_GUINT64_FORMAT
+                         " ps, not %.0f", n, i, (guint) jobs[i].bytes,
+                         (guint64) jobs[i].done, closed);
+        }
+      check_link_bins (net);
+    }
+}
+END_TEST
+
 START_TEST (test_parking_lot)
 {
   /* Three switches in a line; access links are four times faster, so the
@@ -1159,6 +1201,7 @@ network_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_idle_path_every_link_type);
   tcase_add_test (tc, test_equal_flows_share_a_link);
+  tcase_add_test (tc, test_flows_leave_long_and_short_lists);
   tcase_add_test (tc, test_parking_lot);
   tcase_add_test (tc, test_max_min_over_many_links);
   tcase_add_test (tc, test_stripes_in_a_large_group);
