@@ -203,7 +203,8 @@ START_TEST (test_flows_leave_long_and_short_lists)
    * searched, with 40 each flow keeps its place in its slot. */
   g_autoptr (WeftScenario) s = load_text (
       STAR "nodes: [{name: 'h[0-40]', device: h}]\n"
-      "fabrics: [{kind: star, name: sw, nodes: 'h[0-40]', switch: s, link: l}]\n");
+      "fabrics: [{kind: star, name: sw, nodes: 'h[0-40]', switch: s,\n"
+      "           link: l}]\n");
   const WeftTopology *topo = s->topo;
   const uint64_t b = 1 << 20;
   const double latency = 2 * 50e3 + 100e3, c = 12.5e9;
@@ -217,9 +218,11 @@ START_TEST (test_flows_leave_long_and_short_lists)
         {
           g_autofree char *name = g_strdup_printf ("h%u", i);
           guint m = (i * 7) % n + 1;  /* 7 is prime to 12 and 40 */
-          jobs[i] = (Job) { node (topo, name), node (topo, "h40"), m * b, 0, 0 };
+          jobs[i] = (Job) { node (topo, name), node (topo, "h40"), m * b, 0,
+                            0 };
         }
-      g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs, n);
+      g_autoptr (WeftNetwork) net =
+          run (sim, topo, WEFT_FIDELITY_FLOW, jobs, n);
       for (guint i = 0; i < n; i++)
         {
           guint k = (guint) (jobs[i].bytes / b); /* its size's rank, 1 to n */
