@@ -1412,9 +1412,13 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
     }
 }
 
-/* How far ahead of the scan flows, and their links, are fetched. */
-#define SCAN_FLOWS_AHEAD 8
-#define SCAN_LINKS_AHEAD 4
+/* How far ahead of the scan flows' path lines are fetched, and how far
+ * ahead it decides which it will take (fetching their first lines and
+ * their links).  Since a flow's first line is fetched only once the scan
+ * knows it will take it, 4 flows ahead left too little time: 8 made
+ * halving-doubling on one thread 2-6% faster at 8,192 and 16,384 GPUs. */
+#define SCAN_FLOWS_AHEAD 16
+#define SCAN_LINKS_AHEAD 8
 
 /* Whether flow @flow crosses a changed link or started alone. */
 static inline gboolean
