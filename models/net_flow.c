@@ -237,6 +237,8 @@ typedef struct {
                                    turn by whichever thread is free */
   atomic_uint next_part;
   uint64_t recomputations;
+  GHashTable *huge;             /* striped flows of HUGE_FLOW bytes or more:
+                                   id -> the bytes each link carries */
 } FlowNet;
 
 /* A flow's per-link arrays: its links in the flow, its slots and shares
@@ -302,6 +304,8 @@ flow_destroy (WeftNetwork *net)
   g_aligned_free (f->links);
   g_free (f->dirty_bits);
   g_free (f->found_bits);
+  if (f->huge)
+    g_hash_table_unref (f->huge);
   g_free (f->dirty);
   Ids *ids[] = { &f->affected, &f->sort_scratch, &f->touched,
                  &f->touched_owner,
@@ -453,6 +457,33 @@ link_add (FlowNet *f, uint32_t l, uint32_t id, uint32_t k)
   link_flows (link)[link->n++] = id;
 }
 
+/* The bytes the starting transfer puts on its @i-th link. */
+static inline uint64_t
+link_bytes_at (const WeftNetwork *net, uint32_t i)
+{
+  uint64_t bytes;
+
+  memcpy (&bytes, (const char *) net->starting.link_bytes + i * sizeof bytes,
+          sizeof bytes);
+  return bytes;
+}
+
+/* The bytes a striped flow of @bytes puts on a link where its share is
+ * @share (as flow_start() worked it out, carried / bytes): carried again,
+ * exactly, for a flow of fewer than HUGE_FLOW bytes.  share is carried /
+ * bytes within a relative 2^-53 and the product adds as much, so
+ * share * bytes lies within carried * 2^-52 of carried: within 2^-4 while
+ * carried < 2^48.  Adding 0.5 there rounds by at most 2^-6, and
+ * truncating gives carried.  A flow of more bytes (256 TiB) keeps what its
+ * links carry in f->huge. */
+#define HUGE_FLOW ((uint64_t) 1 << 48)
+
+static inline uint64_t
+carried_bytes (double share, uint64_t bytes)
+{
+  return (uint64_t) (share * (double) bytes + 0.5);
+}
+
 static void
 flow_start (WeftNetwork *net, uint32_t id)
 {
@@ -508,22 +539,30 @@ flow_start (WeftNetwork *net, uint32_t id)
     }
   flow->path_len = t->path_len;
   uint32_t *path = flow_path (flow);
-  memcpy (path, t->path, t->path_len * sizeof (uint32_t));
+  memcpy (path, net->starting.links, t->path_len * sizeof (uint32_t));
   gboolean unit = t->path_len <= NEAR_LINKS;
   for (uint32_t i = 0; unit && t->striped && i < t->path_len; i++)
-    unit = t->link_bytes[i] == t->bytes;
+    unit = link_bytes_at (net, i) == t->bytes;
   flow->unit = unit;
   if (!unit)
     {
       double *share = t->path_len <= NEAR_LINKS ? flow_side (f, flow)->share
                                                 : flow->far;
-      if (t->shares != NULL)
-        memcpy (share, t->shares, t->path_len * sizeof (double));
+      if (net->starting.shares != NULL)
+        memcpy (share, net->starting.shares, t->path_len * sizeof (double));
       else
         for (uint32_t i = 0; i < t->path_len; i++)
-          share[i] = t->striped ? (double) t->link_bytes[i]
+          share[i] = t->striped ? (double) link_bytes_at (net, i)
                                       / (double) t->bytes
                                 : 1.0;
+      if (t->striped && t->bytes >= HUGE_FLOW)
+        {
+          if (f->huge == NULL)
+            f->huge = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+          g_hash_table_insert (f->huge, GUINT_TO_POINTER (id),
+                               g_memdup2 (net->starting.link_bytes,
+                                          t->path_len * sizeof (uint64_t)));
+        }
     }
 
   /* A flow on links no other flow crosses and none has changed in this
@@ -533,14 +572,14 @@ flow_start (WeftNetwork *net, uint32_t id)
   gboolean alone = !net->plain;
   for (uint32_t i = 0; alone && i < t->path_len; i++)
     {
-      const Link *link = &f->links[t->path[i]];
+      const Link *link = &f->links[path[i]];
       alone = link->n == 0 && link->mark != DIRTY;
     }
   for (uint32_t i = 0; i < t->path_len; i++)
     {
-      link_add (f, t->path[i], id, i);
+      link_add (f, path[i], id, i);
       if (!alone)
-        mark_dirty (f, t->path[i]);
+        mark_dirty (f, path[i]);
     }
   flow->fresh = alone && t->path_len > 0;
   if (flow->fresh)
@@ -555,6 +594,9 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
   const WeftTransfer *t = &f->base.transfers[id];
   const uint32_t *path = flow_path (flow);
   const double *share = flow_share (f, flow);
+  const uint64_t *huge = NULL;
+  if (G_UNLIKELY (t->bytes >= HUGE_FLOW && t->striped && !flow->unit))
+    huge = g_hash_table_lookup (f->huge, GUINT_TO_POINTER (id));
 
   /* Closing each link's rate segment spreads bytes over its bins: fetch
    * their records, then their last bins, ahead. */
@@ -569,7 +611,9 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
       if (bins && i + 2 < flow->path_len)
         weft_link_stats_prefetch_bins (f->base.stats, path[i + 2]);
       close_segment (f, l, now);
-      link->bytes += t->striped ? t->link_bytes[i] : t->bytes;
+      link->bytes += flow->unit || !t->striped ? t->bytes
+                     : huge != NULL          ? huge[i]
+                                             : carried_bytes (share[i], t->bytes);
       link->rate_sum -= flow->rate * share[i];
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;
@@ -599,6 +643,8 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
             }
         }
     }
+  if (huge != NULL)
+    g_hash_table_remove (f->huge, GUINT_TO_POINTER (id));
   flow->rate = 0;
   flow->path_len = 0;           /* not in flight: see find_by_scan() */
   weft_network_complete (&f->base, id, f->base.transfers[id].latency);
@@ -622,9 +668,9 @@ drained (WeftSim *sim, void *target, void *data)
   /* Flows drain together in a collective's lockstep instants, and at
    * scale each one's record, links and lists of flows are cache misses:
    * the drained events that come next, at this time, are taken up with
-   * this one (in the order they would have run), and each flow's record,
-   * then its links, then their lists are fetched while the flows before
-   * it are done. */
+   * this one (in the order they would have run), and each flow's record
+   * and its transfer's, then its links, then their lists are fetched
+   * while the flows before it are done. */
   batch[0] = GPOINTER_TO_UINT (data);
   while (n < DRAIN_BATCH && weft_sim_pool_take (sim, f->timers, &batch[n]))
     n++;
@@ -641,6 +687,7 @@ drained (WeftSim *sim, void *target, void *data)
       const Flow *flow = &f->flows[batch[i]];
       __builtin_prefetch (flow);
       __builtin_prefetch (flow->path);
+      __builtin_prefetch (&f->base.transfers[batch[i]]);
     }
   for (uint32_t i = 0; i < n; i++)
     {

@@ -133,7 +133,7 @@ weft_network_free (WeftNetwork *net)
       g_free (net->transfers[i].path);
       g_free (net->transfers[i].link_bytes);
     }
-  g_free (net->transfers);
+  g_aligned_free (net->transfers);
   g_free (net->free_transfers);
   g_array_unref (net->scratch);
   g_array_unref (net->hops);
@@ -255,10 +255,10 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
         }
 }
 
-/* Whole transfers' routes remembered (flow and analytical fidelities):
- * the links of all the stripes of a transfer from src to dst, merged, the
- * stripes crossing each link, the latency and, for one part, the
- * bottleneck.  A collective sends from a GPU to the same few peers over
+/* Whole transfers' routes remembered (the fidelities that take whole
+ * stripes, the flow model): the links of all the stripes of a transfer
+ * from src to dst, merged, the stripes crossing each link, and the
+ * latency.  A collective sends from a GPU to the same few peers over
  * and over (each piece of each step): one look-up here replaces routing
  * every stripe.  Only routes no flow id took part in are kept, so results
  * are the same with or without them.
@@ -276,7 +276,6 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
 
 struct _WeftRoute {
   WeftTime latency;
-  double bottleneck;
   uint32_t used;                /* clock of the last use */
   uint32_t body;                /* in the pool: hops, links, then (striped
                                    routes) a word a link, bit i: stripe i
@@ -300,7 +299,7 @@ route_key (uint32_t src, uint32_t dst)
 static inline uint32_t
 route_words (uint32_t n_hops, uint32_t n_links)
 {
-  return n_hops + n_links + (n_hops > 1 ? n_links + 4 + 4 * n_links : 0);
+  return n_hops + n_links + (n_hops > 1 ? n_links + 2 + 4 * n_links : 0);
 }
 
 static inline const uint32_t *
@@ -323,8 +322,8 @@ route_stripes (const WeftNetwork *net, const Route *r)
 
 /* A striped route's last transfer, whose split the next one of the same
  * size takes as it is (a collective sends the same piece size over and
- * over): its bytes (two words), its bottleneck (two), then each link's
- * bytes (two words a link), then each link's share of the bytes (a double,
+ * over): its bytes (two words), then each link's bytes (two words a
+ * link), then each link's share of the bytes (a double,
  * two words a link: the flow model's divisions, done once).  Bytes 0: none
  * yet. */
 static inline uint32_t *
@@ -488,8 +487,7 @@ weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
 static void
 remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
                 const uint32_t *links, uint32_t n_links, const uint32_t *hops,
-                uint32_t n_hops, const uint32_t *stripes, WeftTime latency,
-                double bottleneck)
+                uint32_t n_hops, const uint32_t *stripes, WeftTime latency)
 {
   uint64_t key = route_key (src, dst);
   if (net->n_routes < net->routes_max
@@ -517,8 +515,7 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
   uint32_t slot = route_free_slot (net, key);
   Route *r = &net->routes[slot];
   net->route_keys[slot] = key;
-  *r = (Route) { .latency = latency, .bottleneck = bottleneck,
-                 .used = ++net->route_clock, .body = net->pool_used,
+  *r = (Route) { .latency = latency, .used = ++net->route_clock, .body = net->pool_used,
                  .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
                  .crosses = (uint8_t) path_crosses (net, src, dst) };
   uint32_t *body = net->route_pool + net->pool_used;
@@ -560,12 +557,14 @@ weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
   return worst;
 }
 
-/* A transfer slot for a transfer from node @src, its buffers sized for
- * @len path links.  A node reuses the slots its own transfers freed: a
- * collective's ranks send in order in each lockstep instant, and so visit
- * their flows in the order of memory. */
+G_STATIC_ASSERT (sizeof (WeftTransfer) == 128
+                 && G_STRUCT_OFFSET (WeftTransfer, path) == 64);
+
+/* A transfer slot for a transfer from node @src.  A node reuses the slots
+ * its own transfers freed: a collective's ranks send in order in each
+ * lockstep instant, and so visit their flows in the order of memory. */
 static uint32_t
-new_transfer (WeftNetwork *net, uint32_t src, uint32_t len)
+new_transfer (WeftNetwork *net, uint32_t src)
 {
   uint32_t id = net->free_transfers[src];
 
@@ -577,53 +576,58 @@ new_transfer (WeftNetwork *net, uint32_t src, uint32_t len)
         {
           uint32_t old = net->transfers_cap;
           net->transfers_cap = old ? old * 2 : 64;
-          net->transfers = g_renew (WeftTransfer, net->transfers,
-                                    net->transfers_cap);
-          memset (net->transfers + old, 0,
-                  (net->transfers_cap - old) * sizeof (WeftTransfer));
+          WeftTransfer *moved = g_aligned_alloc0 (net->transfers_cap,
+                                                  sizeof (WeftTransfer), 64);
+          if (old > 0)
+            memcpy (moved, net->transfers, old * sizeof (WeftTransfer));
+          g_aligned_free (net->transfers);
+          net->transfers = moved;
         }
       id = net->n_transfers++;
     }
-  /* A free slot keeps its buffers for the next transfer. */
-  WeftTransfer *t = &net->transfers[id];
+  return id;
+}
+
+/* Transfer @t's own buffers, sized for @len path links: a free slot keeps
+ * them for the next transfer. */
+static void
+transfer_buffers (WeftTransfer *t, uint32_t len)
+{
   if (t->path_cap < len)
     {
       t->path_cap = MAX (len, 8);
       t->path = g_renew (uint32_t, t->path, t->path_cap);
       t->link_bytes = g_renew (uint64_t, t->link_bytes, t->path_cap);
     }
-  return id;
 }
 
 static void
-fill_transfer (WeftNetwork *net, WeftTransfer *t, uint32_t src, uint32_t dst,
-               uint64_t bytes, double cap, uint64_t flow, WeftEventFn done,
-               void *target, void *data)
+fill_transfer (WeftTransfer *t, uint32_t src, uint64_t bytes, double cap,
+               WeftEventFn done, void *target, void *data)
 {
   t->src = src;
-  t->dst = dst;
   t->bytes = bytes;
   t->cap = cap;
-  t->flow = flow;
-  t->started = weft_sim_now (net->sim);
-  t->shares = NULL;
   t->done = done;
   t->target = target;
   t->data = data;
 }
 
-/* A striped transfer's bottleneck: the least over its links of capacity
- * times the share of its bytes the link carries. */
-static double
-striped_bottleneck (const WeftNetwork *net, const WeftTransfer *t)
+/* Start transfer @id on the @n links @links, with @striped the bytes each
+ * carries (@link_bytes) and their shares of its bytes (@shares, or NULL),
+ * each maybe unaligned. */
+static void
+start_on (WeftNetwork *net, uint32_t id, const uint32_t *links, uint32_t n,
+          gboolean striped, const void *link_bytes, const void *shares)
 {
-  double bottleneck = INFINITY;
+  WeftTransfer *t = &net->transfers[id];
 
-  for (uint32_t k = 0; k < t->path_len; k++)
-    bottleneck = MIN (bottleneck, net->capacity[t->path[k]]
-                                      * (double) t->bytes
-                                      / (double) t->link_bytes[k]);
-  return bottleneck;
+  t->path_len = n;
+  t->striped = striped;
+  net->starting.links = links;
+  net->starting.link_bytes = link_bytes;
+  net->starting.shares = shares;
+  net->klass->start (net, id);
 }
 
 /* Start a transfer in one part, leaving by @first (routed whole when
@@ -635,73 +639,64 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
 {
   uint64_t flow = net->next_flow++;
   route_part (net, src, dst, first, flow);
-  uint32_t id = new_transfer (net, src, net->scratch->len);
+  uint32_t id = new_transfer (net, src), n = net->scratch->len;
   WeftTransfer *t = &net->transfers[id];
 
-  fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
-  memcpy (t->path, net->scratch->data, net->scratch->len * sizeof (uint32_t));
-  t->path_len = net->scratch->len;
-  t->striped = FALSE;
-  path_figures (net, t->path, t->path_len, &t->latency, &t->bottleneck);
-  if (remember && net->routes && t->path_len <= ROUTE_LINKS
+  fill_transfer (t, src, bytes, cap, done, target, data);
+  transfer_buffers (t, n);
+  memcpy (t->path, net->scratch->data, n * sizeof (uint32_t));
+  path_figures (net, t->path, n, &t->latency, &t->bottleneck);
+  if (remember && net->routes && n <= ROUTE_LINKS
       && weft_routing_flow_free (net->routing))
-    remember_route (net, src, dst, t->path, t->path_len, &first,
-                    first != WEFT_NONE, NULL, t->latency, t->bottleneck);
-  net->klass->start (net, id);
+    remember_route (net, src, dst, t->path, n, &first, first != WEFT_NONE,
+                    NULL, t->latency);
+  start_on (net, id, t->path, n, FALSE, NULL, NULL);
 }
 
-/* Start a transfer on a remembered route. */
+/* Start a transfer on a remembered route: its links, and a striped one's
+ * split, are read where the route keeps them (only the flow model takes
+ * remembered routes, and it copies what it keeps). */
 static void
 start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
-                  uint32_t dst, uint64_t bytes, double cap, WeftEventFn done,
-                  void *target, void *data)
+                  uint64_t bytes, double cap, WeftEventFn done, void *target,
+                  void *data)
 {
-  uint64_t flow = net->next_flow++;
-  uint32_t id = new_transfer (net, src, r->n_links);
+  net->next_flow++;             /* the id ECMP would have chosen by */
+  uint32_t id = new_transfer (net, src);
   WeftTransfer *t = &net->transfers[id];
 
-  fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
-  memcpy (t->path, route_links (net, r), r->n_links * sizeof (uint32_t));
-  t->path_len = r->n_links;
+  fill_transfer (t, src, bytes, cap, done, target, data);
   t->latency = r->latency;
-  t->striped = r->n_hops > 1;
-  if (!t->striped)
-    t->bottleneck = r->bottleneck;
-  else
+  if (r->n_hops <= 1)
     {
-      uint32_t *memo = route_memo (net, r);
-      uint64_t last;
-      memcpy (&last, memo, sizeof last);
-      if (last == bytes)
-        {
-          memcpy (&t->bottleneck, memo + 2, sizeof (double));
-          memcpy (t->link_bytes, memo + 4, r->n_links * sizeof (uint64_t));
-        }
-      else
-        {
-          uint64_t parts[ROUTE_HOPS];
-          const uint32_t *stripes = route_stripes (net, r);
-          shares (net, route_hops (net, r), r->n_hops, bytes, parts);
-          for (uint32_t k = 0; k < r->n_links; k++)
-            {
-              uint64_t carried = 0;
-              for (uint32_t bits = stripes[k]; bits != 0; bits &= bits - 1)
-                carried += parts[__builtin_ctz (bits)];
-              t->link_bytes[k] = carried;
-            }
-          t->bottleneck = striped_bottleneck (net, t);
-          memcpy (memo, &bytes, sizeof bytes);
-          memcpy (memo + 2, &t->bottleneck, sizeof (double));
-          memcpy (memo + 4, t->link_bytes, r->n_links * sizeof (uint64_t));
-          for (uint32_t k = 0; k < r->n_links; k++)
-            {
-              double share = (double) t->link_bytes[k] / (double) bytes;
-              memcpy (memo + 4 + 2 * r->n_links + 2 * k, &share, sizeof share);
-            }
-        }
-      t->shares = memo + 4 + 2 * r->n_links;
+      start_on (net, id, route_links (net, r), r->n_links, FALSE, NULL,
+                NULL);
+      return;
     }
-  net->klass->start (net, id);
+  uint32_t *memo = route_memo (net, r);
+  uint64_t last;
+  memcpy (&last, memo, sizeof last);
+  if (last != bytes)
+    {
+      uint64_t parts[ROUTE_HOPS], carried[ROUTE_LINKS];
+      const uint32_t *stripes = route_stripes (net, r);
+      shares (net, route_hops (net, r), r->n_hops, bytes, parts);
+      for (uint32_t k = 0; k < r->n_links; k++)
+        {
+          carried[k] = 0;
+          for (uint32_t bits = stripes[k]; bits != 0; bits &= bits - 1)
+            carried[k] += parts[__builtin_ctz (bits)];
+        }
+      memcpy (memo, &bytes, sizeof bytes);
+      memcpy (memo + 2, carried, r->n_links * sizeof (uint64_t));
+      for (uint32_t k = 0; k < r->n_links; k++)
+        {
+          double share = (double) carried[k] / (double) bytes;
+          memcpy (memo + 2 + 2 * r->n_links + 2 * k, &share, sizeof share);
+        }
+    }
+  start_on (net, id, route_links (net, r), r->n_links, TRUE, memo + 2,
+            memo + 2 + 2 * r->n_links);
 }
 
 /* One transfer over every stripe: its path holds the links of all of them
@@ -751,20 +746,17 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
         }
     }
 
-  uint32_t id = new_transfer (net, src, links->len);
+  uint32_t id = new_transfer (net, src), n = links->len;
   WeftTransfer *t = &net->transfers[id];
-  fill_transfer (net, t, src, dst, bytes, cap, flow, done, target, data);
-  memcpy (t->path, links->data, links->len * sizeof (uint32_t));
-  memcpy (t->link_bytes, carried->data, links->len * sizeof (uint64_t));
-  t->path_len = links->len;
-  t->striped = TRUE;
+  fill_transfer (t, src, bytes, cap, done, target, data);
+  transfer_buffers (t, n);
+  memcpy (t->path, links->data, n * sizeof (uint32_t));
+  memcpy (t->link_bytes, carried->data, n * sizeof (uint64_t));
   t->latency = latency;
-  t->bottleneck = striped_bottleneck (net, t);
-  if (remember && links->len <= ROUTE_LINKS)
-    remember_route (net, src, dst, t->path, t->path_len,
-                    (uint32_t *) hops->data, hops->len, stripes, latency,
-                    t->bottleneck);
-  net->klass->start (net, id);
+  if (remember && n <= ROUTE_LINKS)
+    remember_route (net, src, dst, t->path, n, (uint32_t *) hops->data,
+                    hops->len, stripes, latency);
+  start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
 }
 
 void
@@ -813,7 +805,7 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
       const Route *r = route_find (net, src, dst);
       if (r != NULL && bytes >= r->n_hops)
         {
-          start_remembered (net, r, src, dst, bytes, cap, done, target, data);
+          start_remembered (net, r, src, bytes, cap, done, target, data);
           return;
         }
       net->routes_missed++;

@@ -54,30 +54,27 @@ typedef struct {
                                    (added to net->stats by flush) */
 } WeftNetworkClass;
 
-/* One transfer in progress. */
+/* One transfer in progress.  Its first line holds all that its start and
+ * end read of it in the flow model, which keeps the path itself: at scale
+ * each line of it is a cache miss. */
 typedef struct {
-  uint32_t src, dst;            /* nodes */
-  uint64_t bytes;
+  _Alignas (64) uint64_t bytes;
   double cap;                   /* B/s, 0: none */
-  uint64_t flow;                /* id, for ECMP and ordering */
-  uint32_t *path;               /* its directed links, in order */
-  uint32_t path_len;
-  uint32_t path_cap;            /* the slot keeps its buffers for the next */
-  uint64_t *link_bytes;         /* with `striped`: the bytes each path link
-                                   carries (its stripe's share) */
-  gboolean striped;             /* else every path link carries all bytes */
-  const void *shares;           /* with `striped`: each path link's share
-                                   of the bytes, link_bytes / bytes, as
-                                   doubles (maybe unaligned: copy them out),
-                                   worked out for a transfer before; or
-                                   NULL.  Valid only while the fidelity's
-                                   start() runs */
   WeftTime latency;             /* ps: links and the nodes between them */
-  double bottleneck;            /* B/s the transfer could move at alone */
-  WeftTime started;
   WeftEventFn done;
   void *target, *data;
+  uint32_t src;                 /* node */
   uint32_t next_free;           /* a free slot: the next of its node's */
+  uint32_t path_len;
+  gboolean striped;             /* else every path link carries all bytes */
+  /* Its own route, which the models that take it in parts (packet,
+   * analytical) read after its start; the flow model reads the route only
+   * while it starts, in net->starting, which may lie elsewhere. */
+  _Alignas (64) uint32_t *path; /* its directed links, in order */
+  uint64_t *link_bytes;         /* with `striped`: the bytes each path link
+                                   carries (its stripe's share) */
+  double bottleneck;            /* B/s one part could move at alone */
+  uint32_t path_cap;            /* the slot keeps its buffers for the next */
 } WeftTransfer;
 
 struct _WeftNetwork {
@@ -89,6 +86,15 @@ struct _WeftNetwork {
   WeftLinkStats *stats;         /* owned */
 
   WeftTransfer *transfers;      /* by id; slots are reused */
+  /* The route of the transfer being started, valid only while the
+   * fidelity's start() runs: its path_len links, and with `striped` the
+   * bytes each carries (uint64_t) and, or NULL, their shares of its bytes
+   * (double), worked out for a transfer before.  Maybe unaligned: copy
+   * them out. */
+  struct {
+    const uint32_t *links;
+    const void *link_bytes, *shares;
+  } starting;
   uint32_t n_transfers, transfers_cap;
   uint32_t *free_transfers;     /* per source node: its last freed slot */
   GArray *scratch;              /* a path being routed */

@@ -602,6 +602,62 @@ START_TEST (test_stripes_of_unequal_links)
 }
 END_TEST
 
+START_TEST (test_stripes_carry_exact_bytes)
+{
+  /* In the flow model a striped flow keeps each link's share of its rate
+   * as a double, and works out the bytes a link carried from it when the
+   * flow ends; from 256 TiB up it keeps the bytes themselves.  Transfers
+   * striped 10:1 over two ways, each size twice at once (routed, then on
+   * the remembered route), below and above that: each way's two links
+   * carry the same bytes, and the two ways' first hops carry all the
+   * bytes, to the byte.  (At the smaller size share * bytes falls just
+   * short of the slow way's bytes: truncated, not rounded, it loses one.) */
+  g_autoptr (WeftScenario) s = load_text (
+      "weft: 1\n"
+      "link_types:\n"
+      "  fast: {port: p, bandwidth: 100GB/s, payload: 4096B}\n"
+      "  slow: {port: p, bandwidth: 10GB/s, payload: 4096B}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: 2}}\n"
+      "nodes: [{name: 'h[0-1]', device: h}, {name: 'sw[0-1]', device: s}]\n"
+      "links:\n"
+      "  - {a: 'h[0-1]', b: sw0, type: fast}\n"
+      "  - {a: 'h[0-1]', b: sw1, type: slow}\n");
+  const WeftTopology *topo = s->topo;
+  uint32_t h0 = node (topo, "h0"), h1 = node (topo, "h1");
+  const uint64_t sizes[] = { UINT64_C (4969906209878),
+                             (UINT64_C (1) << 56) + 12345 };
+
+  for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
+    {
+      g_autoptr (WeftSim) sim = weft_sim_new ();
+      WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, 0, 0, 0 };
+      g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
+      Job jobs[2] = { { h0, h1, sizes[k], 0, 0 }, { h0, h1, sizes[k], 0, 0 } };
+      for (guint i = 0; i < 2; i++)
+        weft_network_transfer (net, h0, h1, sizes[k], 0, job_done, &jobs[i],
+                               NULL);
+      weft_sim_run (sim);
+      weft_network_flush_stats (net);
+      uint64_t way[2][2] = { { 0 } };
+      for (uint32_t l = 0; l < topo->n_links; l++)
+        {
+          const WeftLink *link = &topo->links[l];
+          uint32_t sw = link->src == h0 ? link->dst : link->src;
+          gboolean first = link->src == h0;
+          if (link->src == h0 || link->dst == h1)
+            way[sw == node (topo, "sw1")][!first] += net->stats->links[l].bytes;
+        }
+      ck_assert_uint_eq (way[0][0], way[0][1]);
+      ck_assert_uint_eq (way[1][0], way[1][1]);
+      ck_assert_uint_eq (way[0][0] + way[1][0], 2 * sizes[k]);
+      ck_assert (fabs ((double) way[1][0] / (2.0 * sizes[k]) - 1.0 / 11)
+                 < 1e-9);
+    }
+}
+END_TEST
+
 START_TEST (test_flow_cap)
 {
   /* A per-flow cap (an injection limit) holds a flow below its path's
@@ -1210,6 +1266,7 @@ network_suite (void)
   tcase_add_test (tc, test_stripes_in_a_large_group);
   tcase_add_test (tc, test_flow_cap);
   tcase_add_test (tc, test_stripes_of_unequal_links);
+  tcase_add_test (tc, test_stripes_carry_exact_bytes);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("packet against flow");
