@@ -32,7 +32,6 @@
 typedef struct {
   double level;
   uint32_t key;                 /* touched link's index, or flow's | FLOW_BIT */
-  uint32_t version;
 } Item;
 
 #define FLOW_BIT 0x80000000u
@@ -149,7 +148,6 @@ typedef struct {
   double level;                 /* residual over weight: when it fills */
   double weight;                /* shares of its unfrozen flows */
   uint32_t unfrozen;
-  uint32_t version;             /* heap entries older are stale */
   uint32_t start;               /* its affected flows: members from here to
                                    the next link's start */
   uint32_t fill;                /* next free member slot */
@@ -756,12 +754,35 @@ heapify (Filler *w)
     sift_down (w->heap, w->heap_n, i, w->heap[i]);
 }
 
+/* Take the top off: its hole goes down along the lesser children to the
+ * bottom, and the last entry rises into it from there.  The last entry
+ * mostly belongs near the bottom, and this asks one comparison a level
+ * where sifting it down from the top asks two. */
 static void
 pop (Filler *w)
 {
-  w->heap_n--;
-  if (w->heap_n > 0)
-    sift_down (w->heap, w->heap_n, 0, w->heap[w->heap_n]);
+  Item *h = w->heap;
+  uint32_t n = --w->heap_n, i = 0;
+
+  if (n == 0)
+    return;
+  for (;;)
+    {
+      uint32_t c = 2 * i + 1;
+      if (c >= n)
+        break;
+      if (c + 1 < n && before (&h[c + 1], &h[c]))
+        c++;
+      h[i] = h[c];
+      i = c;
+    }
+  Item last = h[n];
+  while (i > 0 && before (&last, &h[(i - 1) / 2]))
+    {
+      h[i] = h[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+  h[i] = last;
 }
 
 /* Progressive filling over @n_aff affected flows, the others held fixed;
@@ -769,9 +790,10 @@ pop (Filler *w)
  * link l fills when the common level reaches residual_l / unfrozen_l, and
  * a capped flow stops at its cap.  Taking these events in order of level
  * gives the max-min fair rates.  The heap holds one entry per link, not one
- * per change: a link's level only rises, so an entry found out of date when
- * it comes to the top is put back at the link's level of now, in the top's
- * place.  Each key has one entry at most and (level, key) orders them
+ * per change: a link's level only rises, so an entry found below its
+ * link's level when it comes to the top is put back at the level of now,
+ * in the top's place (one still at it is current, whatever froze since).
+ * Each key has one entry at most and (level, key) orders them
  * totally, so they come out in the same order whatever the heap's shape. */
 static void
 fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
@@ -856,7 +878,7 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       {
         slack[i].level = MAX (slack[i].residual, 0) / slack[i].weight;
         if (!scan)
-          append (w, (Item) { slack[i].level, i, 0 });
+          append (w, (Item) { slack[i].level, i });
       }
   if (!scan)
     {
@@ -864,7 +886,7 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
         {
           uint32_t i = w->capped.v[c];
           append (w, (Item) { f->base.transfers[affected[i]].cap,
-                              i | FLOW_BIT, 0 });
+                              i | FLOW_BIT });
         }
       heapify (w);
     }
@@ -881,14 +903,14 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
           for (uint32_t i = 0; i < n_touched; i++)
             if (slack[i].unfrozen > 0
                 && (top.key == WEFT_NONE || slack[i].level < top.level))
-              top = (Item) { slack[i].level, i, slack[i].version };
+              top = (Item) { slack[i].level, i };
           for (uint32_t c = 0; c < w->capped.n; c++)
             {
               uint32_t i = w->capped.v[c];
               double cap = f->base.transfers[affected[i]].cap;
               if (!f->flows[affected[i]].frozen
                   && (top.key == WEFT_NONE || cap < top.level))
-                top = (Item) { cap, i | FLOW_BIT, 0 };
+                top = (Item) { cap, i | FLOW_BIT };
             }
           if (top.key == WEFT_NONE)
             break;
@@ -897,12 +919,12 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
         {
           top = w->heap[0];
           const Slack *s = top.key & FLOW_BIT ? NULL : &slack[top.key];
-          if (s != NULL && s->unfrozen > 0 && top.version != s->version)
+          if (s != NULL && s->unfrozen > 0 && s->level != top.level)
             {
               /* Its level rose since this entry: it goes back at the
                * level it has now, in the top's place. */
               sift_down (w->heap, w->heap_n, 0,
-                         (Item) { s->level, top.key, s->version });
+                         (Item) { s->level, top.key });
               continue;
             }
           pop (w);
@@ -947,7 +969,6 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
               s->unfrozen--;
               s->weight -= share[k];
               link->rate_sum += level * share[k];
-              s->version++;
               /* Levels only rise as flows freeze below them; rounding is
                * not let to lower one, so a heap entry is never above its
                * link's level and the least current entry is the least
