@@ -610,8 +610,8 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
         weft_link_stats_prefetch_bins (f->base.stats, path[i + 2]);
       close_segment (f, l, now);
       link->bytes += flow->unit || !t->striped ? t->bytes
-                     : huge != NULL          ? huge[i]
-                                             : carried_bytes (share[i], t->bytes);
+                     : huge != NULL ? huge[i]
+                                    : carried_bytes (share[i], t->bytes);
       link->rate_sum -= flow->rate * share[i];
       if (link->rate_sum < 0 || link->n == 1)
         link->rate_sum = 0;

@@ -515,7 +515,8 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
   uint32_t slot = route_free_slot (net, key);
   Route *r = &net->routes[slot];
   net->route_keys[slot] = key;
-  *r = (Route) { .latency = latency, .used = ++net->route_clock, .body = net->pool_used,
+  *r = (Route) { .latency = latency, .used = ++net->route_clock,
+                 .body = net->pool_used,
                  .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
                  .crosses = (uint8_t) path_crosses (net, src, dst) };
   uint32_t *body = net->route_pool + net->pool_used;

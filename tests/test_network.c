@@ -560,6 +560,21 @@ START_TEST (test_stripes_in_a_large_group)
 }
 END_TEST
 
+/* h0 and h1, each linked to two switches: two equal-cost ways from one to
+ * the other, through sw1 ten times slower than through sw0. */
+#define TWO_WAYS                                                              \
+  "weft: 1\n"                                                                 \
+  "link_types:\n"                                                             \
+  "  fast: {port: p, bandwidth: 100GB/s, payload: 4096B}\n"                   \
+  "  slow: {port: p, bandwidth: 10GB/s, payload: 4096B}\n"                    \
+  "devices:\n"                                                                \
+  "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"                \
+  "  s: {kind: switch, ports: {p: 2}}\n"                                      \
+  "nodes: [{name: 'h[0-1]', device: h}, {name: 'sw[0-1]', device: s}]\n"     \
+  "links:\n"                                                                  \
+  "  - {a: 'h[0-1]', b: sw0, type: fast}\n"                                   \
+  "  - {a: 'h[0-1]', b: sw1, type: slow}\n"
+
 START_TEST (test_stripes_of_unequal_links)
 {
   /* h0 reaches h1 by two equal-cost ways, one ten times slower: a
@@ -568,18 +583,7 @@ START_TEST (test_stripes_of_unequal_links)
    * on the slow one, rather than a stripe of nothing (which once gave a
    * flow no bottleneck and no end).  At every fidelity it ends, and the
    * slow way carries its byte. */
-  g_autoptr (WeftScenario) s = load_text (
-      "weft: 1\n"
-      "link_types:\n"
-      "  fast: {port: p, bandwidth: 100GB/s, payload: 4096B}\n"
-      "  slow: {port: p, bandwidth: 10GB/s, payload: 4096B}\n"
-      "devices:\n"
-      "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {p: 2}}\n"
-      "nodes: [{name: 'h[0-1]', device: h}, {name: 'sw[0-1]', device: s}]\n"
-      "links:\n"
-      "  - {a: 'h[0-1]', b: sw0, type: fast}\n"
-      "  - {a: 'h[0-1]', b: sw1, type: slow}\n");
+  g_autoptr (WeftScenario) s = load_text (TWO_WAYS);
   const WeftTopology *topo = s->topo;
   uint32_t h0 = node (topo, "h0"), sw1 = node (topo, "sw1");
   uint32_t slow = WEFT_NONE;
@@ -612,18 +616,7 @@ START_TEST (test_stripes_carry_exact_bytes)
    * carry the same bytes, and the two ways' first hops carry all the
    * bytes, to the byte.  (At the smaller size share * bytes falls just
    * short of the slow way's bytes: truncated, not rounded, it loses one.) */
-  g_autoptr (WeftScenario) s = load_text (
-      "weft: 1\n"
-      "link_types:\n"
-      "  fast: {port: p, bandwidth: 100GB/s, payload: 4096B}\n"
-      "  slow: {port: p, bandwidth: 10GB/s, payload: 4096B}\n"
-      "devices:\n"
-      "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {p: 2}}\n"
-      "nodes: [{name: 'h[0-1]', device: h}, {name: 'sw[0-1]', device: s}]\n"
-      "links:\n"
-      "  - {a: 'h[0-1]', b: sw0, type: fast}\n"
-      "  - {a: 'h[0-1]', b: sw1, type: slow}\n");
+  g_autoptr (WeftScenario) s = load_text (TWO_WAYS);
   const WeftTopology *topo = s->topo;
   uint32_t h0 = node (topo, "h0"), h1 = node (topo, "h1");
   const uint64_t sizes[] = { UINT64_C (4969906209878),
