@@ -74,6 +74,52 @@ servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
   return server;
 }
 
+double
+weft_protocol_share (const WeftProtocol *costs, const WeftTopology *topo,
+                     const uint32_t *nodes, uint32_t n)
+{
+  if (!costs->ll || n == 0)
+    return costs->efficiency;
+  g_autofree uint32_t *server = servers (topo, nodes, n);
+  for (uint32_t r = 1; r < n; r++)
+    if (server[r] != server[0])
+      /* NCCL's llMaxBw across servers is not modelled. */
+      return costs->efficiency;
+  return weft_protocol_share_local (costs, topo, nodes, n);
+}
+
+double
+weft_protocol_share_local (const WeftProtocol *costs,
+                           const WeftTopology *topo, const uint32_t *nodes,
+                           uint32_t n)
+{
+  double share = costs->efficiency;
+
+  if (!costs->ll)
+    return share;
+  for (uint32_t r = 0; r < n; r++)
+    {
+      const WeftNode *gpu = &topo->nodes[nodes[r]];
+      if (gpu->kind != WEFT_NODE_GPU || gpu->device->ll_bandwidth <= 0)
+        continue;
+      double nvlink = 0;
+      for (uint32_t i = topo->out_start[nodes[r]];
+           i < topo->out_start[nodes[r] + 1]; i++)
+        {
+          const WeftLink *l = &topo->links[topo->out_links[i]];
+          const WeftLinkType *t = g_ptr_array_index (topo->link_types,
+                                                     l->type);
+          if (t->family == WEFT_FAMILY_NVLINK)
+            nvlink += t->nccl_bandwidth > 0
+                          ? MIN (l->bandwidth, t->nccl_bandwidth * l->lanes)
+                          : l->bandwidth;
+        }
+      if (nvlink > 0)
+        share = MIN (share, gpu->device->ll_bandwidth / nvlink);
+    }
+  return share;
+}
+
 /* NVLS needs switches that reduce, each joined to every GPU of the run;
  * a switch's share of the buffer is the lanes the first GPU has to it. */
 static gboolean
@@ -480,7 +526,7 @@ run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
     options->fidelity,
     options->bin_width,
     options->seed,
-    costs->efficiency,
+    weft_protocol_share (costs, topo, nodes, image->n_ranks),
   };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;

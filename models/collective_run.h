@@ -64,6 +64,18 @@ WeftSchedule *weft_collective_plan (const WeftTopology *topo,
                                     const WeftCollectiveParams *params,
                                     GArray *nodes, GError **error);
 
+/* The share of NCCL's Simple rate that @costs move data at over @topo, on
+ * the @n ranks' nodes @nodes: its efficiency, and for LL inside one server
+ * at most each GPU's ll_bandwidth over the NCCL rate of its NVLinks (a
+ * ring's bus bandwidth is what a GPU sends over them). */
+double weft_protocol_share (const WeftProtocol *costs,
+                            const WeftTopology *topo, const uint32_t *nodes,
+                            uint32_t n);
+/* The same for ranks known to be inside one server. */
+double weft_protocol_share_local (const WeftProtocol *costs,
+                                  const WeftTopology *topo,
+                                  const uint32_t *nodes, uint32_t n);
+
 /* Run the checked @schedule with @costs, rank r on node @nodes[r], as
  * @options say. */
 void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,

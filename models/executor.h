@@ -16,6 +16,8 @@ typedef struct {
   WeftTime hop_pcie;            /* ps per send that crosses PCIe */
   WeftTime hop_network;         /* ps per send that crosses the network */
   double efficiency;            /* share of NCCL's Simple bandwidth */
+  gboolean ll;                  /* NCCL's LL, held to the GPUs' ll_bandwidth
+                                   (weft_protocol_share()) */
 } WeftProtocol;
 
 /* Run @schedule on @net: rank r is GPU node @gpus[r].  The schedule must

@@ -35,6 +35,10 @@ static const WeftParam gpu_params[] = {
     "throughput of a local reduction (bytes of output per second)" },
   { "memory", WEFT_PARAM_SIZE, G_STRUCT_OFFSET (WeftDevice, memory), "0B", 0,
     MAX_SIZE, "device memory; collectives must fit (0: not checked)" },
+  { "ll_bandwidth", WEFT_PARAM_RATE,
+    G_STRUCT_OFFSET (WeftDevice, ll_bandwidth), "0B/s", 0, MAX_RATE,
+    "most bus bandwidth NCCL's LL protocol reaches inside a server "
+    "(NCCL's llMaxBw); 0: no bound" },
 };
 
 static const WeftParam switch_params[] = {

@@ -2,7 +2,8 @@
  * (../shared/reference/hardware.md, section 2: NVIDIA/nccl v2.30.7,
  * src/graph/tuning.cc, baseLat and hwLat).  Bandwidth relative to Simple is
  * NCCL's correction: LL gets half (4 data bytes and a 4-byte flag in each
- * 8), LL128 0.92. */
+ * 8), at most the GPU's ll_bandwidth inside a server (NCCL's llMaxBw),
+ * LL128 0.92. */
 #include "protocol.h"
 
 #include <string.h>
@@ -13,7 +14,7 @@
  * NVLS hwLat), paid half on the way to the switch and half on the way back,
  * and NCCL's nvlsEfficiency for Hopper, 0.85. */
 static const WeftProtocol nvls = { "Simple", 0, US (12.5), US (12.5),
-                                   US (9.0), 0.85 };
+                                   US (9.0), 0.85, FALSE };
 
 /* NVLS_TREE runs Simple only: no base latency; NCCL's NVLSTree latency is
  * intraLat + 2 log2(nodes) interLat, 25 us over NVLink and 20.9 us over
@@ -22,21 +23,21 @@ static const WeftProtocol nvls = { "Simple", 0, US (12.5), US (12.5),
  * each send of the tree across servers pays 20.9 us.  Its bandwidth is
  * the network's: Simple's full share. */
 static const WeftProtocol nvls_tree = { "Simple", 0, US (6.25), US (6.25),
-                                        US (20.9), 1.0 };
+                                        US (20.9), 1.0, FALSE };
 
 /* [tree?][protocol] */
 static const WeftProtocol table[2][WEFT_PROTOCOL_COUNT] = {
   {
     /* ring (and the other algorithms) */
-    { "LL", US (6.6), US (0.6), US (1.0), US (2.7), 0.5 },
-    { "LL128", US (14.0), US (1.9), US (2.5), US (4.0), 0.92 },
-    { "Simple", US (8.4), US (3.4), US (5.7), US (14.0), 1.0 },
+    { "LL", US (6.6), US (0.6), US (1.0), US (2.7), 0.5, TRUE },
+    { "LL128", US (14.0), US (1.9), US (2.5), US (4.0), 0.92, FALSE },
+    { "Simple", US (8.4), US (3.4), US (5.7), US (14.0), 1.0, FALSE },
   },
   {
     /* tree */
-    { "LL", US (6.8), US (0.6), US (1.0), US (5.0), 0.5 },
-    { "LL128", US (14.0), US (1.25), US (1.9), US (8.5), 0.92 },
-    { "Simple", US (8.4), US (4.0), US (4.0), US (14.0), 1.0 },
+    { "LL", US (6.8), US (0.6), US (1.0), US (5.0), 0.5, TRUE },
+    { "LL128", US (14.0), US (1.25), US (1.9), US (8.5), 0.92, FALSE },
+    { "Simple", US (8.4), US (4.0), US (4.0), US (14.0), 1.0, FALSE },
   },
 };
 

@@ -20,7 +20,8 @@
 typedef struct {
   WeftSchedule *schedule;
   GArray *nodes;                /* uint32_t: rank -> node */
-  const WeftProtocol *costs;
+  WeftProtocol costs;           /* at the plan's share (weft_protocol_share();
+                                   a send's, per pair) */
   int algorithm, protocol;
 } Plan;
 
@@ -171,7 +172,7 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   plan->nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   plan->algorithm = best_alg;
   plan->protocol = best_proto;
-  plan->costs = weft_protocol_get (best_proto, best_alg);
+  plan->costs = *weft_protocol_get (best_proto, best_alg);
   plan->schedule = weft_collective_plan (x->topo, gpus, op->n_ranks, op->op,
                                          best_alg, op->bytes, &o->params,
                                          plan->nodes, &why);
@@ -182,6 +183,9 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
       g_propagate_error (error, op_error (t, op, why));
       return FALSE;
     }
+  plan->costs.efficiency = weft_protocol_share (
+      &plan->costs, x->topo, (const uint32_t *) plan->nodes->data,
+      plan->nodes->len);
   x->plan_of[i] = x->plans->len;
   g_ptr_array_add (x->plans, plan);
   g_hash_table_insert (cache, g_bytes_ref (k),
@@ -212,7 +216,7 @@ plan_p2p (Runner *x, GHashTable *cache, uint32_t i, const WeftTraceOptions *o)
   plan->nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   plan->algorithm = -1;
   plan->protocol = proto;
-  plan->costs = weft_protocol_get (proto, WEFT_ALG_DIRECT);
+  plan->costs = *weft_protocol_get (proto, WEFT_ALG_DIRECT);
   plan->schedule = weft_schedule_new (2);
   plan->schedule->n_gpus = 2;
   weft_schedule_send (plan->schedule, 0, 1, 0, op->bytes, WEFT_NO_STEP);
@@ -281,7 +285,12 @@ instance_of (Runner *x, uint32_t i)
       nodes = in->nodes;
     }
   in->left = plan->schedule->n_ranks;
-  in->exec = weft_exec_new (x->net, plan->schedule, nodes, plan->costs,
+  WeftProtocol costs = plan->costs;
+  if (op->kind != WEFT_TRACE_COLLECTIVE && costs.ll
+      && !(weft_network_crosses (x->net, nodes[0], nodes[1])
+           & WEFT_CROSSES_NETWORK))
+    costs.efficiency = weft_protocol_share_local (&costs, x->topo, nodes, 2);
+  in->exec = weft_exec_new (x->net, plan->schedule, nodes, &costs,
                             rank_done, in);
   /* Switches that reduce (NVLS) are there from the start. */
   for (uint32_t r = plan->schedule->n_gpus; r < plan->schedule->n_ranks; r++)

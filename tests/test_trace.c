@@ -136,9 +136,11 @@ START_TEST (test_collective_as_alone)
                                       16 << 20, &defaults.params,
                                       &defaults.run, &alone, NULL));
       /* Equal but for rounding: each transfer's time is rounded to the
-       * picosecond, from twice the bytes (LL) or from half the rate. */
+       * picosecond, from the bytes inflated by 1 / LL's share (held to the
+       * H100's ll_bandwidth over its NVLinks, 141 / 370.8, not exact in
+       * binary) or from the rate times it. */
       ck_assert_msg (fabs ((double) r.time - (double) alone.time)
-                         <= 1e-5 * alone.time,
+                         <= 1e-4 * alone.time,
                      "%s: trace %" G_GUINT64_FORMAT " alone %"
                      G_GUINT64_FORMAT, protos[p], r.time, alone.time);
       /* All of it is communication nothing hides. */
