@@ -204,6 +204,46 @@ server_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
   return TRUE;
 }
 
+/* NVLS's pieces when left to auto.  They follow each other on each GPU's
+ * way to a switch and back, each send waiting NVLS's latency h before it
+ * moves, so P pieces take about (P + 1) h + (1 + 1/P) S / B, where B is
+ * what the GPU's links to the @m @switches carry: few pieces for a small
+ * buffer, as NCCL cuts NVLS into smaller chunks for smaller messages.  The
+ * P of 1 to WEFT_CHUNKS that makes that least. */
+static uint32_t
+nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
+             uint32_t m, uint64_t size)
+{
+  const WeftProtocol *costs = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                                 WEFT_ALG_NVLS);
+  double rate = 0;
+
+  for (uint32_t i = topo->out_start[gpu]; i < topo->out_start[gpu + 1]; i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      const WeftLinkType *t = g_ptr_array_index (topo->link_types, l->type);
+      for (uint32_t j = 0; j < m; j++)
+        if (l->dst == switches[j])
+          rate += t->nccl_bandwidth > 0
+                      ? MIN (l->bandwidth, t->nccl_bandwidth * l->lanes)
+                      : l->bandwidth;
+    }
+  double h = (double) costs->hop_nvlink * 1e-12;
+  double move = (double) size / (rate * costs->efficiency);
+  uint32_t best = WEFT_CHUNKS;
+  double best_time = G_MAXDOUBLE;
+  for (uint32_t pieces = 1; pieces <= WEFT_CHUNKS; pieces++)
+    {
+      double t = (pieces + 1) * h + (1 + 1.0 / pieces) * move;
+      if (t < best_time)
+        {
+          best = pieces;
+          best_time = t;
+        }
+    }
+  return best;
+}
+
 WeftSchedule *
 weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
                       uint32_t n, WeftOp op, WeftAlgorithm alg, uint64_t size,
@@ -221,6 +261,10 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
         return NULL;
       p.n_switches = shares->len;
       p.switch_share = (const double *) shares->data;
+      if (p.chunks == 0 && p.channels <= 1)
+        p.chunks = nvls_pieces (topo, gpus[0],
+                                &g_array_index (nodes, uint32_t, n),
+                                p.n_switches, size);
     }
   if (weft_algorithm_is_hierarchical (alg)
       && !ranks_per_server (topo, gpus, n, &p.local, error))

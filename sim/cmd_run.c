@@ -470,7 +470,7 @@ weft_cmd_run (int argc, char **argv)
     { "chunks", 0, 0, G_OPTION_ARG_STRING, &chunks_text,
       "Pieces that follow each other through a channel, or auto: 8, shared "
       "out among a ring's channels (a ring step of 8 rings moves one piece "
-      "on each) (default: auto)", "N" },
+      "on each); for nvls 1 to 8 by size (default: auto)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
       "Seed of every random stream (default: 1)", "N" },
     { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,

@@ -982,6 +982,68 @@ START_TEST (test_hierarchical_fat_tree_closed_form)
 }
 END_TEST
 
+static WeftTime
+h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
+                 WeftProtocolKind proto, uint32_t chunks, uint64_t size)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 0, chunks, 0, NULL, 1, NULL, NULL, 0 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1 };
+  WeftCollectiveResult r;
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, alg, proto, size,
+                                  &params, &options, &r, NULL));
+  g_free (r.spans);
+  return r.time;
+}
+
+START_TEST (test_ll_held_to_ll_bandwidth)
+{
+  /* Inside a server LL reaches at most the GPU's ll_bandwidth of bus
+   * bandwidth (NCCL's llMaxBw, 141 GB/s on an H100), below half of NCCL's
+   * 370.8 GB/s over its NVLinks: a large ring all_reduce with LL comes to
+   * it, within the latencies. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  uint64_t size = 256 << 20;
+  double t = (double) h100_all_reduce (s, WEFT_ALG_RING, WEFT_PROTOCOL_LL, 0,
+                                       size) * 1e-12;
+  double busbw = size / t * 2 * 7 / 8 / 1e9;
+  ck_assert_msg (busbw <= 141 && busbw >= 0.99 * 141, "%.2f GB/s", busbw);
+}
+END_TEST
+
+START_TEST (test_nvls_pieces_by_size)
+{
+  /* Left to auto, NVLS cuts a buffer into the pieces that make its
+   * pipeline's latencies against its fill least: one for a small buffer,
+   * eight (the most) for a large one, and in between about as fast as the
+   * best count simulated. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  uint64_t sizes[] = { 1 << 20, 16 << 20, 64 << 20, 1 << 30 };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      WeftTime got = h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      0, sizes[i]);
+      WeftTime best = WEFT_TIME_MAX;
+      for (uint32_t c = 1; c <= 8; c++)
+        best = MIN (best, h100_all_reduce (s, WEFT_ALG_NVLS,
+                                           WEFT_PROTOCOL_SIMPLE, c, sizes[i]));
+      ck_assert_msg (got <= best * 1.01, "%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT
+                     " ps, best %" G_GUINT64_FORMAT, sizes[i], got, best);
+    }
+  ck_assert_uint_eq (h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      0, 1 << 20),
+                     h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      1, 1 << 20));
+  ck_assert_uint_eq (h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      0, 1 << 30),
+                     h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      8, 1 << 30));
+}
+END_TEST
+
 START_TEST (test_give_up_past_a_time)
 {
   /* A run told to give up at a time it cannot finish by stops there,
@@ -1394,6 +1456,8 @@ collective_suite (void)
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_bus_factors);
   tcase_add_test (tc, test_give_up_past_a_time);
+  tcase_add_test (tc, test_ll_held_to_ll_bandwidth);
+  tcase_add_test (tc, test_nvls_pieces_by_size);
   tcase_add_test (tc, test_bytes_moved_exactly);
   tcase_add_test (tc, test_one_rank_moves_nothing);
   tcase_add_test (tc, test_hierarchical_bytes);
