@@ -1030,8 +1030,9 @@ START_TEST (test_nvls_pieces_by_size)
       for (uint32_t c = 1; c <= 8; c++)
         best = MIN (best, h100_all_reduce (s, WEFT_ALG_NVLS,
                                            WEFT_PROTOCOL_SIMPLE, c, sizes[i]));
-      ck_assert_msg (got <= best * 1.01, "%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT
-                     " ps, best %" G_GUINT64_FORMAT, sizes[i], got, best);
+      ck_assert_msg (got <= best * 1.01,
+                     "%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT " ps, best %"
+                     G_GUINT64_FORMAT, sizes[i], got, best);
     }
   ck_assert_uint_eq (h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
                                       0, 1 << 20),
