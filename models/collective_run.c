@@ -81,26 +81,28 @@ weft_protocol_share (const WeftProtocol *costs, const WeftTopology *topo,
   if (!costs->ll || n == 0)
     return costs->efficiency;
   g_autofree uint32_t *server = servers (topo, nodes, n);
-  for (uint32_t r = 1; r < n; r++)
-    if (server[r] != server[0])
-      /* NCCL's llMaxBw across servers is not modelled. */
-      return costs->efficiency;
-  return weft_protocol_share_local (costs, topo, nodes, n);
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+  for (uint32_t r = 0; r < n; r++)
+    g_hash_table_add (seen, GUINT_TO_POINTER (server[r]));
+  return weft_protocol_share_servers (costs, topo, nodes, n,
+                                      g_hash_table_size (seen));
 }
 
 double
-weft_protocol_share_local (const WeftProtocol *costs,
-                           const WeftTopology *topo, const uint32_t *nodes,
-                           uint32_t n)
+weft_protocol_share_servers (const WeftProtocol *costs,
+                             const WeftTopology *topo, const uint32_t *nodes,
+                             uint32_t n, uint32_t n_servers)
 {
   double share = costs->efficiency;
+  /* NCCL's rows: one node, two, more (three take the last). */
+  int row = n_servers <= 1 ? 0 : n_servers == 2 ? 1 : 2;
 
   if (!costs->ll)
     return share;
   for (uint32_t r = 0; r < n; r++)
     {
       const WeftNode *gpu = &topo->nodes[nodes[r]];
-      if (gpu->kind != WEFT_NODE_GPU || gpu->device->ll_bandwidth <= 0)
+      if (gpu->kind != WEFT_NODE_GPU || gpu->device->ll_bandwidth[row] <= 0)
         continue;
       double nvlink = 0;
       for (uint32_t i = topo->out_start[nodes[r]];
@@ -115,7 +117,7 @@ weft_protocol_share_local (const WeftProtocol *costs,
                           : l->bandwidth;
         }
       if (nvlink > 0)
-        share = MIN (share, gpu->device->ll_bandwidth / nvlink);
+        share = MIN (share, gpu->device->ll_bandwidth[row] / nvlink);
     }
   return share;
 }

@@ -65,16 +65,18 @@ WeftSchedule *weft_collective_plan (const WeftTopology *topo,
                                     GArray *nodes, GError **error);
 
 /* The share of NCCL's Simple rate that @costs move data at over @topo, on
- * the @n ranks' nodes @nodes: its efficiency, and for LL inside one server
- * at most each GPU's ll_bandwidth over the NCCL rate of its NVLinks (a
- * ring's bus bandwidth is what a GPU sends over them). */
+ * the @n ranks' nodes @nodes: its efficiency, and for LL at most each
+ * GPU's ll_bandwidth for the number of servers the ranks span over the
+ * NCCL rate of its NVLinks (a ring's bus bandwidth is at most what a GPU
+ * sends over them, and is that inside a server). */
 double weft_protocol_share (const WeftProtocol *costs,
                             const WeftTopology *topo, const uint32_t *nodes,
                             uint32_t n);
-/* The same for ranks known to be inside one server. */
-double weft_protocol_share_local (const WeftProtocol *costs,
-                                  const WeftTopology *topo,
-                                  const uint32_t *nodes, uint32_t n);
+/* The same for ranks known to span @n_servers servers. */
+double weft_protocol_share_servers (const WeftProtocol *costs,
+                                    const WeftTopology *topo,
+                                    const uint32_t *nodes, uint32_t n,
+                                    uint32_t n_servers);
 
 /* Run the checked @schedule with @costs, rank r on node @nodes[r], as
  * @options say. */

@@ -36,9 +36,15 @@ static const WeftParam gpu_params[] = {
   { "memory", WEFT_PARAM_SIZE, G_STRUCT_OFFSET (WeftDevice, memory), "0B", 0,
     MAX_SIZE, "device memory; collectives must fit (0: not checked)" },
   { "ll_bandwidth", WEFT_PARAM_RATE,
-    G_STRUCT_OFFSET (WeftDevice, ll_bandwidth), "0B/s", 0, MAX_RATE,
+    G_STRUCT_OFFSET (WeftDevice, ll_bandwidth[0]), "0B/s", 0, MAX_RATE,
     "most bus bandwidth NCCL's LL protocol reaches inside a server "
     "(NCCL's llMaxBw); 0: no bound" },
+  { "ll_bandwidth_two", WEFT_PARAM_RATE,
+    G_STRUCT_OFFSET (WeftDevice, ll_bandwidth[1]), "0B/s", 0, MAX_RATE,
+    "the same across two servers" },
+  { "ll_bandwidth_more", WEFT_PARAM_RATE,
+    G_STRUCT_OFFSET (WeftDevice, ll_bandwidth[2]), "0B/s", 0, MAX_RATE,
+    "the same across three servers or more" },
 };
 
 static const WeftParam switch_params[] = {

@@ -65,9 +65,10 @@ typedef struct {
   double reduce_bandwidth;      /* B/s: a GPU's local reduction; a switch's
                                    in-network reduction (0: none) */
   uint64_t memory;              /* bytes: a GPU's memory (0: not said) */
-  double ll_bandwidth;          /* B/s: the most bus bandwidth NCCL's LL
-                                   protocol reaches on a GPU inside a server
-                                   (NCCL's llMaxBw); 0: no bound */
+  double ll_bandwidth[3];       /* B/s: the most bus bandwidth NCCL's LL
+                                   protocol reaches on a GPU (NCCL's
+                                   llMaxBw) inside a server, across two,
+                                   across three or more; 0: no bound */
   WeftTime latency;             /* ps: a switch's port-to-port latency */
   uint64_t buffer;              /* bytes per port (switches) */
   gboolean cut_through;         /* switches: forward before the whole packet */

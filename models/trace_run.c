@@ -286,10 +286,13 @@ instance_of (Runner *x, uint32_t i)
     }
   in->left = plan->schedule->n_ranks;
   WeftProtocol costs = plan->costs;
-  if (op->kind != WEFT_TRACE_COLLECTIVE && costs.ll
-      && !(weft_network_crosses (x->net, nodes[0], nodes[1])
-           & WEFT_CROSSES_NETWORK))
-    costs.efficiency = weft_protocol_share_local (&costs, x->topo, nodes, 2);
+  if (op->kind != WEFT_TRACE_COLLECTIVE && costs.ll)
+    costs.efficiency = weft_protocol_share_servers (
+        &costs, x->topo, nodes, 2,
+        weft_network_crosses (x->net, nodes[0], nodes[1])
+                & WEFT_CROSSES_NETWORK
+            ? 2
+            : 1);
   in->exec = weft_exec_new (x->net, plan->schedule, nodes, &costs,
                             rank_done, in);
   /* Switches that reduce (NVLS) are there from the start. */
