@@ -74,31 +74,15 @@ servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
   return server;
 }
 
-double
-weft_protocol_share (const WeftProtocol *costs, const WeftTopology *topo,
-                     const uint32_t *nodes, uint32_t n)
-{
-  if (!costs->ll || n == 0)
-    return costs->efficiency;
-  g_autofree uint32_t *server = servers (topo, nodes, n);
-  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
-  for (uint32_t r = 0; r < n; r++)
-    g_hash_table_add (seen, GUINT_TO_POINTER (server[r]));
-  return weft_protocol_share_servers (costs, topo, nodes, n,
-                                      g_hash_table_size (seen));
-}
-
-double
-weft_protocol_share_servers (const WeftProtocol *costs,
-                             const WeftTopology *topo, const uint32_t *nodes,
-                             uint32_t n, uint32_t n_servers)
+/* weft_protocol_share() for LL on ranks that span @n_servers servers. */
+static double
+ll_share (const WeftProtocol *costs, const WeftTopology *topo,
+          const uint32_t *nodes, uint32_t n, uint32_t n_servers)
 {
   double share = costs->efficiency;
   /* NCCL's rows: one node, two, more (three take the last). */
   int row = n_servers <= 1 ? 0 : n_servers == 2 ? 1 : 2;
 
-  if (!costs->ll)
-    return share;
   for (uint32_t r = 0; r < n; r++)
     {
       const WeftNode *gpu = &topo->nodes[nodes[r]];
@@ -120,6 +104,23 @@ weft_protocol_share_servers (const WeftProtocol *costs,
         share = MIN (share, gpu->device->ll_bandwidth[row] / nvlink);
     }
   return share;
+}
+
+double
+weft_protocol_share (const WeftProtocol *costs, WeftOp op,
+                     const WeftTopology *topo, const uint32_t *nodes,
+                     uint32_t n)
+{
+  /* NCCL's bound is on its rings and trees; sends and receives (all_to_all
+   * and send_recv are made of them) have a model of their own. */
+  if (!costs->ll || n == 0 || op == WEFT_OP_SEND_RECV
+      || op == WEFT_OP_ALL_TO_ALL)
+    return costs->efficiency;
+  g_autofree uint32_t *server = servers (topo, nodes, n);
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+  for (uint32_t r = 0; r < n; r++)
+    g_hash_table_add (seen, GUINT_TO_POINTER (server[r]));
+  return ll_share (costs, topo, nodes, n, g_hash_table_size (seen));
 }
 
 /* NVLS needs switches that reduce, each joined to every GPU of the run;
@@ -387,7 +388,11 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
    * schedule is a third of the peak). */
   RunImage image = run_image (schedule, NULL, options->threads);
   weft_schedule_free (schedule);
-  run (topo, (uint32_t *) nodes->data, &image, costs, options, result);
+  WeftProtocol at = *costs;
+  at.efficiency = weft_protocol_share (costs, op, topo,
+                                       (const uint32_t *) nodes->data,
+                                       nodes->len);
+  run (topo, (uint32_t *) nodes->data, &image, &at, options, result);
   return TRUE;
 }
 
@@ -545,7 +550,11 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   if (s == NULL)
     return FALSE;
   RunImage run_with = run_image (s->schedule, image, 1);
-  run (p->call.topo, (const uint32_t *) s->nodes->data, &run_with, costs,
+  WeftProtocol at = *costs;
+  at.efficiency = weft_protocol_share (costs, p->call.op, p->call.topo,
+                                       (const uint32_t *) s->nodes->data,
+                                       s->nodes->len);
+  run (p->call.topo, (const uint32_t *) s->nodes->data, &run_with, &at,
        options, result);
   plans_release (p, s);
   return TRUE;
@@ -553,11 +562,15 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
 
 void
 weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
-                   const WeftSchedule *schedule, const WeftProtocol *costs,
-                   const WeftRunOptions *options, WeftCollectiveResult *result)
+                   const WeftSchedule *schedule, WeftOp op,
+                   const WeftProtocol *costs, const WeftRunOptions *options,
+                   WeftCollectiveResult *result)
 {
   RunImage image = run_image (schedule, NULL, options->threads);
-  run (topo, nodes, &image, costs, options, result);
+  WeftProtocol at = *costs;
+  at.efficiency = weft_protocol_share (costs, op, topo, nodes,
+                                       schedule->n_ranks);
+  run (topo, nodes, &image, &at, options, result);
 }
 
 /* Run @image (its own, which the run frees, or one shared with other
@@ -572,7 +585,7 @@ run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
     options->fidelity,
     options->bin_width,
     options->seed,
-    weft_protocol_share (costs, topo, nodes, image->n_ranks),
+    costs->efficiency,
   };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;

@@ -64,24 +64,21 @@ WeftSchedule *weft_collective_plan (const WeftTopology *topo,
                                     const WeftCollectiveParams *params,
                                     GArray *nodes, GError **error);
 
-/* The share of NCCL's Simple rate that @costs move data at over @topo, on
- * the @n ranks' nodes @nodes: its efficiency, and for LL at most each
- * GPU's ll_bandwidth for the number of servers the ranks span over the
- * NCCL rate of its NVLinks (a ring's bus bandwidth is at most what a GPU
- * sends over them, and is that inside a server). */
-double weft_protocol_share (const WeftProtocol *costs,
+/* The share of NCCL's Simple rate that @costs move data at over @topo in
+ * @op, on the @n ranks' nodes @nodes: its efficiency, and for LL in the
+ * collectives NCCL runs by ring or tree at most each GPU's ll_bandwidth
+ * for the number of servers the ranks span over the NCCL rate of its
+ * NVLinks (a ring's bus bandwidth is at most what a GPU sends over them,
+ * and is that inside a server). */
+double weft_protocol_share (const WeftProtocol *costs, WeftOp op,
                             const WeftTopology *topo, const uint32_t *nodes,
                             uint32_t n);
-/* The same for ranks known to span @n_servers servers. */
-double weft_protocol_share_servers (const WeftProtocol *costs,
-                                    const WeftTopology *topo,
-                                    const uint32_t *nodes, uint32_t n,
-                                    uint32_t n_servers);
 
-/* Run the checked @schedule with @costs, rank r on node @nodes[r], as
- * @options say. */
+/* Run the checked @schedule of @op with @costs (at their share,
+ * weft_protocol_share()), rank r on node @nodes[r], as @options say. */
 void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
-                        const WeftSchedule *schedule, const WeftProtocol *costs,
+                        const WeftSchedule *schedule, WeftOp op,
+                        const WeftProtocol *costs,
                         const WeftRunOptions *options,
                         WeftCollectiveResult *result);
 

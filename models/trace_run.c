@@ -20,8 +20,8 @@
 typedef struct {
   WeftSchedule *schedule;
   GArray *nodes;                /* uint32_t: rank -> node */
-  WeftProtocol costs;           /* at the plan's share (weft_protocol_share();
-                                   a send's, per pair) */
+  WeftProtocol costs;           /* at the plan's share
+                                   (weft_protocol_share()) */
   int algorithm, protocol;
 } Plan;
 
@@ -184,7 +184,7 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
       return FALSE;
     }
   plan->costs.efficiency = weft_protocol_share (
-      &plan->costs, x->topo, (const uint32_t *) plan->nodes->data,
+      &plan->costs, op->op, x->topo, (const uint32_t *) plan->nodes->data,
       plan->nodes->len);
   x->plan_of[i] = x->plans->len;
   g_ptr_array_add (x->plans, plan);
@@ -285,15 +285,7 @@ instance_of (Runner *x, uint32_t i)
       nodes = in->nodes;
     }
   in->left = plan->schedule->n_ranks;
-  WeftProtocol costs = plan->costs;
-  if (op->kind != WEFT_TRACE_COLLECTIVE && costs.ll)
-    costs.efficiency = weft_protocol_share_servers (
-        &costs, x->topo, nodes, 2,
-        weft_network_crosses (x->net, nodes[0], nodes[1])
-                & WEFT_CROSSES_NETWORK
-            ? 2
-            : 1);
-  in->exec = weft_exec_new (x->net, plan->schedule, nodes, &costs,
+  in->exec = weft_exec_new (x->net, plan->schedule, nodes, &plan->costs,
                             rank_done, in);
   /* Switches that reduce (NVLS) are there from the start. */
   for (uint32_t r = plan->schedule->n_gpus; r < plan->schedule->n_ranks; r++)

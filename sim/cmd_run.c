@@ -319,7 +319,7 @@ run_candidate (int pair, const WeftRunOptions *options,
                                                              error);
   if (sched == NULL)
     return FALSE;
-  weft_schedule_run (c->call.topo, c->call.gpus, sched,
+  weft_schedule_run (c->call.topo, c->call.gpus, sched, c->call.op,
                      weft_protocol_get (pr, WEFT_ALG_RING), options, result);
   return TRUE;
 }

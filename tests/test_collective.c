@@ -1392,6 +1392,7 @@ START_TEST (test_schedule_file_ring_matches_builtin)
         ck_assert_msg (sched != NULL, "%s", error ? error->message : "");
         WeftCollectiveResult a, b;
         weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
+                           WEFT_OP_ALL_REDUCE,
                            weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
                                               WEFT_ALG_RING),
                            &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &a);
