@@ -96,9 +96,7 @@ ll_share (const WeftProtocol *costs, const WeftTopology *topo,
           const WeftLinkType *t = g_ptr_array_index (topo->link_types,
                                                      l->type);
           if (t->family == WEFT_FAMILY_NVLINK)
-            nvlink += t->nccl_bandwidth > 0
-                          ? MIN (l->bandwidth, t->nccl_bandwidth * l->lanes)
-                          : l->bandwidth;
+            nvlink += weft_link_nccl_rate (topo, l);
         }
       if (nvlink > 0)
         share = MIN (share, gpu->device->ll_bandwidth[row] / nvlink);
@@ -224,12 +222,9 @@ nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
   for (uint32_t i = topo->out_start[gpu]; i < topo->out_start[gpu + 1]; i++)
     {
       const WeftLink *l = &topo->links[topo->out_links[i]];
-      const WeftLinkType *t = g_ptr_array_index (topo->link_types, l->type);
       for (uint32_t j = 0; j < m; j++)
         if (l->dst == switches[j])
-          rate += t->nccl_bandwidth > 0
-                      ? MIN (l->bandwidth, t->nccl_bandwidth * l->lanes)
-                      : l->bandwidth;
+          rate += weft_link_nccl_rate (topo, l);
     }
   double h = (double) costs->hop_nvlink * 1e-12;
   double move = (double) size / (rate * costs->efficiency);

@@ -100,12 +100,9 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   for (uint32_t l = 0; l < topo->n_links; l++)
     {
       const WeftLink *link = &topo->links[l];
-      const WeftLinkType *t = g_ptr_array_index (topo->link_types, link->type);
-      double c = link->bandwidth;
-      if (config->nccl > 0)
-        c = MIN (c, t->nccl_bandwidth > 0 ? t->nccl_bandwidth * link->lanes
-                                          : c) * config->nccl;
-      net->capacity[l] = c;
+      net->capacity[l] = config->nccl > 0
+                             ? weft_link_nccl_rate (topo, link) * config->nccl
+                             : link->bandwidth;
     }
   net->deep = topo->n_links >= WEFT_DEEP_LINKS;
   net->adopted = g_ptr_array_new_with_free_func (g_free);

@@ -94,14 +94,9 @@ weft_rings_find (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
             rank_of, GUINT_TO_POINTER (link->dst)));
         if (b == 0)
           continue;
-        const WeftLinkType *t = g_ptr_array_index (topo->link_types,
-                                                   link->type);
         /* NCCL's model of the link, as collectives move data over it. */
-        double bw = t->nccl_bandwidth > 0
-                        ? MIN (t->nccl_bandwidth * link->lanes,
-                               link->bandwidth)
-                        : link->bandwidth;
-        left[(size_t) a * n + b - 1] += (uint64_t) bw;
+        left[(size_t) a * n + b - 1]
+            += (uint64_t) weft_link_nccl_rate (topo, link);
       }
 
   WeftRings *rings = g_new0 (WeftRings, 1);

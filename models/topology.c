@@ -42,6 +42,16 @@ weft_link_type_effective (const WeftLinkType *type)
          / (double) (type->payload + type->header);
 }
 
+double
+weft_link_nccl_rate (const WeftTopology *topo, const WeftLink *link)
+{
+  const WeftLinkType *t = g_ptr_array_index (topo->link_types, link->type);
+
+  return t->nccl_bandwidth > 0
+             ? MIN (t->nccl_bandwidth * link->lanes, link->bandwidth)
+             : link->bandwidth;
+}
+
 void
 weft_link_type_free (WeftLinkType *type)
 {

@@ -151,6 +151,11 @@ const char *weft_link_family_name (WeftLinkFamily family);
  * encoding efficiency times payload / (payload + header). */
 double weft_link_type_effective (const WeftLinkType *type);
 
+/* What collectives move over @link of @topo, B/s: NCCL's model of it (its
+ * type's nccl_bandwidth, all lanes), never above the link's own rate, or
+ * the link's own rate where the type gives none. */
+double weft_link_nccl_rate (const WeftTopology *topo, const WeftLink *link);
+
 WeftTopology *weft_topology_new (void);
 void weft_topology_free (WeftTopology *topo);
 
