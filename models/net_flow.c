@@ -14,6 +14,10 @@
  * share of the bytes its stripes put on it); a link fills when the sum of
  * c_l r over its flows reaches its capacity.  With every share 1 this is
  * plain max-min fairness.
+ *
+ * A link that cannot fill (see find_unfilled()) takes no part in filling:
+ * it joins no flows into a group and sets no level, and its sum of rates
+ * is brought up once the rates are known.
  */
 #include "network.h"
 
@@ -214,6 +218,11 @@ typedef struct {
   Link *links;
   uint64_t *dirty_bits;         /* a bit per link: DIRTY in its mark (a
                                    scan reads these, not the links) */
+  uint64_t *unfilled;           /* a bit per link: it cannot fill */
+  uint64_t *relays;             /* a bit per node: links out of it are in
+                                   unfilled, which holds while it sends
+                                   nothing of its own */
+  gboolean any_unfilled;
   uint32_t *dirty;              /* links, and flows that started alone
                                    (id | ALONE), that changed */
   uint32_t n_dirty, dirty_cap;
@@ -301,6 +310,8 @@ flow_destroy (WeftNetwork *net)
         g_free (f->links[l].flows);
   g_aligned_free (f->links);
   g_free (f->dirty_bits);
+  g_free (f->unfilled);
+  g_free (f->relays);
   g_free (f->found_bits);
   if (f->huge)
     g_hash_table_unref (f->huge);
@@ -360,6 +371,74 @@ static inline gboolean
 link_dirty (const FlowNet *f, uint32_t l)
 {
   return (f->dirty_bits[l / 64] >> (l % 64)) & 1;
+}
+
+static inline gboolean
+cannot_fill (const FlowNet *f, uint32_t l)
+{
+  return (f->unfilled[l / 64] >> (l % 64)) & 1;
+}
+
+/* Links that cannot fill.  A flow's path never visits a node twice, and a
+ * switch or a NIC sends nothing of its own, so what leaves one over a link
+ * has come in over its other links, from anywhere but the link's far end.
+ * Where those links' capacities together come to no more than this link's
+ * (to within rounding), they fill before it does, or with it, whatever the
+ * flows: the link never sets a flow's rate, and leaving it out of filling
+ * changes no rate.  In a fat-tree these are a NIC's link up to its leaf
+ * (fed by one PCIe link, which NCCL's model rates below the NIC) and the
+ * bundled links between the aggregation and core switches of two pods;
+ * without them a recomputation's groups stay apart (at 16,384 GPUs, most
+ * flows filled were in groups chained through them, of hundreds of links).
+ * Should a switch or NIC send a transfer of its own (an in-switch
+ * reduction's results), the rule no longer holds and no link is left out
+ * from then on (see flow_start()). */
+static void
+find_unfilled (FlowNet *f)
+{
+  const WeftTopology *topo = f->base.topo;
+  const double *capacity = f->base.capacity;
+  g_autofree double *in = g_new0 (double, MAX (topo->n_nodes, 1));
+
+  f->unfilled = g_new0 (uint64_t, topo->n_links / 64 + 1);
+  f->relays = g_new0 (uint64_t, topo->n_nodes / 64 + 1);
+  f->any_unfilled = FALSE;
+  f->base.links_unfilled = 0;
+  if (f->base.plain)
+    return;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    in[topo->links[l].dst] += capacity[l];
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      WeftNodeKind kind = topo->nodes[link->src].kind;
+      if ((kind != WEFT_NODE_SWITCH && kind != WEFT_NODE_NIC)
+          || capacity[l] <= 0)
+        continue;
+      double rest = in[link->src];
+      uint32_t back = l ^ 1;
+      if (back < topo->n_links && topo->links[back].src == link->dst
+          && topo->links[back].dst == link->src)
+        rest -= capacity[back];
+      if (rest <= capacity[l] * (1 + 1e-12))
+        {
+          f->unfilled[l / 64] |= (uint64_t) 1 << (l % 64);
+          f->relays[link->src / 64] |= (uint64_t) 1 << (link->src % 64);
+          f->any_unfilled = TRUE;
+          f->base.links_unfilled++;
+        }
+    }
+}
+
+/* A switch or NIC with links left out sends a transfer: none is left out
+ * any longer.  Their sums of rates are kept whether left out or not. */
+static void
+unfilled_clear (FlowNet *f)
+{
+  memset (f->unfilled, 0,
+          (f->base.topo->n_links / 64 + 1) * sizeof (uint64_t));
+  f->any_unfilled = FALSE;
+  f->base.links_unfilled = 0;
 }
 
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
@@ -495,7 +574,11 @@ flow_start (WeftNetwork *net, uint32_t id)
       f->dirty_bits = g_new0 (uint64_t, n / 64 + 1);
       for (uint32_t l = 0; l < net->topo->n_links; l++)
         f->links[l].capacity = net->capacity[l];
+      find_unfilled (f);
     }
+  if (G_UNLIKELY (f->any_unfilled
+                  && ((f->relays[t->src / 64] >> (t->src % 64)) & 1)))
+    unfilled_clear (f);
   if (id >= f->flows_cap)
     {
       uint32_t cap = MAX (net->transfers_cap, id + 1);
@@ -813,6 +896,11 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
     {
       if (ahead && i + FILL_LINKS_AHEAD < n_touched)
         __builtin_prefetch (&f->links[touched[i + FILL_LINKS_AHEAD]]);
+      if (cannot_fill (f, touched[i]))
+        {
+          slack[i] = (Slack) { .residual = 0 };
+          continue;
+        }
       Link *link = &f->links[touched[i]];
       link->at = i;
       slack[i] = (Slack) { .residual = link->capacity - link->rate_sum };
@@ -831,6 +919,8 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       const double *share = flow_share (f, flow);
       for (uint32_t k = 0; k < flow->path_len; k++)
         {
+          if (cannot_fill (f, path[k]))
+            continue;
           Link *link = &f->links[path[k]];
           Slack *s = &slack[link->at];
           s->residual += flow->rate * share[k];
@@ -859,7 +949,8 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       Flow *flow = &f->flows[affected[i]];
       const uint32_t *path = flow_path (flow);
       for (uint32_t k = 0; k < flow->path_len; k++)
-        members[slack[f->links[path[k]].at].fill++] = affected[i];
+        if (!cannot_fill (f, path[k]))
+          members[slack[f->links[path[k]].at].fill++] = affected[i];
     }
 
   /* The first events: every link, every cap.  A small group finds its next
@@ -963,6 +1054,8 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
           const double *share = flow_share (f, flow);
           for (uint32_t k = 0; k < flow->path_len; k++)
             {
+              if (cannot_fill (f, path[k]))
+                continue;
               Link *link = &f->links[path[k]];
               Slack *s = &slack[link->at];
               s->residual -= level * share[k];
@@ -1023,6 +1116,8 @@ fill_path (FlowNet *f, const uint32_t *flows, uint32_t n)
 
   for (uint32_t k = 0; k < first->path_len; k++)
     {
+      if (cannot_fill (f, path[k]))
+        continue;
       Link *link = &f->links[path[k]];
       double residual = link->capacity - link->rate_sum, weight = 0;
       for (uint32_t j = 0; j < n; j++)
@@ -1035,8 +1130,9 @@ fill_path (FlowNet *f, const uint32_t *flows, uint32_t n)
       level = MIN (level, MAX (residual, 0) / weight);
     }
   for (uint32_t k = 0; k < first->path_len; k++)
-    for (uint32_t j = 0; j < n; j++)
-      f->links[path[k]].rate_sum += level * share[k];
+    if (!cannot_fill (f, path[k]))
+      for (uint32_t j = 0; j < n; j++)
+        f->links[path[k]].rate_sum += level * share[k];
   for (uint32_t j = 0; j < n; j++)
     {
       Flow *flow = &f->flows[flows[j]];
@@ -1332,7 +1428,8 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
           ids_push (&f->touched, t);
           ids_push (&f->touched_owner, i);
         }
-      else if (grouping && f->touched_owner.v[link->at] != joined)
+      else if (grouping && f->touched_owner.v[link->at] != joined
+               && !cannot_fill (f, t))
         {
           joined = f->touched_owner.v[link->at];
           weft_union (f->group_of.v, i, joined);
@@ -1599,6 +1696,16 @@ recompute (WeftSim *sim, void *target, void *data)
       Flow *flow = &f->flows[id];
       if (i + 8 < f->affected.n)
         __builtin_prefetch (&f->flows[f->affected.v[i + 8]]);
+      if (f->any_unfilled && flow->rate != flow->old_rate)
+        {
+          /* Links left out of filling: their sums, in order of id. */
+          const uint32_t *path = flow_path (flow);
+          const double *share = flow_share (f, flow);
+          for (uint32_t k = 0; k < flow->path_len; k++)
+            if (cannot_fill (f, path[k]))
+              f->links[path[k]].rate_sum
+                  += (flow->rate - flow->old_rate) * share[k];
+        }
       if (flow->rate == flow->old_rate && flow->timer.pending)
         continue;
       if (flow->rate <= 0)

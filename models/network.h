@@ -111,6 +111,8 @@ struct _WeftNetwork {
   WeftTime *reduce_free_at;
 
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
+  uint32_t links_unfilled;      /* flow model: links left out of filling,
+                                   which cannot fill (net_flow.c) */
   WeftScan scan;                /* how the flow model finds the flows a
                                    change affects (weft_network_set_scan()) */
   uint32_t threads;             /* that may share its work (1: this one) */

@@ -1151,6 +1151,128 @@ END_TEST
  * and random bursts (some capped, some of a few bytes striped in other
  * shares, some on paths that only overlap), end at the same picosecond as
  * with the speed-ups off. */
+/* Two switches of eight hosts each, joined by a bundle of @lanes links. */
+static WeftScenario *
+load_two_leaves (int lanes, uint32_t *ids)
+{
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\n"
+      "link_types:\n"
+      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
+      "devices:\n"
+      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {p: 16}, latency: 100ns}\n"
+      "nodes:\n"
+      "  - {name: 'h[0-15]', device: h}\n"
+      "  - {name: 's[0-1]', device: s}\n"
+      "links:\n"
+      "  - {a: 'h[0-7]', b: s0, type: l}\n"
+      "  - {a: 'h[8-15]', b: s1, type: l}\n"
+      "  - {a: s0, b: s1, type: l, lanes: %d}\n",
+      lanes);
+  WeftScenario *s = load_text (text);
+
+  for (int i = 0; i < 16; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("h%d", i);
+      ids[i] = node (s->topo, name);
+    }
+  return s;
+}
+
+/* @n jobs starting at @at over @topo, with the speed-ups off if @plain;
+ * a transfer from node @extra (WEFT_NONE: none) joins at @extra_at.
+ * Returns how many links the flow model left out of filling at the end. */
+static uint32_t
+run_unfilled (const WeftTopology *topo, gboolean plain, Job *jobs,
+              const WeftTime *at, guint n, Job *extra, WeftTime extra_at)
+{
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
+  g_autofree Start *starts = g_new (Start, n + 1);
+
+  weft_network_set_plain (net, plain);
+  for (guint i = 0; i < n; i++)
+    {
+      starts[i] = (Start) { net, &jobs[i] };
+      weft_sim_schedule_at (sim, at[i], start_job, &starts[i], NULL);
+    }
+  if (extra != NULL)
+    {
+      starts[n] = (Start) { net, extra };
+      weft_sim_schedule_at (sim, extra_at, start_job, &starts[n], NULL);
+    }
+  weft_sim_run (sim);
+  ck_assert_uint_eq (net->finished, n + (extra != NULL));
+  return net->links_unfilled;
+}
+
+/* A link out of a switch whose capacity is at least what the switch's
+ * other links bring in cannot fill: the bundle of 8 lanes between two
+ * switches of 8 hosts.  Leaving it out of filling keeps apart the groups
+ * it would chain, and changes no transfer's end, to the picosecond: random
+ * transfers within and across the switches, in bursts and one by one, some
+ * capped.  A bundle of 4 lanes can fill and is kept; and once a switch
+ * sends a transfer of its own, nothing more is left out, and still no end
+ * moves. */
+START_TEST (test_links_that_cannot_fill)
+{
+  enum { JOBS = 3000 };
+  static Job plan[JOBS], jobs[2][JOBS];
+  g_autoptr (GRand) rng = g_rand_new_with_seed (11);
+  WeftTime at[JOBS];
+  int lanes[] = { 8, 4 };
+
+  for (guint i = 0; i < JOBS; i++)
+    {
+      uint32_t a = g_rand_int_range (rng, 0, 16);
+      uint32_t b = (a + g_rand_int_range (rng, 1, 16)) % 16;
+      double cap = g_rand_int_range (rng, 0, 4) == 0
+                       ? g_rand_double_range (rng, 1e9, 10e9)
+                       : 0;
+      plan[i] = (Job) { a, b, (uint64_t) g_rand_int_range (rng, 1000,
+                                                              400000),
+                           cap, WEFT_TIME_MAX };
+      at[i] = g_rand_boolean (rng)
+                  ? (WeftTime) g_rand_int_range (rng, 0, 50) * 20 * WEFT_US
+                  : (WeftTime) g_rand_int_range (rng, 0, 1000000) * WEFT_NS;
+    }
+  for (guint c = 0; c < G_N_ELEMENTS (lanes); c++)
+    for (int relay = 0; relay < 2; relay++)
+      {
+        uint32_t ids[16];
+        g_autoptr (WeftScenario) s = load_two_leaves (lanes[c], ids);
+        uint32_t s0 = node (s->topo, "s0");
+        Job extra[2];
+        uint32_t left[2];
+        for (int k = 0; k < 2; k++)
+          {
+            for (guint i = 0; i < JOBS; i++)
+              {
+                jobs[k][i] = plan[i];
+                jobs[k][i].src = ids[plan[i].src];
+                jobs[k][i].dst = ids[plan[i].dst];
+              }
+            extra[k] = (Job) { s0, ids[12], 200000, 0, WEFT_TIME_MAX };
+            left[k] = run_unfilled (s->topo, k == 1, jobs[k], at, JOBS,
+                                    relay ? &extra[k] : NULL, 500 * WEFT_US);
+          }
+        /* Left out: s0 -> s1 and s1 -> s0 with 8 lanes, none with 4, none
+         * with the speed-ups off, none once s0 has sent. */
+        ck_assert_uint_eq (left[0], lanes[c] == 8 && !relay ? 2 : 0);
+        ck_assert_uint_eq (left[1], 0);
+        for (guint i = 0; i < JOBS; i++)
+          ck_assert_msg (jobs[0][i].done == jobs[1][i].done,
+                         "%d lanes, transfer %u: %" G_GUINT64_FORMAT
+                         " ps against %" G_GUINT64_FORMAT " with every link",
+                         lanes[c], i, jobs[0][i].done, jobs[1][i].done);
+        if (relay)
+          ck_assert_uint_eq (extra[0].done, extra[1].done);
+      }
+}
+END_TEST
+
 START_TEST (test_flows_on_one_path)
 {
   enum { JOBS = 2000 };
@@ -1282,6 +1404,7 @@ network_suite (void)
   tcase_add_test (tc, test_flows_found_either_way);
   tcase_add_test (tc, test_flows_on_one_path);
   tcase_add_test (tc, test_links_emptied_together);
+  tcase_add_test (tc, test_links_that_cannot_fill);
   suite_add_tcase (s, tc);
   return s;
 }
