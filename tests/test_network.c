@@ -859,18 +859,23 @@ START_TEST (test_same_run_same_times)
 }
 END_TEST
 
+/* The link type l, a GPU h with one port, and a switch s of a number of
+ * ports (a %d for g_strdup_printf()). */
+#define HOSTS_TYPES                                                          \
+  "weft: 1\n"                                                                \
+  "link_types:\n"                                                            \
+  "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"      \
+  "devices:\n"                                                               \
+  "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"               \
+  "  s: {kind: switch, ports: {p: %d}, latency: 100ns}\n"
+
 /* @hosts GPUs h0, h1, ... on one switch of as many ports, their ids in
  * @ids. */
 static WeftScenario *
 load_hosts (int hosts, uint32_t *ids)
 {
   g_autofree char *text = g_strdup_printf (
-      "weft: 1\n"
-      "link_types:\n"
-      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
-      "devices:\n"
-      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {p: %d}, latency: 100ns}\n"
+      HOSTS_TYPES
       "nodes: [{name: 'h[0-%d]', device: h}]\n"
       "fabrics: [{kind: star, name: sw, nodes: 'h[0-%d]', switch: s, "
       "link: l}]\n",
@@ -1156,12 +1161,7 @@ static WeftScenario *
 load_two_leaves (int lanes, uint32_t *ids)
 {
   g_autofree char *text = g_strdup_printf (
-      "weft: 1\n"
-      "link_types:\n"
-      "  l: {port: p, bandwidth: 100Gb/s, payload: 4096B, latency: 50ns}\n"
-      "devices:\n"
-      "  h: {kind: gpu, ports: {p: 1}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {p: 16}, latency: 100ns}\n"
+      HOSTS_TYPES
       "nodes:\n"
       "  - {name: 'h[0-15]', device: h}\n"
       "  - {name: 's[0-1]', device: s}\n"
@@ -1169,7 +1169,7 @@ load_two_leaves (int lanes, uint32_t *ids)
       "  - {a: 'h[0-7]', b: s0, type: l}\n"
       "  - {a: 'h[8-15]', b: s1, type: l}\n"
       "  - {a: s0, b: s1, type: l, lanes: %d}\n",
-      lanes);
+      16, lanes);
   WeftScenario *s = load_text (text);
 
   for (int i = 0; i < 16; i++)
