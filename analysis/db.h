@@ -5,9 +5,9 @@
  * database that says so. */
 #pragma once
 
-#include "link_stats.h"
-#include "topology.h"
-#include "trace_run.h"
+#include "network/link_stats.h"
+#include "topology/topology.h"
+#include "traces/trace_run.h"
 
 G_BEGIN_DECLS
 

@@ -1,10 +1,10 @@
 /* Tests of schedules, the executor and the collective algorithms. */
-#include "collective_run.h"
-#include "executor.h"
-#include "network.h"
-#include "protocol.h"
-#include "scenario.h"
-#include "schedule_file.h"
+#include "collectives/collective_run.h"
+#include "collectives/executor.h"
+#include "network/network.h"
+#include "collectives/protocol.h"
+#include "topology/scenario.h"
+#include "collectives/schedule_file.h"
 
 #include <glib/gstdio.h>
 

@@ -1,6 +1,6 @@
 /* Tests of the network models against their closed forms and each other. */
-#include "network.h"
-#include "scenario.h"
+#include "network/network.h"
+#include "topology/scenario.h"
 
 #include <check.h>
 #include <glib/gstdio.h>

@@ -1,7 +1,7 @@
 /* Tests of the results database, weft report and weft plot. */
-#include "collective_run.h"
+#include "collectives/collective_run.h"
 #include "db.h"
-#include "scenario.h"
+#include "topology/scenario.h"
 
 #include <check.h>
 #include <glib/gstdio.h>

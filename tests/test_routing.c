@@ -1,8 +1,8 @@
 /* Tests of routing: least-cost paths, ECMP spread, and agreement with a
  * plain shortest-path search over the whole graph. */
 #include "rng.h"
-#include "routing.h"
-#include "scenario.h"
+#include "topology/routing.h"
+#include "topology/scenario.h"
 
 #include <check.h>
 #include <glib/gstdio.h>

@@ -1,7 +1,7 @@
 /* Tests of scenarios: the ready ones, bad input, and mutated input. */
 #include "rng.h"
-#include "scenario.h"
-#include "topo_stats.h"
+#include "topology/scenario.h"
+#include "topology/topo_stats.h"
 
 #include <check.h>
 #include <glib/gstdio.h>

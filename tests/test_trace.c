@@ -1,10 +1,10 @@
 /* Tests of traces: reading them, replaying them against closed forms, and
  * refusing bad ones. */
-#include "chakra.h"
+#include "traces/chakra.h"
 #include "chakra.pb-c.h"
-#include "collective_run.h"
-#include "scenario.h"
-#include "trace_run.h"
+#include "collectives/collective_run.h"
+#include "topology/scenario.h"
+#include "traces/trace_run.h"
 
 #include <glib/gstdio.h>
 

@@ -1,9 +1,9 @@
 /* Validation: simulated all_reduce busbw against the measured nccl-tests
  * sweeps in ../shared/reference/nccl-allreduce-measured.csv.  Prints the
  * comparison and holds weft to the bounds docs/validation.md states. */
-#include "collective_run.h"
+#include "collectives/collective_run.h"
 #include "reference.h"
-#include "scenario.h"
+#include "topology/scenario.h"
 
 #include <check.h>
 #include <math.h>

@@ -45,15 +45,15 @@
  * the simulator's speed-ups off (the results must not change); --threads T
  * lets T threads share the run's work (the results do not change).
  */
-#include "collective_run.h"
+#include "collectives/collective_run.h"
 #include "db.h"
 #include "memory.h"
-#include "network.h"
+#include "network/network.h"
 #include "rng.h"
-#include "routing.h"
-#include "scenario.h"
+#include "topology/routing.h"
+#include "topology/scenario.h"
 #include "sim.h"
-#include "trace_run.h"
+#include "traces/trace_run.h"
 
 #include <glib/gstdio.h>
 #include <stdlib.h>

@@ -1,0 +1,55 @@
+/* weft: what the collective algorithms share. */
+#pragma once
+
+#include "collectives/collective.h"
+
+/* Piece @i of @size split into @parts as evenly as whole bytes allow: the
+ * first size % parts pieces get one byte more. */
+static inline uint64_t
+weft_part (uint64_t size, uint64_t parts, uint64_t i)
+{
+  return size / parts + (i < size % parts ? 1 : 0);
+}
+
+static inline uint32_t
+weft_mod (int64_t a, uint32_t n)
+{
+  int64_t m = a % (int64_t) n;
+  return (uint32_t) (m < 0 ? m + n : m);
+}
+
+void weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
+                               const WeftCollectiveParams *p);
+void weft_ring_all_gather (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_ring_broadcast (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p);
+void weft_ring_reduce (WeftSchedule *s, uint64_t size,
+                       const WeftCollectiveParams *p);
+void weft_ring_send_recv (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p);
+void weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_rhd_all_reduce (WeftSchedule *s, uint64_t size);
+void weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p, WeftAlgorithm inter);
+
+/* An in-order binary tree over positions [lo, hi]: its root is the middle.
+ * Fills parent[] (G_MAXUINT32 for the root) and returns the root. */
+uint32_t weft_tree_build (uint32_t lo, uint32_t hi, uint32_t *parent);
+
+/* Halving-doubling all_reduce of @size bytes among the @n ranks @members
+ * on @tag.  @after[j] is what member j's first send waits for (WEFT_NO_STEP
+ * for nothing), and becomes its last step. */
+void weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
+                     uint64_t size, uint32_t tag, uint32_t *after);
+/* NVLS inside each server (p->local GPUs, p->n_switches switches each,
+ * ranks n + g * n_switches ..), double binary tree across servers. */
+void weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                                const WeftCollectiveParams *p);
+void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_direct_all_to_all (WeftSchedule *s, uint64_t size);
+void weft_pairwise_all_to_all (WeftSchedule *s, uint64_t size);

@@ -1,0 +1,104 @@
+/* weft: collective operations and the algorithms that turn them into
+ * schedules. */
+#pragma once
+
+#include "collectives/rings.h"
+#include "collectives/schedule.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  WEFT_OP_ALL_REDUCE,
+  WEFT_OP_ALL_GATHER,
+  WEFT_OP_REDUCE_SCATTER,
+  WEFT_OP_BROADCAST,
+  WEFT_OP_REDUCE,
+  WEFT_OP_ALL_TO_ALL,
+  WEFT_OP_SEND_RECV,
+  WEFT_OP_COUNT,
+} WeftOp;
+
+typedef enum {
+  WEFT_ALG_RING,
+  WEFT_ALG_TREE,                /* double binary tree */
+  WEFT_ALG_RHD,                 /* recursive halving-doubling */
+  WEFT_ALG_DIRECT,
+  WEFT_ALG_PAIRWISE,
+  WEFT_ALG_NVLS,                /* in-switch reduction (NVLink SHARP) */
+  WEFT_ALG_HIER,                /* two levels: NVLink in, ring across */
+  WEFT_ALG_HIER_RHD,            /* ... halving-doubling across */
+  WEFT_ALG_HIER_TREE,           /* ... double binary tree across */
+  WEFT_ALG_NVLS_TREE,           /* NVLS inside servers, tree across */
+  WEFT_ALG_COUNT,
+} WeftAlgorithm;
+
+typedef struct {
+  uint32_t channels;            /* independent rings or trees of pieces;
+                                   0: as many as suit the fabric (across
+                                   servers, one for each GPU of a server,
+                                   as NCCL's channels use every network
+                                   interface; else one) */
+  uint32_t chunks;              /* pipeline depth within a channel; 0:
+                                   WEFT_CHUNKS, shared out among a ring's
+                                   channels */
+  uint32_t n_switches;          /* NVLS: switches that reduce, ranks n..
+                                   (nvls-tree: per server, server by
+                                   server) */
+  const double *switch_share;   /* NVLS: each one's share of the buffer */
+  uint32_t local;               /* hierarchical: ranks per server */
+  const uint32_t *server;       /* tree: each rank's server (any number
+                                   that the server's ranks share), or NULL
+                                   for a server a rank */
+  const WeftRings *rings;       /* ring, its chains and the tree in one
+                                   server: the rings along the links, each
+                                   cut into `channels`; NULL: rank order */
+  uint32_t threads;             /* that may share the making of a large
+                                   schedule (0 or 1: this one alone); the
+                                   schedule is the same for any number */
+} WeftCollectiveParams;
+
+/* The chunks a channel is cut into by default (a ring's channels share
+ * them out). */
+#define WEFT_CHUNKS 8
+
+const char *weft_op_name (WeftOp op);
+gboolean weft_op_parse (const char *name, WeftOp *op);
+const char *weft_algorithm_name (WeftAlgorithm alg);
+gboolean weft_algorithm_parse (const char *name, WeftAlgorithm *alg);
+
+/* The valid names, comma-separated, for messages. */
+const char *weft_op_names (void);
+const char *weft_algorithm_names (void);
+
+/* Whether @alg implements @op. */
+gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
+
+/* Whether @alg is one of the two-level algorithms, which need the ranks
+ * server by server (params->local of them in each). */
+gboolean weft_algorithm_is_hierarchical (WeftAlgorithm alg);
+
+/* Whether `auto` considers @alg: NCCL's own algorithms (ring, tree, NVLS,
+ * and point-to-point all_to_all), so that auto picks what NCCL would. */
+gboolean weft_algorithm_in_auto (WeftAlgorithm alg);
+
+/* The bytes @op over @n ranks moves in all for a buffer of @size bytes, as
+ * the bandwidth-optimal algorithms (ring, tree, halving-doubling) do:
+ * 2(n-1) size for all_reduce, n size for send_recv, (n-1) size for the
+ * rest.  Written schedules must move exactly this. */
+uint64_t weft_op_bytes (WeftOp op, uint32_t n, uint64_t size);
+
+/* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
+double weft_op_bus_factor (WeftOp op, uint32_t n_ranks);
+
+/* Build the schedule of @op by @alg over @n_ranks ranks for a buffer of
+ * @size bytes, as nccl-tests counts size: per rank for all_reduce,
+ * broadcast, reduce, all_to_all and send_recv; the whole gathered or
+ * scattered buffer for all_gather and reduce_scatter.  Sizes that do not
+ * divide evenly are split exactly.  Broadcast and reduce use rank 0 as the
+ * root.  NVLS adds params->n_switches switch ranks after the GPUs, and
+ * nvls-tree that many for each server. */
+WeftSchedule *weft_collective_schedule (WeftOp op, WeftAlgorithm alg,
+                                        uint32_t n_ranks, uint64_t size,
+                                        const WeftCollectiveParams *params);
+
+G_END_DECLS

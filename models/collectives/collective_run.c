@@ -1,0 +1,774 @@
+/* weft: running one collective on a topology and timing it, and choosing
+ * the fastest of several. */
+#include "collectives/collective_run.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "union_find.h"
+
+static void
+finished (WeftSim *sim, void *target, void *data)
+{
+  (void) data;
+  *(WeftTime *) target = weft_sim_now (sim);
+  weft_sim_stop (sim);
+}
+
+/* The hierarchical algorithm needs the ranks server by server, as many in
+ * each server (a server: a top-level template instance); it returns that
+ * count. */
+static gboolean
+ranks_per_server (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+                  uint32_t *local, GError **error)
+{
+  uint32_t count = 1;
+  gboolean ok = topo->nodes[gpus[0]].zone != WEFT_ZONE_ROOT;
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash,
+                                                  g_direct_equal);
+
+  while (count < n && topo->nodes[gpus[count]].zone == topo->nodes[gpus[0]].zone)
+    count++;
+  ok = ok && n % count == 0;
+  for (uint32_t b = 0; ok && b < n; b += count)
+    {
+      uint32_t zone = topo->nodes[gpus[b]].zone;
+      ok = zone != WEFT_ZONE_ROOT
+           && !g_hash_table_contains (seen, GUINT_TO_POINTER (zone + 1));
+      g_hash_table_add (seen, GUINT_TO_POINTER (zone + 1));
+      for (uint32_t r = b; ok && r < b + count; r++)
+        ok = topo->nodes[gpus[r]].zone == zone;
+    }
+  if (!ok)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+                   "hierarchical needs the ranks server by server (templates "
+                   "instantiated at the top level), as many in every server");
+      return FALSE;
+    }
+  *local = count;
+  return TRUE;
+}
+
+/* Each GPU's server, as NCCL counts nodes: the GPUs that reach each other
+ * without crossing the network (NVLink, PCIe, the links between sockets),
+ * so a GB200 NVL72 rack is one; a server is named by its first node. */
+static uint32_t *
+servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
+{
+  g_autofree uint32_t *parent = g_new (uint32_t, topo->n_nodes);
+  uint32_t *server = g_new (uint32_t, MAX (n, 1));
+
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    parent[v] = v;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      const WeftLinkType *type = g_ptr_array_index (topo->link_types,
+                                                    link->type);
+      if (type->family != WEFT_FAMILY_NETWORK)
+        weft_union (parent, link->src, link->dst);
+    }
+  for (uint32_t r = 0; r < n; r++)
+    server[r] = weft_find_root (parent, gpus[r]);
+  return server;
+}
+
+/* weft_protocol_share() for LL on ranks that span @n_servers servers. */
+static double
+ll_share (const WeftProtocol *costs, const WeftTopology *topo,
+          const uint32_t *nodes, uint32_t n, uint32_t n_servers)
+{
+  double share = costs->efficiency;
+  /* NCCL's rows: one node, two, more (three take the last). */
+  int row = n_servers <= 1 ? 0 : n_servers == 2 ? 1 : 2;
+
+  for (uint32_t r = 0; r < n; r++)
+    {
+      const WeftNode *gpu = &topo->nodes[nodes[r]];
+      if (gpu->kind != WEFT_NODE_GPU || gpu->device->ll_bandwidth[row] <= 0)
+        continue;
+      double nvlink = 0;
+      for (uint32_t i = topo->out_start[nodes[r]];
+           i < topo->out_start[nodes[r] + 1]; i++)
+        {
+          const WeftLink *l = &topo->links[topo->out_links[i]];
+          const WeftLinkType *t = g_ptr_array_index (topo->link_types,
+                                                     l->type);
+          if (t->family == WEFT_FAMILY_NVLINK)
+            nvlink += weft_link_nccl_rate (topo, l);
+        }
+      if (nvlink > 0)
+        share = MIN (share, gpu->device->ll_bandwidth[row] / nvlink);
+    }
+  return share;
+}
+
+double
+weft_protocol_share (const WeftProtocol *costs, WeftOp op,
+                     const WeftTopology *topo, const uint32_t *nodes,
+                     uint32_t n)
+{
+  /* NCCL's bound is on its rings and trees; sends and receives (all_to_all
+   * and send_recv are made of them) have a model of their own. */
+  if (!costs->ll || n == 0 || op == WEFT_OP_SEND_RECV
+      || op == WEFT_OP_ALL_TO_ALL)
+    return costs->efficiency;
+  g_autofree uint32_t *server = servers (topo, nodes, n);
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+  for (uint32_t r = 0; r < n; r++)
+    g_hash_table_add (seen, GUINT_TO_POINTER (server[r]));
+  return ll_share (costs, topo, nodes, n, g_hash_table_size (seen));
+}
+
+/* NVLS needs switches that reduce, each joined to every GPU of the run;
+ * a switch's share of the buffer is the lanes the first GPU has to it. */
+static gboolean
+nvls_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+               GArray *nodes, GArray *shares, GError **error)
+{
+  for (uint32_t i = topo->out_start[gpus[0]]; i < topo->out_start[gpus[0] + 1];
+       i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      const WeftNode *sw = &topo->nodes[l->dst];
+      if (sw->kind != WEFT_NODE_SWITCH || sw->device->reduce_bandwidth <= 0)
+        continue;
+      gboolean everyone = TRUE;
+      for (uint32_t r = 1; r < n && everyone; r++)
+        {
+          gboolean joined = FALSE;
+          for (uint32_t k = topo->out_start[gpus[r]];
+               k < topo->out_start[gpus[r] + 1] && !joined; k++)
+            joined = topo->links[topo->out_links[k]].dst == l->dst;
+          everyone = joined;
+        }
+      if (!everyone)
+        continue;
+      double lanes = l->lanes;
+      g_array_append_val (nodes, l->dst);
+      g_array_append_val (shares, lanes);
+    }
+  if (nodes->len > (guint) n)
+    return TRUE;
+  g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+               "the fabric cannot run nvls: it needs switches that reduce "
+               "(reduce_bandwidth above 0) joined to every rank's GPU, and "
+               "has none");
+  return FALSE;
+}
+
+/* nvls-tree: each server's switches that reduce (joined to all of its
+ * GPUs), as many in every server, appended server by server; the shares
+ * are the first server's. */
+static gboolean
+server_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+                 uint32_t local, GArray *nodes, GArray *shares,
+                 GError **error)
+{
+  uint32_t per = 0;
+
+  if (n / local < 2)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs GPUs in "
+                   "two servers or more (inside one server, use nvls)");
+      return FALSE;
+    }
+  for (uint32_t g = 0; g < n / local; g++)
+    {
+      g_autoptr (GArray) mine = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      g_autoptr (GArray) share = g_array_new (FALSE, FALSE, sizeof (double));
+      g_autoptr (GError) why = NULL;
+      g_array_append_vals (mine, gpus + g * local, local);
+      if (!nvls_switches (topo, gpus + g * local, local, mine, share, &why))
+        {
+          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "the fabric cannot run "
+                       "nvls-tree: the GPUs of server %u have no switches "
+                       "that reduce (reduce_bandwidth above 0) joined to all "
+                       "of them", g);
+          return FALSE;
+        }
+      if (g == 0)
+        {
+          per = share->len;
+          g_array_append_vals (shares, share->data, share->len);
+        }
+      else if (share->len != per)
+        {
+          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs as "
+                       "many switches that reduce in every server: server 0 "
+                       "has %u, server %u %u", per, g, share->len);
+          return FALSE;
+        }
+      g_array_append_vals (nodes, &g_array_index (mine, uint32_t, local), per);
+    }
+  return TRUE;
+}
+
+/* NVLS's pieces when left to auto.  They follow each other on each GPU's
+ * way to a switch and back, each send waiting NVLS's latency h before it
+ * moves, so P pieces take about (P + 1) h + (1 + 1/P) S / B, where B is
+ * what the GPU's links to the @m @switches carry: few pieces for a small
+ * buffer, as NCCL cuts NVLS into smaller chunks for smaller messages.  The
+ * P of 1 to WEFT_CHUNKS that makes that least. */
+static uint32_t
+nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
+             uint32_t m, uint64_t size)
+{
+  const WeftProtocol *costs = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                                 WEFT_ALG_NVLS);
+  double rate = 0;
+
+  for (uint32_t i = topo->out_start[gpu]; i < topo->out_start[gpu + 1]; i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      for (uint32_t j = 0; j < m; j++)
+        if (l->dst == switches[j])
+          rate += weft_link_nccl_rate (topo, l);
+    }
+  double h = (double) costs->hop_nvlink * 1e-12;
+  double move = (double) size / (rate * costs->efficiency);
+  uint32_t best = WEFT_CHUNKS;
+  double best_time = G_MAXDOUBLE;
+  for (uint32_t pieces = 1; pieces <= WEFT_CHUNKS; pieces++)
+    {
+      double t = (pieces + 1) * h + (1 + 1.0 / pieces) * move;
+      if (t < best_time)
+        {
+          best = pieces;
+          best_time = t;
+        }
+    }
+  return best;
+}
+
+WeftSchedule *
+weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
+                      uint32_t n, WeftOp op, WeftAlgorithm alg, uint64_t size,
+                      const WeftCollectiveParams *params, GArray *nodes,
+                      GError **error)
+{
+  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+  WeftCollectiveParams p = *params;
+
+  g_array_set_size (nodes, 0);
+  g_array_append_vals (nodes, gpus, n);
+  if (alg == WEFT_ALG_NVLS)
+    {
+      if (!nvls_switches (topo, gpus, n, nodes, shares, error))
+        return NULL;
+      p.n_switches = shares->len;
+      p.switch_share = (const double *) shares->data;
+      if (p.chunks == 0 && p.channels <= 1)
+        p.chunks = nvls_pieces (topo, gpus[0],
+                                &g_array_index (nodes, uint32_t, n),
+                                p.n_switches, size);
+    }
+  if (weft_algorithm_is_hierarchical (alg)
+      && !ranks_per_server (topo, gpus, n, &p.local, error))
+    return NULL;
+  gboolean ringed = alg == WEFT_ALG_RING
+                    && (op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_ALL_GATHER
+                        || op == WEFT_OP_REDUCE_SCATTER);
+  g_autofree uint32_t *server = NULL;
+  if (alg == WEFT_ALG_TREE || ringed)
+    {
+      server = servers (topo, gpus, n);
+      p.server = server;
+    }
+  /* Across servers a ring's channels are rings of their own that cross
+   * the servers' boundaries beside different GPUs (by default one for each
+   * GPU of a server; a single ring keeps rank order); GPUs joined directly
+   * (NVLink meshes) get rings along the links. */
+  g_autoptr (WeftRings) rings = NULL;
+  uint32_t local = ringed ? weft_rings_local (server, n) : 0;
+  uint32_t count = p.channels ? p.channels : local;
+  if (local >= 2 && count >= 2)
+    {
+      rings = weft_rings_across (server, n, count);
+      p.channels = 1;
+    }
+  if (rings == NULL && ((alg == WEFT_ALG_RING && op != WEFT_OP_SEND_RECV)
+                        || alg == WEFT_ALG_TREE))
+    rings = weft_rings_find (topo, gpus, n);
+  p.rings = rings;
+  if (alg == WEFT_ALG_NVLS_TREE)
+    {
+      if (!server_switches (topo, gpus, n, p.local, nodes, shares, error))
+        return NULL;
+      p.n_switches = shares->len;
+      p.switch_share = (const double *) shares->data;
+    }
+  g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
+                                                                size, &p);
+  /* The built-in algorithms do not deadlock: the tests search every one
+   * of them for deadlocks over many sizes and rank counts. */
+  if (!weft_schedule_pair (schedule, error))
+    return NULL;
+  return g_steal_pointer (&schedule);
+}
+
+/* NCCL's costs of @protocol for @alg, or NULL with @error if @alg does not
+ * run with it. */
+static const WeftProtocol *
+costs_of (WeftAlgorithm alg, WeftProtocolKind protocol, GError **error)
+{
+  const WeftProtocol *costs = weft_protocol_get (protocol, alg);
+
+  if (costs == NULL)
+    g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+                 "%s protocol", weft_algorithm_name (alg),
+                 weft_protocol_name (protocol));
+  return costs;
+}
+
+/* What a run needs of its schedule: the executor's image of it, its own or
+ * one shared with other runs, and a few figures. */
+typedef struct {
+  WeftExecImage *own;           /* or */
+  const WeftExecImage *shared;
+  uint32_t n_ranks, n_gpus;
+  uint64_t bytes_sent;
+} RunImage;
+
+/* Steps from which a run's threads share the making of its image. */
+#define IMAGE_SPLIT 1000000
+
+/* What a run of @schedule needs: @shared, or NULL for an image of its own,
+ * made by up to @threads threads if it is large. */
+static RunImage
+run_image (const WeftSchedule *schedule, const WeftExecImage *shared,
+           uint32_t threads)
+{
+  uint64_t steps = 0;
+  for (uint32_t r = 0; r < schedule->n_ranks && !shared; r++)
+    steps += schedule->n_steps[r];
+  if (steps < IMAGE_SPLIT)
+    threads = 1;
+  return (RunImage) {
+    .own = shared ? NULL : weft_exec_image_new_threads (schedule, threads),
+    .shared = shared,
+    .n_ranks = schedule->n_ranks,
+    .n_gpus = schedule->n_gpus,
+    .bytes_sent = weft_schedule_bytes_sent (schedule),
+  };
+}
+
+static void run (const WeftTopology *topo, const uint32_t *nodes,
+                 RunImage *image, const WeftProtocol *costs,
+                 const WeftRunOptions *options, WeftCollectiveResult *result);
+
+gboolean
+weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
+                     uint32_t n, WeftOp op, WeftAlgorithm alg,
+                     WeftProtocolKind protocol, uint64_t size,
+                     const WeftCollectiveParams *params,
+                     const WeftRunOptions *options,
+                     WeftCollectiveResult *result, GError **error)
+{
+  const WeftProtocol *costs = costs_of (alg, protocol, error);
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+
+  if (costs == NULL)
+    return FALSE;
+  /* A large schedule may be made by the run's threads. */
+  WeftCollectiveParams p = *params;
+  p.threads = options->threads;
+  WeftSchedule *schedule = weft_collective_plan (topo, gpus, n, op, alg, size,
+                                                &p, nodes, error);
+  if (schedule == NULL)
+    return FALSE;
+  /* The run needs only the executor's image: the schedule goes before the
+   * network's state is made, which takes its memory's place (at scale the
+   * schedule is a third of the peak). */
+  RunImage image = run_image (schedule, NULL, options->threads);
+  weft_schedule_free (schedule);
+  WeftProtocol at = *costs;
+  at.efficiency = weft_protocol_share (costs, op, topo,
+                                       (const uint32_t *) nodes->data,
+                                       nodes->len);
+  run (topo, (uint32_t *) nodes->data, &image, &at, options, result);
+  return TRUE;
+}
+
+/* ---- schedules shared by a collective's candidates ---- */
+
+/* Bytes of schedules kept past their last candidate, for the fastest's
+ * second run (with link bins). */
+#define PLANS_KEEP ((size_t) 64 << 20)
+
+typedef enum { PLAN_NONE, PLAN_MAKING, PLAN_MADE } PlanState;
+
+typedef struct {
+  PlanState state;
+  WeftSchedule *schedule;       /* PLAN_MADE: or NULL, and error */
+  WeftExecImage *image;         /* the executor's, of schedule, once two
+                                   runs use it */
+  GArray *nodes;
+  GError *error;
+  int users;                    /* candidates still to take it up */
+  int holders;                  /* runs using it now */
+  size_t bytes;
+  gboolean kept;                /* counted in kept */
+} PlanSlot;
+
+struct _WeftPlans {
+  WeftCollectiveCall call;
+  GMutex lock;
+  GCond made;
+  PlanSlot slot[WEFT_ALG_COUNT];
+  size_t kept;
+};
+
+WeftPlans *
+weft_plans_new (const WeftCollectiveCall *call, const int *order,
+                int n_order)
+{
+  WeftPlans *p = g_new0 (WeftPlans, 1);
+
+  p->call = *call;
+  g_mutex_init (&p->lock);
+  g_cond_init (&p->made);
+  for (int k = 0; k < n_order; k++)
+    p->slot[order[k] / WEFT_PROTOCOL_COUNT].users++;
+  return p;
+}
+
+static void
+slot_clear (PlanSlot *s)
+{
+  weft_exec_image_free (s->image);
+  weft_schedule_free (s->schedule);
+  s->image = NULL;
+  if (s->nodes)
+    g_array_unref (s->nodes);
+  g_clear_error (&s->error);
+  s->schedule = NULL;
+  s->nodes = NULL;
+  s->state = PLAN_NONE;
+}
+
+void
+weft_plans_free (WeftPlans *p)
+{
+  if (p == NULL)
+    return;
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    slot_clear (&p->slot[a]);
+  g_mutex_clear (&p->lock);
+  g_cond_clear (&p->made);
+  g_free (p);
+}
+
+/* @alg's slot, planned (by this thread, or waited for), held until
+ * plans_release(); NULL with @error if it cannot be planned.  @image is
+ * the executor's image of its schedule to run it with, made once another
+ * run will use it (or does now), or NULL for a run of its own. */
+static PlanSlot *
+plans_acquire (WeftPlans *p, WeftAlgorithm alg, const WeftExecImage **image,
+               GError **error)
+{
+  PlanSlot *s = &p->slot[alg];
+
+  g_mutex_lock (&p->lock);
+  s->users--;
+  while (s->state == PLAN_MAKING)
+    g_cond_wait (&p->made, &p->lock);
+  if (s->state == PLAN_NONE)
+    {
+      s->state = PLAN_MAKING;
+      g_mutex_unlock (&p->lock);
+      GArray *nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      GError *why = NULL;
+      const WeftCollectiveCall *c = &p->call;
+      WeftSchedule *schedule = weft_collective_plan (
+          c->topo, c->gpus, c->n, c->op, alg, c->size, c->params, nodes, &why);
+      g_mutex_lock (&p->lock);
+      s->schedule = schedule;
+      s->nodes = nodes;
+      s->error = why;
+      s->bytes = schedule ? weft_schedule_memory (schedule) : 0;
+      s->kept = FALSE;
+      s->state = PLAN_MADE;
+      g_cond_broadcast (&p->made);
+    }
+  if (s->schedule == NULL)
+    {
+      g_propagate_error (error, g_error_copy (s->error));
+      g_mutex_unlock (&p->lock);
+      return NULL;
+    }
+  s->holders++;
+  if (s->image == NULL && (s->users > 0 || s->holders > 1))
+    {
+      /* Runs that share an image copy its steps; a run of its own makes
+       * them and uses them as they are. */
+      s->image = weft_exec_image_new (s->schedule);
+      s->bytes += weft_exec_image_memory (s->image);
+    }
+  *image = s->image;
+  g_mutex_unlock (&p->lock);
+  return s;
+}
+
+/* Done with @s: once no candidate is left to run it, it is kept while the
+ * kept schedules fit PLANS_KEEP, and freed otherwise. */
+static void
+plans_release (WeftPlans *p, PlanSlot *s)
+{
+  g_mutex_lock (&p->lock);
+  s->holders--;
+  if (s->users <= 0 && s->holders == 0 && !s->kept)
+    {
+      if (p->kept + s->bytes <= PLANS_KEEP)
+        {
+          s->kept = TRUE;
+          p->kept += s->bytes;
+        }
+      else
+        slot_clear (s);
+    }
+  g_mutex_unlock (&p->lock);
+}
+
+gboolean
+weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
+                const WeftRunOptions *options, WeftCollectiveResult *result,
+                GError **error)
+{
+  const WeftProtocol *costs = costs_of (alg, protocol, error);
+
+  if (costs == NULL)
+    return FALSE;
+  const WeftExecImage *image;
+  PlanSlot *s = plans_acquire (p, alg, &image, error);
+  if (s == NULL)
+    return FALSE;
+  RunImage run_with = run_image (s->schedule, image, 1);
+  WeftProtocol at = *costs;
+  at.efficiency = weft_protocol_share (costs, p->call.op, p->call.topo,
+                                       (const uint32_t *) s->nodes->data,
+                                       s->nodes->len);
+  run (p->call.topo, (const uint32_t *) s->nodes->data, &run_with, &at,
+       options, result);
+  plans_release (p, s);
+  return TRUE;
+}
+
+void
+weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
+                   const WeftSchedule *schedule, WeftOp op,
+                   const WeftProtocol *costs, const WeftRunOptions *options,
+                   WeftCollectiveResult *result)
+{
+  RunImage image = run_image (schedule, NULL, options->threads);
+  WeftProtocol at = *costs;
+  at.efficiency = weft_protocol_share (costs, op, topo, nodes,
+                                       schedule->n_ranks);
+  run (topo, nodes, &image, &at, options, result);
+}
+
+/* Run @image (its own, which the run frees, or one shared with other
+ * runs) as weft_schedule_run() runs its schedule. */
+static void
+run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
+     const WeftProtocol *costs, const WeftRunOptions *options,
+     WeftCollectiveResult *result)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftNetworkConfig config = {
+    options->fidelity,
+    options->bin_width,
+    options->seed,
+    costs->efficiency,
+  };
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
+  WeftTime end = WEFT_TIME_MAX;
+
+  if (options->plain)
+    weft_network_set_plain (net, TRUE);
+  if (options->threads > 1)
+    weft_network_set_threads (net, options->threads);
+  if (options->max_bins)
+    weft_link_stats_set_budget (net->stats, options->max_bins);
+
+  weft_sim_set_interrupt (sim, options->interrupt);
+  weft_sim_set_bound (sim, options->bound);
+  result->spans = options->bin_width
+                      ? g_new (WeftTime, 2 * (size_t) image->n_ranks)
+                      : NULL;
+  result->n_spans = options->bin_width ? image->n_gpus : 0;
+  if (image->own != NULL)
+    weft_execute_own (net, g_steal_pointer (&image->own), nodes, costs,
+                      result->spans, finished, &end, NULL);
+  else
+    weft_execute_image (net, image->shared, nodes, costs, result->spans,
+                        finished, &end, NULL);
+  result->beaten = FALSE;
+  if (options->give_up > 0)
+    {
+      weft_sim_run_until (sim, options->give_up);
+      result->beaten = end == WEFT_TIME_MAX && !weft_sim_interrupted (sim);
+    }
+  if (!result->beaten)
+    weft_sim_run (sim);
+  result->interrupted = weft_sim_interrupted (sim);
+  /* Stopped unfinished with events left, not by the flag: past the bound.
+   * A run that reached its end is timed, whatever the bound became while
+   * it drained. */
+  result->beaten |= end == WEFT_TIME_MAX && !result->interrupted
+                    && weft_sim_pending (sim) > 0;
+  g_assert (end != WEFT_TIME_MAX || result->interrupted || result->beaten);
+  result->time = result->beaten        ? WEFT_TIME_MAX
+                 : result->interrupted ? weft_sim_now (sim)
+                                       : end;
+  result->bytes_sent = image->bytes_sent;
+  result->events = weft_sim_events_run (sim);
+  result->links_used = 0;
+  weft_network_flush_stats (net);
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    result->links_used += net->stats->links[l].bytes > 0;
+  result->stats = NULL;
+  if (options->bin_width)
+    result->stats = g_steal_pointer (&net->stats);
+}
+
+gboolean
+weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
+                      uint32_t n, WeftOp op, WeftAlgorithm alg,
+                      WeftProtocolKind protocol, GError **error)
+{
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+
+  if (!weft_algorithm_supports (alg, op))
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s cannot run %s",
+                   weft_algorithm_name (alg), weft_op_name (op));
+      return FALSE;
+    }
+  if (weft_protocol_get (protocol, alg) == NULL)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+                   "%s protocol", weft_algorithm_name (alg),
+                   weft_protocol_name (protocol));
+      return FALSE;
+    }
+  g_array_append_vals (nodes, gpus, n);
+  uint32_t local;
+  if (weft_algorithm_is_hierarchical (alg) && !ranks_per_server (topo, gpus, n, &local, error))
+    return FALSE;
+  if (alg == WEFT_ALG_NVLS_TREE)
+    return server_switches (topo, gpus, n, local, nodes, shares, error);
+  return alg != WEFT_ALG_NVLS || n < 2
+         || nvls_switches (topo, gpus, n, nodes, shares, error);
+}
+
+/* The candidates of one choice, shared by the threads that simulate them. */
+typedef struct {
+  const int *order;
+  int n;
+  WeftRunOptions options;       /* bound: &best */
+  WeftCandidateFn run;
+  void *data;
+  WeftCollectiveResult results[WEFT_PAIRS];     /* by place in order */
+  GError *errors[WEFT_PAIRS];
+  atomic_int next;              /* the next place in order to take up */
+  _Atomic WeftTime best;        /* least time of those finished */
+} Trial;
+
+static gpointer
+trial_worker (gpointer data)
+{
+  Trial *t = data;
+
+  for (int k; (k = atomic_fetch_add (&t->next, 1)) < t->n;)
+    {
+      /* Stopped by the flag: take up no more. */
+      if (t->options.interrupt != NULL && *t->options.interrupt)
+        break;
+      WeftCollectiveResult *r = &t->results[k];
+      WeftRunOptions options = t->options;
+      WeftTime best = atomic_load (&t->best);
+      options.give_up = best != WEFT_TIME_MAX ? best : 0;
+      if (!t->run (t->order[k], &options, r, &t->errors[k], t->data)
+          || r->beaten || r->interrupted)
+        continue;
+      best = atomic_load (&t->best);
+      while (r->time < best
+             && !atomic_compare_exchange_weak (&t->best, &best, r->time))
+        ;
+    }
+  return NULL;
+}
+
+void
+weft_collective_choose (const int *order, int n, int jobs,
+                        const WeftRunOptions *options, WeftCandidateFn run,
+                        void *data, WeftChoice *choice)
+{
+  Trial *t = g_new0 (Trial, 1);
+  GThread *threads[64];
+  int extra = CLAMP (MIN (jobs, n) - 1, 0, (int) G_N_ELEMENTS (threads));
+
+  g_assert (n <= WEFT_PAIRS);
+  t->order = order;
+  t->n = n;
+  t->options = *options;
+  t->options.bound = n > 1 ? &t->best : NULL;
+  t->run = run;
+  t->data = data;
+  atomic_init (&t->next, 0);
+  atomic_init (&t->best, WEFT_TIME_MAX);
+  for (int i = 0; i < extra; i++)
+    threads[i] = g_thread_new ("weft-candidate", trial_worker, t);
+  trial_worker (t);
+  for (int i = 0; i < extra; i++)
+    g_thread_join (threads[i]);
+
+  *choice = (WeftChoice) { .pair = -1, .failed = -1 };
+  choice->interrupted = options->interrupt != NULL && *options->interrupt;
+  int best = -1;
+  for (int k = 0; k < n; k++)
+    {
+      const WeftCollectiveResult *r = &t->results[k];
+      if (t->errors[k] != NULL)
+        {
+          if (choice->failed < 0 || order[k] < choice->failed)
+            {
+              g_clear_error (&choice->error);
+              choice->failed = order[k];
+              choice->error = g_steal_pointer (&t->errors[k]);
+            }
+          continue;
+        }
+      choice->interrupted |= r->interrupted;
+      if (!r->beaten && !r->interrupted
+          && (best < 0 || r->time < t->results[best].time
+              || (r->time == t->results[best].time && order[k] < order[best])))
+        best = k;
+    }
+  for (int k = 0; k < n; k++)
+    {
+      g_clear_error (&t->errors[k]);
+      if (k == best)
+        {
+          choice->pair = order[k];
+          choice->result = t->results[k];
+          continue;
+        }
+      weft_link_stats_free (t->results[k].stats);
+      g_free (t->results[k].spans);
+    }
+  g_free (t);
+}
+
+void
+weft_choice_clear (WeftChoice *choice)
+{
+  weft_link_stats_free (choice->result.stats);
+  g_free (choice->result.spans);
+  choice->result.stats = NULL;
+  choice->result.spans = NULL;
+  g_clear_error (&choice->error);
+}

@@ -1,0 +1,160 @@
+/* weft: running one collective on a topology and timing it. */
+#pragma once
+
+#include "collectives/collective.h"
+#include "network/network.h"
+#include "collectives/protocol.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  WeftFidelity fidelity;
+  uint64_t seed;                /* picks the ECMP choices */
+  WeftTime bin_width;           /* ps; 0: keep no link statistics */
+  const volatile int *interrupt;/* stop early once *interrupt != 0 */
+  gboolean plain;               /* switch the speed-ups off (for tests: the
+                                   results must not change) */
+  uint64_t max_bins;            /* with bins: keep at most about this many
+                                   over all links, doubling their width as
+                                   needed (0: no bound) */
+  WeftTime give_up;             /* ps; not 0: stop once the clock is past
+                                   this unfinished (a candidate slower than
+                                   the best so far), result->beaten */
+  const _Atomic WeftTime *bound;/* not NULL: stop soon after the clock
+                                   passes *bound, which may fall while the
+                                   run goes on (the best time of candidates
+                                   run at once), result->beaten */
+  uint32_t threads;             /* that may share the run's work (0 or 1:
+                                   the calling one alone) */
+} WeftRunOptions;
+
+typedef struct {
+  WeftTime time;                /* ps, from the call to the last step */
+  uint64_t bytes_sent;          /* data bytes the schedule moves */
+  uint64_t events;              /* events the simulation ran */
+  WeftLinkStats *stats;         /* with a bin width: the caller's to free */
+  WeftTime *spans;              /* with a bin width: per rank, the first step's
+                                   start and the last's end (2 per rank, GPU
+                                   ranks first); the caller's to free */
+  uint32_t n_spans;             /* ranks in spans */
+  uint32_t links_used;          /* directed links that carried bytes */
+  gboolean interrupted;         /* stopped early: time is where it got */
+  gboolean beaten;              /* unfinished at options->give_up, or past
+                                   *options->bound: time is WEFT_TIME_MAX */
+} WeftCollectiveResult;
+
+/* Simulate @op by @alg with @protocol over the GPUs @gpus[0..n-1] of
+ * @topo for @size bytes (nccl-tests' size), as @options say.  Fails (WEFT_SCHEDULE_ERROR) if the algorithm cannot run on
+ * this fabric or with this protocol (code 1), or the schedule cannot run. */
+gboolean weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
+                              uint32_t n, WeftOp op, WeftAlgorithm alg,
+                              WeftProtocolKind protocol, uint64_t size,
+                              const WeftCollectiveParams *params,
+                              const WeftRunOptions *options,
+                              WeftCollectiveResult *result, GError **error);
+
+/* The checked schedule of @op by @alg over @gpus[0..n-1] for @size bytes,
+ * with the nodes its ranks run on put in @nodes (the GPUs, then for NVLS
+ * the switches that reduce); NULL with @error (WEFT_SCHEDULE_ERROR, code 1
+ * for an algorithm the fabric cannot run) otherwise.  The caller frees it. */
+WeftSchedule *weft_collective_plan (const WeftTopology *topo,
+                                    const uint32_t *gpus, uint32_t n,
+                                    WeftOp op, WeftAlgorithm alg,
+                                    uint64_t size,
+                                    const WeftCollectiveParams *params,
+                                    GArray *nodes, GError **error);
+
+/* The share of NCCL's Simple rate that @costs move data at over @topo in
+ * @op, on the @n ranks' nodes @nodes: its efficiency, and for LL in the
+ * collectives NCCL runs by ring or tree at most each GPU's ll_bandwidth
+ * for the number of servers the ranks span over the NCCL rate of its
+ * NVLinks (a ring's bus bandwidth is at most what a GPU sends over them,
+ * and is that inside a server). */
+double weft_protocol_share (const WeftProtocol *costs, WeftOp op,
+                            const WeftTopology *topo, const uint32_t *nodes,
+                            uint32_t n);
+
+/* Run the checked @schedule of @op with @costs (at their share,
+ * weft_protocol_share()), rank r on node @nodes[r], as @options say. */
+void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
+                        const WeftSchedule *schedule, WeftOp op,
+                        const WeftProtocol *costs,
+                        const WeftRunOptions *options,
+                        WeftCollectiveResult *result);
+
+/* The schedules of one collective's candidates (@call, every algorithm and
+ * protocol that may be tried): the schedule does not depend on the
+ * protocol, so each algorithm's is planned once, by the first candidate
+ * that needs it (one in another thread waits for it), and run by all.
+ * @order lists the candidates (pairs, see WEFT_PAIRS) that will run: an
+ * algorithm's schedule is freed once the last of them has run, unless it
+ * is small enough to keep for a second run.  What @call points to must
+ * outlive it. */
+typedef struct _WeftPlans WeftPlans;
+
+/* A collective: @op over the GPUs gpus[0..n-1] of @topo, for @size bytes
+ * (nccl-tests' size), with @params. */
+typedef struct {
+  const WeftTopology *topo;
+  const uint32_t *gpus;
+  uint32_t n;
+  WeftOp op;
+  uint64_t size;
+  const WeftCollectiveParams *params;
+} WeftCollectiveCall;
+
+WeftPlans *weft_plans_new (const WeftCollectiveCall *call, const int *order,
+                           int n_order);
+void weft_plans_free (WeftPlans *plans);
+
+/* weft_collective_run() of @alg with @protocol, on @plans' schedule; safe
+ * to call from several threads at once. */
+gboolean weft_plans_run (WeftPlans *plans, WeftAlgorithm alg,
+                         WeftProtocolKind protocol,
+                         const WeftRunOptions *options,
+                         WeftCollectiveResult *result, GError **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftPlans, weft_plans_free)
+
+/* auto's candidates: (algorithm, protocol) pairs, numbered
+ * a * WEFT_PROTOCOL_COUNT + p; of equal times the lower number wins. */
+#define WEFT_PAIRS (WEFT_ALG_COUNT * WEFT_PROTOCOL_COUNT)
+
+/* Simulate candidate @pair as @options say, into @result; FALSE with
+ * @error if it cannot run. */
+typedef gboolean (*WeftCandidateFn) (int pair, const WeftRunOptions *options,
+                                     WeftCollectiveResult *result,
+                                     GError **error, void *data);
+
+typedef struct {
+  int pair;                     /* the fastest, or -1 if none ran */
+  WeftCollectiveResult result;  /* its result, bins and spans included */
+  gboolean interrupted;         /* the interrupt flag was set: candidates
+                                   were stopped or not taken up */
+  int failed;                   /* the lowest pair that could not run, or
+                                   -1 */
+  GError *error;                /* ...and why */
+} WeftChoice;
+
+/* Choose among the @n candidates @order (pairs, taken up in this order:
+ * the likely fastest first) by simulating them, @jobs at once.  Each stops
+ * exactly at the least time of those finished when it starts, and soon
+ * after a lower one found beside it (*options->bound is set aside for
+ * this): it can only be slower.  Every other runs to its end, so the
+ * choice (the least time, of equal times the lowest pair) and its result
+ * are those of running every candidate to its end, for any @jobs and
+ * whatever order they finish in.  weft_choice_clear() frees @choice's
+ * result and error. */
+void weft_collective_choose (const int *order, int n, int jobs,
+                             const WeftRunOptions *options,
+                             WeftCandidateFn run, void *data,
+                             WeftChoice *choice);
+void weft_choice_clear (WeftChoice *choice);
+
+/* Whether @alg with @protocol can run @op on these GPUs of @topo, without
+ * simulating it; on FALSE, @error says why. */
+gboolean weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
+                               uint32_t n, WeftOp op, WeftAlgorithm alg,
+                               WeftProtocolKind protocol, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,84 @@
+/* weft: the executor runs any schedule over any network fidelity. */
+#pragma once
+
+#include "network/network.h"
+#include "collectives/schedule.h"
+
+G_BEGIN_DECLS
+
+/* What a protocol costs (NCCL's LL, LL128 and Simple): a fixed latency
+ * per collective, a latency per send that depends on what the send
+ * crosses, and the fraction of link bandwidth that carries data. */
+typedef struct {
+  const char *name;
+  WeftTime base;                /* ps, once per collective */
+  WeftTime hop_nvlink;          /* ps per send over NVLink only */
+  WeftTime hop_pcie;            /* ps per send that crosses PCIe */
+  WeftTime hop_network;         /* ps per send that crosses the network */
+  double efficiency;            /* share of NCCL's Simple bandwidth */
+  gboolean ll;                  /* NCCL's LL, held to the GPUs' ll_bandwidth
+                                   (weft_protocol_share()) */
+} WeftProtocol;
+
+/* Run @schedule on @net: rank r is GPU node @gpus[r].  The schedule must
+ * have passed weft_schedule_check().  done(sim, target, data) runs when
+ * every step of every rank has finished.  Its state goes with the network.
+ * If @spans is not NULL, spans[2r] and spans[2r + 1] receive when rank r
+ * started its first step and finished its last (ps; the caller's array). */
+void weft_execute (WeftNetwork *net, const WeftSchedule *schedule,
+                   const uint32_t *gpus, const WeftProtocol *protocol,
+                   WeftTime *spans, WeftEventFn done, void *target,
+                   void *data);
+
+/* What the executor makes of a checked schedule before running it, the
+ * same for every run: made once, it can be shared by runs of the schedule
+ * in any thread (weft_execute_image()).  It holds all a run needs: the
+ * schedule may be freed once it is made. */
+typedef struct _WeftExecImage WeftExecImage;
+
+WeftExecImage *weft_exec_image_new (const WeftSchedule *schedule);
+/* The same, made by up to @threads threads (worth it from a million steps
+ * or so): the same image whatever their number. */
+WeftExecImage *weft_exec_image_new_threads (const WeftSchedule *schedule,
+                                            uint32_t threads);
+/* Whether @a and @b are the same image, record by record. */
+gboolean weft_exec_image_equal (const WeftExecImage *a,
+                                const WeftExecImage *b);
+void weft_exec_image_free (WeftExecImage *image);
+
+/* Bytes @image holds. */
+size_t weft_exec_image_memory (const WeftExecImage *image);
+
+/* weft_execute() of the schedule @image was made of: the run works on a
+ * copy of its steps, and @image may be shared by other runs at once. */
+void weft_execute_image (WeftNetwork *net, const WeftExecImage *image,
+                         const uint32_t *gpus, const WeftProtocol *protocol,
+                         WeftTime *spans, WeftEventFn done, void *target,
+                         void *data);
+
+/* weft_execute_image() for an image no other run uses: the run takes it
+ * (no copy) and frees it. */
+void weft_execute_own (WeftNetwork *net, WeftExecImage *image,
+                       const uint32_t *gpus, const WeftProtocol *protocol,
+                       WeftTime *spans, WeftEventFn done, void *target,
+                       void *data);
+
+/* An instance of a schedule whose ranks join one at a time, as the ranks
+ * of a traced collective reach it: each joining rank starts its steps after
+ * the protocol's base latency; rank_done(sim, target, r) runs (as an event
+ * of its own, so it may free the instance) when rank r has joined and
+ * finished all its steps.  rank r is node @nodes[r]; the schedule and
+ * @nodes must outlive the instance, which the caller frees.  Instances of
+ * different protocols share a network whose links run at NCCL's Simple
+ * rate (WeftNetworkConfig.nccl = 1): a send puts bytes / efficiency on the
+ * wire (LL's flags, say). */
+typedef struct _WeftExec WeftExec;
+typedef void (*WeftRankFn) (WeftSim *sim, void *target, uint32_t rank);
+
+WeftExec *weft_exec_new (WeftNetwork *net, const WeftSchedule *schedule,
+                         const uint32_t *nodes, const WeftProtocol *protocol,
+                         WeftRankFn rank_done, void *target);
+void weft_exec_join (WeftExec *exec, uint32_t rank);
+void weft_exec_free (WeftExec *exec);
+
+G_END_DECLS

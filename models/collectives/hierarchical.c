@@ -1,0 +1,332 @@
+/* weft: the hierarchical two-level all_reduce: a reduce-scatter over
+ * NVLink among the GPUs of each server, then an all_reduce of each slice
+ * across servers among the GPUs with the same local index (one rail each),
+ * by ring, recursive halving-doubling or double binary tree, then an
+ * all-gather inside each server.  Ranks come server by server, `local` of
+ * them in each.  The buffer is cut into channels x chunks pieces that
+ * follow each other through the three levels. */
+#include "collectives/collective-private.h"
+
+/* A ring over @members (m ranks) on a region of @region bytes, cut into m
+ * pieces.  At step t member j sends piece (j - shift - t) to member j + 1;
+ * with @reduce each received piece is added in.  @after[j] is what member
+ * j's first send waits for, and becomes its last step. */
+static void
+ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
+      int shift, gboolean reduce, uint32_t tag, uint32_t *after)
+{
+  g_autofree uint32_t *next = g_new (uint32_t, m);
+  g_autofree uint32_t *sent = g_new (uint32_t, m);
+
+  for (uint32_t t = 0; t + 1 < m; t++)
+    {
+      for (uint32_t j = 0; j < m; j++)
+        sent[j] = weft_schedule_send (s, members[j], members[(j + 1) % m], tag,
+                                      weft_part (region, m,
+                                                 weft_mod ((int64_t) j - shift
+                                                           - t, m)),
+                                      after[j]);
+      for (uint32_t j = 0; j < m; j++)
+        {
+          uint32_t from = (j + m - 1) % m;
+          uint64_t bytes = weft_part (region, m,
+                                      weft_mod ((int64_t) from - shift - t, m));
+          uint32_t got = weft_schedule_recv (s, members[j], members[from], tag,
+                                             bytes, WEFT_NO_STEP);
+          weft_schedule_match (s, members[from], sent[from], members[j], got);
+          next[j] = reduce ? weft_schedule_reduce (s, members[j], bytes, got)
+                           : got;
+        }
+      for (uint32_t j = 0; j < m; j++)
+        after[j] = next[j];
+    }
+}
+
+/* A step of @rank that waits for both @a and @b: a reduction of @bytes
+ * (0 for a plain join, which takes no time). */
+static uint32_t
+join (WeftSchedule *s, uint32_t rank, uint64_t bytes, uint32_t a, uint32_t b)
+{
+  uint32_t deps[2] = { a, b };
+
+  if (a == WEFT_NO_STEP)
+    return weft_schedule_reduce (s, rank, bytes, b);
+  return weft_schedule_add (s, rank, WEFT_STEP_REDUCE, 0, 0, bytes, deps,
+                            b == WEFT_NO_STEP ? 1 : 2);
+}
+
+/* The double binary tree over @members on @region bytes: half of it up
+ * and down one in-order binary tree, half on the same tree shifted by one
+ * member.  @after as for ring(). */
+static void
+tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
+      uint32_t tag, uint32_t *after)
+{
+  g_autofree uint32_t *pos_parent = g_new (uint32_t, m);
+  g_autofree uint32_t *parent = g_new (uint32_t, m);
+  g_autofree uint32_t *n_children = g_new (uint32_t, m);
+  g_autofree uint32_t *children = g_new (uint32_t, 2 * (size_t) m);
+  g_autofree uint32_t *done = g_new (uint32_t, 2 * (size_t) m);
+  /* Each send and receive, to pair them: up to and down from the parent,
+   * and from and down to each child. */
+  g_autofree uint32_t *up_send = g_new (uint32_t, m);
+  g_autofree uint32_t *down_recv = g_new (uint32_t, m);
+  g_autofree uint32_t *child_recv = g_new (uint32_t, 2 * (size_t) m);
+  g_autofree uint32_t *down_send = g_new (uint32_t, 2 * (size_t) m);
+
+  pos_parent[weft_tree_build (0, m - 1, pos_parent)] = G_MAXUINT32;
+  for (uint32_t t = 0; t < 2; t++)
+    {
+      uint64_t half = weft_part (region, 2, t);
+      for (uint32_t j = 0; j < m; j++)
+        n_children[j] = 0;
+      for (uint32_t q = 0; q < m; q++)
+        parent[(q + t) % m] = pos_parent[q] == G_MAXUINT32
+                                  ? G_MAXUINT32
+                                  : (pos_parent[q] + t) % m;
+      for (uint32_t j = 0; j < m; j++)
+        if (parent[j] != G_MAXUINT32)
+          children[2 * (size_t) parent[j] + n_children[parent[j]]++] = j;
+      for (uint32_t j = 0; j < m; j++)
+        {
+          uint32_t have = after[j];
+          for (uint32_t c = 0; c < n_children[j]; c++)
+            {
+              uint32_t child = members[children[2 * (size_t) j + c]];
+              uint32_t got = weft_schedule_recv (s, members[j], child, tag,
+                                                 half, WEFT_NO_STEP);
+              child_recv[2 * (size_t) j + c] = got;
+              have = join (s, members[j], half, have, got);
+            }
+          if (parent[j] != G_MAXUINT32)
+            {
+              up_send[j] = weft_schedule_send (s, members[j],
+                                               members[parent[j]], tag, half,
+                                               have);
+              have = down_recv[j] = weft_schedule_recv (
+                  s, members[j], members[parent[j]], tag, half, WEFT_NO_STEP);
+            }
+          for (uint32_t c = 0; c < n_children[j]; c++)
+            down_send[2 * (size_t) j + c] = weft_schedule_send (
+                s, members[j], members[children[2 * (size_t) j + c]], tag,
+                half, have);
+          done[2 * (size_t) j + t] = have;
+        }
+      for (uint32_t j = 0; j < m; j++)
+        for (uint32_t c = 0; c < n_children[j]; c++)
+          {
+            uint32_t x = children[2 * (size_t) j + c];
+            weft_schedule_match (s, members[x], up_send[x], members[j],
+                                 child_recv[2 * (size_t) j + c]);
+            weft_schedule_match (s, members[j], down_send[2 * (size_t) j + c],
+                                 members[x], down_recv[x]);
+          }
+    }
+  for (uint32_t j = 0; j < m; j++)
+    after[j] = join (s, members[j], 0, done[2 * (size_t) j],
+                     done[2 * (size_t) j + 1]);
+}
+
+void
+weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
+                      const WeftCollectiveParams *p, WeftAlgorithm inter)
+{
+  uint32_t n = s->n_gpus, local = p->local, servers = n / local;
+  uint32_t pieces = p->channels * p->chunks, first_deps = 0;
+  g_autofree uint32_t *after = g_new (uint32_t, n);
+  g_autofree uint32_t *staged = g_new (uint32_t, n);
+  g_autofree uint32_t *members = g_new (uint32_t, MAX (local, servers));
+  g_autofree uint32_t *dep = g_new (uint32_t, MAX (local, servers));
+
+  g_assert (local >= 1 && n % local == 0);
+  for (uint32_t r = 0; r < n; r++)
+    staged[r] = WEFT_NO_STEP;
+
+  /* The buffer goes through in pieces; piece k starts inside the server
+   * once piece k - 1 has left it, so that the levels overlap. */
+  for (uint32_t k = 0; k < pieces; k++)
+    {
+      uint64_t part = weft_part (size, pieces, k);
+      uint32_t tag = 3 * k;
+      for (uint32_t r = 0; r < n; r++)
+        after[r] = staged[r];
+
+      /* 1. Inside each server: local rank i ends owning slice i. */
+      for (uint32_t g = 0; g < servers && local > 1; g++)
+        {
+          for (uint32_t i = 0; i < local; i++)
+            {
+              members[i] = g * local + i;
+              dep[i] = after[members[i]];
+            }
+          ring (s, members, local, part, 1, TRUE, tag, dep);
+          for (uint32_t i = 0; i < local; i++)
+            after[members[i]] = staged[members[i]] = dep[i];
+        }
+      /* 2. Across servers, slice i among the GPUs of local index i. */
+      for (uint32_t i = 0; i < local && servers > 1; i++)
+        {
+          uint64_t slice = weft_part (part, local, i);
+          for (uint32_t g = 0; g < servers; g++)
+            {
+              members[g] = g * local + i;
+              dep[g] = after[members[g]];
+            }
+          switch (inter)
+            {
+            case WEFT_ALG_RHD:
+              weft_rhd_group (s, members, servers, slice, tag + 1, dep);
+              break;
+            case WEFT_ALG_TREE:
+              tree (s, members, servers, slice, tag + 1, dep);
+              break;
+            default:
+              ring (s, members, servers, slice, 0, TRUE, tag + 1, dep);
+              ring (s, members, servers, slice, -1, FALSE, tag + 1, dep);
+              break;
+            }
+          for (uint32_t g = 0; g < servers; g++)
+            after[members[g]] = dep[g];
+        }
+      /* 3. Inside each server: every GPU gets every slice. */
+      for (uint32_t g = 0; g < servers && local > 1; g++)
+        {
+          for (uint32_t i = 0; i < local; i++)
+            {
+              members[i] = g * local + i;
+              dep[i] = after[members[i]];
+            }
+          ring (s, members, local, part, 0, FALSE, tag + 2, dep);
+        }
+      /* Every piece adds the steps the first did, rank by rank, and the
+       * dependencies the second did (the first waits for no piece before
+       * it): room for the others, made at once. */
+      if (k == 0)
+        {
+          for (uint32_t r = 0; r < n; r++)
+            weft_schedule_reserve (s, r, (pieces - 1) * s->n_steps[r], 0);
+          first_deps = s->n_deps;
+        }
+      else if (k == 1)
+        weft_schedule_reserve (s, 0, 0, (uint64_t) (pieces - 2)
+                                            * (s->n_deps - first_deps));
+    }
+}
+
+/* NCCL's NVLS_TREE: inside each server the GPUs upload their buffer to the
+ * NVSwitch chips, which add it up (each chip its share, as for NVLS) and
+ * hand GPU i slice i of the sum; slice i is all-reduced across servers
+ * among the GPUs of local index i by double binary tree; then GPU i
+ * uploads its slice and the chips multicast it to the server's other
+ * GPUs.  Pieces pipeline as in weft_hier_all_reduce(). */
+void
+weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p)
+{
+  uint32_t n = s->n_gpus, local = p->local, servers = n / local;
+  uint32_t m = p->n_switches, pieces = p->channels * p->chunks;
+  g_autofree uint32_t *after = g_new (uint32_t, n);
+  g_autofree uint32_t *staged = g_new (uint32_t, n);
+  g_autofree uint32_t *members = g_new (uint32_t, servers);
+  g_autofree uint32_t *dep = g_new (uint32_t, servers);
+  g_autofree uint64_t *share = g_new (uint64_t, m);
+  g_autofree uint32_t *got = g_new (uint32_t, MAX (local, m));
+  double total = 0;
+
+  g_assert (local >= 1 && n % local == 0 && m > 0);
+  for (uint32_t j = 0; j < m; j++)
+    total += p->switch_share[j];
+  for (uint32_t r = 0; r < n; r++)
+    staged[r] = WEFT_NO_STEP;
+  for (uint32_t k = 0; k < pieces; k++)
+    {
+      uint64_t part = weft_part (size, pieces, k), given = 0;
+      uint32_t tag = 5 * k;
+      for (uint32_t j = 0; j < m; j++)
+        {
+          share[j] = (uint64_t) ((double) part * p->switch_share[j] / total);
+          given += share[j];
+        }
+      share[0] += part - given;
+      for (uint32_t r = 0; r < n; r++)
+        after[r] = staged[r];
+
+      /* 1. Reduce in the switches; GPU i gets slice i (of every share). */
+      for (uint32_t g = 0; g < servers; g++)
+        {
+          for (uint32_t j = 0; j < m; j++)
+            {
+              uint32_t sw = n + g * m + j;
+              if (share[j] == 0)
+                continue;
+              for (uint32_t i = 0; i < local; i++)
+                weft_schedule_send (s, g * local + i, sw, tag, share[j],
+                                    after[g * local + i]);
+              for (uint32_t i = 0; i < local; i++)
+                got[i] = weft_schedule_recv (s, sw, g * local + i, tag,
+                                             share[j], WEFT_NO_STEP);
+              uint32_t sum = weft_schedule_add (s, sw, WEFT_STEP_REDUCE, 0, 0,
+                                                share[j], got, local);
+              for (uint32_t i = 0; i < local; i++)
+                weft_schedule_send (s, sw, g * local + i, tag + 1,
+                                    weft_part (share[j], local, i), sum);
+            }
+          for (uint32_t i = 0; i < local; i++)
+            {
+              uint32_t r = g * local + i, have = 0;
+              for (uint32_t j = 0; j < m; j++)
+                if (share[j] > 0)
+                  got[have++] = weft_schedule_recv (
+                      s, r, n + g * m + j, tag + 1,
+                      weft_part (share[j], local, i), WEFT_NO_STEP);
+              after[r] = staged[r] = weft_schedule_add (
+                  s, r, WEFT_STEP_REDUCE, 0, 0, 0, got, have);
+            }
+        }
+      /* 2. Across servers, slice i among the GPUs of local index i. */
+      for (uint32_t i = 0; i < local && servers > 1; i++)
+        {
+          uint64_t slice = 0;
+          for (uint32_t j = 0; j < m; j++)
+            slice += weft_part (share[j], local, i);
+          for (uint32_t g = 0; g < servers; g++)
+            {
+              members[g] = g * local + i;
+              dep[g] = after[members[g]];
+            }
+          tree (s, members, servers, slice, tag + 2, dep);
+          for (uint32_t g = 0; g < servers; g++)
+            after[members[g]] = dep[g];
+        }
+      /* 3. Each GPU uploads its slice; the switches multicast it to the
+       * server's other GPUs. */
+      for (uint32_t g = 0; g < servers && local > 1; g++)
+        for (uint32_t j = 0; j < m; j++)
+          {
+            uint32_t sw = n + g * m + j;
+            if (share[j] == 0)
+              continue;
+            for (uint32_t i = 0; i < local; i++)
+              weft_schedule_send (s, g * local + i, sw, tag + 3,
+                                  weft_part (share[j], local, i),
+                                  after[g * local + i]);
+            for (uint32_t i = 0; i < local; i++)
+              {
+                uint64_t bytes = weft_part (share[j], local, i);
+                uint32_t in = weft_schedule_recv (s, sw, g * local + i,
+                                                  tag + 3, bytes,
+                                                  WEFT_NO_STEP);
+                for (uint32_t o = 0; o < local; o++)
+                  if (o != i)
+                    weft_schedule_send (s, sw, g * local + o, tag + 4, bytes,
+                                        in);
+              }
+            for (uint32_t o = 0; o < local; o++)
+              for (uint32_t i = 0; i < local; i++)
+                if (i != o)
+                  weft_schedule_recv (s, g * local + o, sw, tag + 4,
+                                      weft_part (share[j], local, i),
+                                      WEFT_NO_STEP);
+          }
+    }
+}

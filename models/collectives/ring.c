@@ -1,0 +1,376 @@
+/* weft: ring algorithms (all_reduce, reduce_scatter, all_gather), and the
+ * chains and neighbour exchanges built the same way (broadcast, reduce,
+ * send_recv).  The buffer is cut into `channels` slices, each a ring of its
+ * own (of every ring along the links, where GPUs are joined directly, each
+ * ring's share by its bandwidth; else in rank order), and every piece into
+ * `chunks` that follow each other down the ring (pipelining); a chunk's
+ * send waits for the previous chunk's send of the same step, so that a
+ * channel stays in order. */
+#include "collectives/collective-private.h"
+
+/* Channels in all: `channels` of every ring along the links, or of rank
+ * order. */
+static uint32_t
+n_channels (const WeftCollectiveParams *p)
+{
+  return p->rings ? p->rings->n_rings * p->channels : p->channels;
+}
+
+/* Channel @ch's bytes of @size. */
+static uint64_t
+channel_bytes (uint64_t size, const WeftCollectiveParams *p, uint32_t ch)
+{
+  if (p->rings == NULL)
+    return weft_part (size, p->channels, ch);
+  return weft_part (weft_rings_bytes (p->rings, size, ch / p->channels),
+                    p->channels, ch % p->channels);
+}
+
+/* Channel @ch's ranks in ring order, or NULL for rank order. */
+static const uint32_t *
+channel_order (const WeftCollectiveParams *p, uint32_t ch)
+{
+  return p->rings ? p->rings->order + (size_t) (ch / p->channels) * p->rings->n
+                  : NULL;
+}
+
+/* The rank at position @q of a ring in @order (NULL: rank order). */
+static inline uint32_t
+at (const uint32_t *order, uint32_t n, int64_t q)
+{
+  /* Within a turn of the ring without a division: the builders ask for
+   * positions a step or two around it. */
+  uint32_t i = q >= 0 && q < n            ? (uint32_t) q
+               : q < 0 && q >= -(int64_t) n ? (uint32_t) (q + n)
+                                           : weft_mod (q, n);
+  return order ? order[i] : i;
+}
+
+static uint64_t
+piece (uint64_t size, uint32_t n, const WeftCollectiveParams *p, uint32_t ch,
+       uint32_t c, uint32_t k)
+{
+  return weft_part (weft_part (channel_bytes (size, p, ch), n, c), p->chunks,
+                    k);
+}
+
+static uint32_t
+add2 (WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t peer,
+      uint32_t tag, uint64_t bytes, uint32_t a, uint32_t b)
+{
+  uint32_t deps[2] = { a, b };
+  return weft_schedule_add (s, rank, kind, peer, tag, bytes, deps, 2);
+}
+
+typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
+
+/* Steps a rank makes at each step of a phase: a send, a receive and, in
+ * reduce-scatter, a reduction. */
+static uint32_t
+steps_per (Phase phase)
+{
+  return phase == PHASE_REDUCE_SCATTER ? 3 : 2;
+}
+
+/* A ring phase being made (see ring_phase()), and a share of its ranks. */
+typedef struct {
+  WeftSchedule *s;
+  const WeftCollectiveParams *p;
+  Phase phase;
+  int shift;
+  uint32_t *after;
+  const uint32_t *base;         /* each rank's steps before the phase */
+  const uint32_t *position;     /* each rank's place in each ring */
+  const uint64_t *bytes_of;     /* each piece's bytes, by tag */
+  uint32_t r_lo, r_hi;          /* the share: these ranks... */
+  uint32_t cursor;              /* ...their dependencies from here */
+} RingPart;
+
+/* Dependencies rank @r's steps of the phase have: a send waits for the
+ * step before (at step 0, for what @after gives) and for the chunk
+ * before's send, a reduction for its receive. */
+static uint64_t
+rank_deps (const RingPart *w, uint32_t r)
+{
+  uint32_t n = w->s->n_ranks, chunks = w->p->chunks;
+  uint64_t count = 0;
+
+  for (uint32_t tag = 0; tag < n_channels (w->p) * chunks; tag++)
+    count += (w->after[(size_t) tag * n + r] != WEFT_NO_STEP) + (n - 2)
+             + (tag % chunks > 0 ? n - 1 : 0)
+             + (w->phase == PHASE_REDUCE_SCATTER ? n - 1 : 0);
+  return count;
+}
+
+/* Make part @data's ranks' steps of the phase. */
+static gpointer
+ring_ranks (gpointer data)
+{
+  RingPart *w = data;
+  WeftSchedule *s = w->s;
+  const WeftCollectiveParams *p = w->p;
+  uint32_t n = s->n_ranks, chunks = p->chunks;
+  uint32_t per = steps_per (w->phase);
+  const uint32_t *base = w->base;
+
+  for (uint32_t r = w->r_lo; r < w->r_hi; r++)
+    for (uint32_t ch = 0; ch < n_channels (p); ch++)
+      {
+        const uint32_t *order = channel_order (p, ch);
+        int64_t q = order ? w->position[(size_t) (ch / p->channels) * n + r]
+                          : r;
+        uint32_t to = at (order, n, q + 1), from = at (order, n, q - 1);
+        for (uint32_t k = 0; k < chunks; k++)
+          {
+            uint32_t tag = ch * chunks + k;
+            const uint64_t *bytes = &w->bytes_of[(size_t) tag * n];
+            uint32_t dep = w->after[(size_t) tag * n + r];
+            for (uint32_t step = 0; step + 1 < n; step++)
+              {
+                /* The t-th send, receive (and reduction) of the phase,
+                 * where every rank has them; a chunk's send waits for the
+                 * chunk before's at the same step. */
+                uint32_t t = tag * (n - 1) + step;
+                uint32_t deps[2] = {
+                  dep, k > 0 ? base[r] + (t - (n - 1)) * per : WEFT_NO_STEP
+                };
+                weft_schedule_add_at (s, r, WEFT_STEP_SEND, to, tag,
+                                      bytes[at (order, n, q - w->shift - step)],
+                                      deps, 2, base[to] + t * per + 1,
+                                      &w->cursor);
+                uint64_t got = bytes[at (order, n, q - 1 - w->shift - step)];
+                uint32_t recv = weft_schedule_add_at (
+                    s, r, WEFT_STEP_RECV, from, tag, got, NULL, 0,
+                    base[from] + t * per, &w->cursor);
+                if (w->phase == PHASE_REDUCE_SCATTER)
+                  dep = weft_schedule_add_at (s, r, WEFT_STEP_REDUCE, 0, 0,
+                                              got, &recv, 1, WEFT_NO_STEP,
+                                              &w->cursor);
+                else
+                  dep = recv;
+              }
+            w->after[(size_t) tag * n + r] = dep;
+          }
+      }
+  return NULL;
+}
+
+/* Steps from which a phase's ranks are shared among threads. */
+#define RING_SPLIT 1000000
+
+/* At most this many threads make a phase. */
+#define RING_THREADS 8
+
+/* One ring phase over n - 1 steps for every channel and chunk.  @shift
+ * picks the piece the rank at ring position q sends at step 0 (that of
+ * position q - shift, pieces named by the rank that owns them); @after[r]
+ * (per tag) is what rank r's first send waits for, and is updated to the
+ * last step of the phase on each rank.
+ *
+ * Every rank's steps come in the same order: for each channel, chunk and
+ * step, a send, a receive and (reduce-scatter) a reduction.  So the t-th of
+ * these on any rank is at the same place past the steps it had before, and
+ * a send can be paired with its receive before the peer's steps are made:
+ * each rank's steps are made at once, written one after another (made step
+ * by step across all ranks, each step was a write into another rank's
+ * list, most a cache miss), and a large phase's ranks are shared among
+ * p->threads threads, each rank's dependencies at the place they would
+ * have had made in rank order. */
+static void
+ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
+            Phase phase, int shift, uint32_t *after)
+{
+  uint32_t n = s->n_ranks, chunks = p->chunks;
+  uint32_t tags = n_channels (p) * chunks;
+  g_autofree uint32_t *base = g_new (uint32_t, n);
+  g_autofree uint64_t *bytes_of = g_new (uint64_t, (size_t) tags * n);
+  uint32_t n_orders = p->rings ? p->rings->n_rings : 0;
+  g_autofree uint32_t *position = g_new (uint32_t, (size_t) n_orders * n);
+
+  for (uint32_t r = 0; r < n; r++)
+    base[r] = s->n_steps[r];
+  /* Each piece's bytes, once: every step sends n of them. */
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
+    for (uint32_t k = 0; k < chunks; k++)
+      for (uint32_t c = 0; c < n; c++)
+        bytes_of[(size_t) (ch * chunks + k) * n + c]
+            = piece (size, n, p, ch, c, k);
+  /* Each rank's place in each ring. */
+  for (uint32_t o = 0; o < n_orders; o++)
+    for (uint32_t q = 0; q < n; q++)
+      position[(size_t) o * n + p->rings->order[(size_t) o * n + q]] = q;
+
+  RingPart whole = { s, p, phase, shift, after, base, position, bytes_of,
+                     0, n, s->n_deps };
+  uint64_t steps = (uint64_t) n * tags * (n - 1) * steps_per (phase);
+  uint32_t parts = steps < RING_SPLIT ? 1 : CLAMP (p->threads, 1, RING_THREADS);
+  RingPart part[RING_THREADS];
+  GThread *thread[RING_THREADS];
+  uint64_t end[RING_THREADS], cursor = s->n_deps;
+  for (uint32_t t = 0; t < parts; t++)
+    {
+      part[t] = whole;
+      part[t].r_lo = (uint32_t) ((uint64_t) n * t / parts);
+      part[t].r_hi = (uint32_t) ((uint64_t) n * (t + 1) / parts);
+      part[t].cursor = (uint32_t) cursor;
+      for (uint32_t r = part[t].r_lo; r < part[t].r_hi; r++)
+        cursor += rank_deps (&whole, r);
+      end[t] = cursor;
+    }
+  g_assert (cursor <= s->deps_cap);
+  for (uint32_t t = 1; t < parts; t++)
+    thread[t] = g_thread_new ("weft-ring", ring_ranks, &part[t]);
+  ring_ranks (&part[0]);
+  for (uint32_t t = 1; t < parts; t++)
+    g_thread_join (thread[t]);
+  for (uint32_t t = 0; t < parts; t++)
+    g_assert (part[t].cursor == end[t]);
+  s->n_deps = (uint32_t) cursor;
+  s->n_ends += 2 * (uint64_t) n * tags * (n - 1);
+  s->n_matched += (uint64_t) n * tags * (n - 1);
+}
+
+/* Room for @phases ring phases of every rank, @reduce of them with a
+ * reduction a step: each step of a channel's chunk is a send (waiting for
+ * up to two steps), a receive and perhaps a reduction (waiting for one). */
+static void
+reserve (WeftSchedule *s, const WeftCollectiveParams *p, uint32_t phases,
+         uint32_t reduce)
+{
+  uint64_t steps = (uint64_t) n_channels (p) * p->chunks * (s->n_ranks - 1);
+
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    weft_schedule_reserve (s, r, (uint32_t) (steps * (2 * phases + reduce)),
+                           r == 0 ? steps * s->n_ranks * (2 * phases + reduce)
+                                  : 0);
+}
+
+static uint32_t *
+fresh_after (const WeftSchedule *s, const WeftCollectiveParams *p)
+{
+  size_t count = (size_t) n_channels (p) * p->chunks * s->n_ranks;
+  uint32_t *after = g_new (uint32_t, count);
+
+  for (size_t i = 0; i < count; i++)
+    after[i] = WEFT_NO_STEP;
+  return after;
+}
+
+void
+weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
+                      const WeftCollectiveParams *p)
+{
+  g_autofree uint32_t *after = fresh_after (s, p);
+
+  reserve (s, p, 2, 1);
+  /* Reduce-scatter: at step t rank r sends piece r - t, so it ends owning
+   * piece r + 1 fully reduced; all-gather then passes those on. */
+  ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 0, after);
+  ring_phase (s, size, p, PHASE_ALL_GATHER, -1, after);
+}
+
+void
+weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p)
+{
+  g_autofree uint32_t *after = fresh_after (s, p);
+
+  reserve (s, p, 1, 1);
+  /* Shifted by one so that rank r ends owning piece r. */
+  ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 1, after);
+}
+
+void
+weft_ring_all_gather (WeftSchedule *s, uint64_t size,
+                      const WeftCollectiveParams *p)
+{
+  g_autofree uint32_t *after = fresh_after (s, p);
+
+  reserve (s, p, 1, 0);
+  /* Rank r starts with piece r. */
+  ring_phase (s, size, p, PHASE_ALL_GATHER, 0, after);
+}
+
+/* A chain from rank 0 along the ring (0 -> 1 -> ... -> n-1 in rank order)
+ * for broadcast, or the other way, with a reduction at every rank, for
+ * reduce to root 0. */
+static void
+chain (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
+       gboolean reduce)
+{
+  uint32_t n = s->n_ranks;
+  g_autofree uint32_t *prev = g_new (uint32_t, n);
+  g_autofree uint32_t *link = g_new (uint32_t, n);
+
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
+    {
+      const uint32_t *order = channel_order (p, ch);
+      uint32_t root = 0;
+      while (at (order, n, root) != 0)
+        root++;
+      /* link[i]: the i-th rank of the chain from the root. */
+      for (uint32_t i = 0; i < n; i++)
+        link[i] = at (order, n, (int64_t) root + i);
+      for (uint32_t r = 0; r < n; r++)
+        prev[r] = WEFT_NO_STEP;
+      for (uint32_t k = 0; k < p->chunks; k++)
+        {
+          uint32_t tag = ch * p->chunks + k;
+          uint64_t bytes = weft_part (channel_bytes (size, p, ch), p->chunks,
+                                      k);
+          for (uint32_t pos = 0; pos < n; pos++)
+            {
+              /* Position 0 starts the chain; data flows to pos + 1. */
+              uint32_t i = reduce ? n - 1 - pos : pos;
+              uint32_t r = link[i];
+              uint32_t have = WEFT_NO_STEP;
+              if (pos > 0)
+                {
+                  /* Where it comes from. */
+                  uint32_t up = link[reduce ? i + 1 : i - 1];
+                  have = weft_schedule_recv (s, r, up, tag, bytes, WEFT_NO_STEP);
+                  if (reduce)
+                    have = weft_schedule_reduce (s, r, bytes, have);
+                }
+              if (pos + 1 < n)
+                prev[r] = add2 (s, r, WEFT_STEP_SEND,
+                                link[reduce ? i - 1 : i + 1], tag, bytes, have,
+                                prev[r]);
+            }
+        }
+    }
+}
+
+void
+weft_ring_broadcast (WeftSchedule *s, uint64_t size,
+                     const WeftCollectiveParams *p)
+{
+  chain (s, size, p, FALSE);
+}
+
+void
+weft_ring_reduce (WeftSchedule *s, uint64_t size,
+                  const WeftCollectiveParams *p)
+{
+  chain (s, size, p, TRUE);
+}
+
+void
+weft_ring_send_recv (WeftSchedule *s, uint64_t size,
+                     const WeftCollectiveParams *p)
+{
+  uint32_t n = s->n_ranks;
+
+  /* As nccl-tests' sendrecv: every rank sends its buffer to the next. */
+  for (uint32_t ch = 0; ch < p->channels; ch++)
+    for (uint32_t k = 0; k < p->chunks; k++)
+      {
+        uint32_t tag = ch * p->chunks + k;
+        uint64_t bytes = weft_part (weft_part (size, p->channels, ch),
+                                    p->chunks, k);
+        for (uint32_t r = 0; r < n; r++)
+          weft_schedule_send (s, r, (r + 1) % n, tag, bytes, WEFT_NO_STEP);
+        for (uint32_t r = 0; r < n; r++)
+          weft_schedule_recv (s, r, (r + n - 1) % n, tag, bytes, WEFT_NO_STEP);
+      }
+}

@@ -1,0 +1,912 @@
+/* weft: the network interface, and what the fidelities share. */
+#include "network/network.h"
+
+#include "rng.h"
+
+#include <math.h>
+#include <string.h>
+
+static void routes_init (WeftNetwork *net);
+static void routes_free (WeftNetwork *net);
+
+static const char *const fidelity_names[] = { "packet", "flow", "analytical" };
+
+gboolean
+weft_fidelity_parse (const char *name, WeftFidelity *fidelity)
+{
+  for (int i = 0; i < 3; i++)
+    if (g_strcmp0 (name, fidelity_names[i]) == 0)
+      {
+        *fidelity = (WeftFidelity) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+weft_fidelity_name (WeftFidelity fidelity)
+{
+  return fidelity_names[fidelity];
+}
+
+static const WeftNetworkClass *const classes[] = {
+  [WEFT_FIDELITY_PACKET] = &weft_network_packet_class,
+  [WEFT_FIDELITY_FLOW] = &weft_network_flow_class,
+  [WEFT_FIDELITY_ANALYTICAL] = &weft_network_analytical_class,
+};
+
+/* Routing over @topo: one a network before left, with what it learnt
+ * (remembered routes, cost arrays: a sweep's runs would otherwise each
+ * route from nothing), or a new one.  A remembered route is one no flow id
+ * took part in choosing, so the routes are the same either way. */
+static WeftRouting *
+routing_take (const WeftTopology *topo)
+{
+  WeftTopology *t = (WeftTopology *) topo;  /* its spare routings only */
+  WeftRouting *routing = NULL;
+
+  g_mutex_lock (&t->spare_lock);
+  if (t->spare && t->spare->len > 0)
+    routing = g_ptr_array_steal_index (t->spare, t->spare->len - 1);
+  g_mutex_unlock (&t->spare_lock);
+  return routing ? routing : weft_routing_new (topo);
+}
+
+/* @routing, which @net used, for the next network over its topology; one
+ * whose remembered routes were switched off (plain) is freed. */
+static void
+routing_give (WeftNetwork *net, WeftRouting *routing)
+{
+  WeftTopology *t = (WeftTopology *) net->topo;
+
+  if (net->plain)
+    {
+      weft_routing_free (routing);
+      return;
+    }
+  g_mutex_lock (&t->spare_lock);
+  if (t->spare == NULL)
+    t->spare = g_ptr_array_new_with_free_func (
+        (GDestroyNotify) weft_routing_free);
+  g_ptr_array_add (t->spare, routing);
+  g_mutex_unlock (&t->spare_lock);
+}
+
+WeftNetwork *
+weft_network_new (WeftSim *sim, const WeftTopology *topo,
+                  const WeftNetworkConfig *config)
+{
+  const WeftNetworkClass *klass = classes[config->fidelity];
+  WeftNetwork *net = klass->create ();
+
+  net->klass = klass;
+  net->sim = sim;
+  net->threads = 1;
+  net->topo = topo;
+  net->routing = routing_take (topo);
+  net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
+  net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->stripe_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->stripe_bytes = g_array_new (FALSE, FALSE, sizeof (uint64_t));
+  net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
+  net->free_transfers = g_new (uint32_t, MAX (topo->n_nodes, 1));
+  for (uint32_t i = 0; i < topo->n_nodes; i++)
+    net->free_transfers[i] = WEFT_NONE;
+  /* What data moves at: the link's effective bandwidth, or for collectives
+   * NCCL's model of the link times the protocol's share (NCCL's kernels do
+   * not fill a link). */
+  net->capacity = g_new (double, MAX (topo->n_links, 1));
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      net->capacity[l] = config->nccl > 0
+                             ? weft_link_nccl_rate (topo, link) * config->nccl
+                             : link->bandwidth;
+    }
+  net->deep = topo->n_links >= WEFT_DEEP_LINKS;
+  net->adopted = g_ptr_array_new_with_free_func (g_free);
+  net->splits = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free,
+                                       NULL);
+  routes_init (net);
+  /* Flow ids feed the ECMP hash; the seed decides where they start. */
+  net->next_flow = config->seed ? weft_mix64 (config->seed) : 0;
+  return net;
+}
+
+void
+weft_network_free (WeftNetwork *net)
+{
+  if (net == NULL)
+    return;
+  for (guint i = 0; i < net->adopted->len; i += 2)
+    ((GDestroyNotify) g_ptr_array_index (net->adopted, i + 1)) (
+        g_ptr_array_index (net->adopted, i));
+  g_ptr_array_set_free_func (net->adopted, NULL);
+  g_ptr_array_unref (net->adopted);
+  g_hash_table_unref (net->splits);
+  for (uint32_t i = 0; i < net->n_transfers; i++)
+    {
+      g_free (net->transfers[i].path);
+      g_free (net->transfers[i].link_bytes);
+    }
+  g_aligned_free (net->transfers);
+  g_free (net->free_transfers);
+  g_array_unref (net->scratch);
+  g_array_unref (net->hops);
+  g_array_unref (net->stripe_links);
+  g_array_unref (net->stripe_bytes);
+  g_free (net->reduce_free_at);
+  g_free (net->capacity);
+  routes_free (net);
+  routing_give (net, g_steal_pointer (&net->routing));
+  weft_link_stats_free (net->stats);
+  net->klass->destroy (net);
+}
+
+WeftTime
+weft_network_node_latency (const WeftNetwork *net, uint32_t node)
+{
+  const WeftNode *n = &net->topo->nodes[node];
+
+  return n->kind == WEFT_NODE_SWITCH || n->kind == WEFT_NODE_NIC
+             ? n->device->latency
+             : 0;
+}
+
+/* Latency and bottleneck of the path in @links. */
+static void
+path_figures (const WeftNetwork *net, const uint32_t *links, uint32_t n,
+              WeftTime *latency, double *bottleneck)
+{
+  *latency = 0;
+  *bottleneck = INFINITY;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      const WeftLink *l = &net->topo->links[links[i]];
+      *latency += l->latency;
+      if (i + 1 < n)
+        *latency += weft_network_node_latency (net, l->dst);
+      *bottleneck = MIN (*bottleneck, net->capacity[links[i]]);
+    }
+}
+
+/* A transfer split over several first hops finishes with its last part.
+ * The network keeps the splits in progress, so that a run stopped early
+ * frees them too. */
+typedef struct {
+  WeftNetwork *net;
+  uint32_t parts;               /* not yet finished */
+  WeftEventFn done;
+  void *target, *data;
+} Split;
+
+static void
+part_done (WeftSim *sim, void *target, void *data)
+{
+  Split *split = target;
+  (void) data;
+
+  if (--split->parts > 0)
+    return;
+  WeftEventFn done = split->done;
+  void *t = split->target, *d = split->data;
+  g_hash_table_remove (split->net->splits, split);
+  done (sim, t, d);
+}
+
+/* The route of part @part, leaving by first hop @first (or routed whole
+ * when @first is WEFT_NONE), into net->scratch. */
+static void
+route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
+            uint64_t flow)
+{
+  if (first == WEFT_NONE)
+    {
+      gboolean routed = weft_routing_path (net->routing, src, dst, flow,
+                                           net->scratch);
+      g_assert (routed);        /* the loader refuses unreachable GPUs */
+      return;
+    }
+  uint32_t via = net->topo->links[first].dst;
+  gboolean routed = weft_routing_path_for (net->routing, src, via, dst, flow,
+                                           net->scratch);
+  g_assert (routed);
+  g_array_prepend_val (net->scratch, first);
+}
+
+/* How @bytes split over the @n first hops @hops, into @parts: in
+ * proportion to their bandwidth, the remainder to the first.  With no
+ * hops, all of it in parts[0]. */
+static void
+shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
+        uint64_t *parts)
+{
+  double total = 0;
+  uint64_t given = 0;
+
+  parts[0] = 0;
+  for (guint k = 0; k < n; k++)
+    total += net->topo->links[hops[k]].bandwidth;
+  for (guint k = 0; k < n; k++)
+    {
+      double bw = net->topo->links[hops[k]].bandwidth;
+      parts[k] = (uint64_t) floor ((double) bytes * bw / total);
+      given += parts[k];
+    }
+  parts[0] += bytes - given;
+  /* A transfer striped over n links moves at least n bytes, one a stripe
+   * at least: a link much slower than the others would otherwise get no
+   * bytes and carry a stripe of nothing.  Each such byte comes from the
+   * largest part (at least two bytes whenever a part is empty). */
+  if (bytes >= n)
+    for (guint k = 0; k < n; k++)
+      if (parts[k] == 0)
+        {
+          guint m = 0;
+          for (guint j = 1; j < n; j++)
+            if (parts[j] > parts[m])
+              m = j;
+          parts[m]--;
+          parts[k] = 1;
+        }
+}
+
+/* Whole transfers' routes remembered (the fidelities that take whole
+ * stripes, the flow model): the links of all the stripes of a transfer
+ * from src to dst, merged, the stripes crossing each link, and the
+ * latency.  A collective sends from a GPU to the same few peers over
+ * and over (each piece of each step): one look-up here replaces routing
+ * every stripe.  Only routes no flow id took part in are kept, so results
+ * are the same with or without them.
+ *
+ * A route sits in any slot of the set of ROUTE_WAYS its (src, dst) hashes
+ * to, replacing the one used least recently when the set is full.  The
+ * keys of a set share one cache line; a slot's hops, links and stripes lie
+ * in a pool, as long as they are: a look-up reads one line, and only a hit
+ * reads its route.  (With two slots a pair, a ring's one peer a GPU
+ * collided often enough that a sixth of its transfers were routed
+ * again.) */
+#define ROUTE_LINKS 64
+#define ROUTE_HOPS 32           /* a GB200's 18 NVLinks, each a stripe */
+#define ROUTE_WAYS 8
+
+struct _WeftRoute {
+  WeftTime latency;
+  uint32_t used;                /* clock of the last use */
+  uint32_t body;                /* in the pool: hops, links, then (striped
+                                   routes) a word a link, bit i: stripe i
+                                   crosses it */
+  uint8_t n_links;
+  uint8_t n_hops;               /* 0 or 1: one part, not striped */
+  uint8_t crosses;              /* WEFT_CROSSES_* */
+};
+
+typedef struct _WeftRoute Route;
+
+/* A slot's key: (src, dst); 0 (src == dst == 0, never asked for): empty. */
+static inline uint64_t
+route_key (uint32_t src, uint32_t dst)
+{
+  return (uint64_t) src << 32 | dst;
+}
+
+/* Words of the pool a route of @n_hops and @n_links takes: a striped
+ * route's also hold its last transfer's split (see route_memo()). */
+static inline uint32_t
+route_words (uint32_t n_hops, uint32_t n_links)
+{
+  return n_hops + n_links + (n_hops > 1 ? n_links + 2 + 4 * n_links : 0);
+}
+
+static inline const uint32_t *
+route_hops (const WeftNetwork *net, const Route *r)
+{
+  return net->route_pool + r->body;
+}
+
+static inline const uint32_t *
+route_links (const WeftNetwork *net, const Route *r)
+{
+  return net->route_pool + r->body + r->n_hops;
+}
+
+static inline const uint32_t *
+route_stripes (const WeftNetwork *net, const Route *r)
+{
+  return net->route_pool + r->body + r->n_hops + r->n_links;
+}
+
+/* A striped route's last transfer, whose split the next one of the same
+ * size takes as it is (a collective sends the same piece size over and
+ * over): its bytes (two words), then each link's bytes (two words a
+ * link), then each link's share of the bytes (a double,
+ * two words a link: the flow model's divisions, done once).  Bytes 0: none
+ * yet. */
+static inline uint32_t *
+route_memo (const WeftNetwork *net, const Route *r)
+{
+  return net->route_pool + r->body + r->n_hops + 2 * r->n_links;
+}
+
+/* Routes start in 1,024 slots and double while half of them are filled
+ * or a route's set is, up to 32 a GPU: a network built to try one
+ * collective on a few GPUs asks for few. */
+static void
+routes_alloc (WeftNetwork *net, uint32_t n)
+{
+  net->n_routes = n;
+  net->routes_filled = 0;
+  net->routes = g_new (Route, n);
+  net->route_keys = g_aligned_alloc0 (n, sizeof (uint64_t), 64);
+}
+
+static void
+routes_free (WeftNetwork *net)
+{
+  g_clear_pointer (&net->routes, g_free);
+  g_clear_pointer (&net->route_keys, g_aligned_free);
+  g_clear_pointer (&net->route_pool, g_free);
+  net->pool_used = net->pool_cap = net->pool_dead = 0;
+}
+
+static void
+routes_init (WeftNetwork *net)
+{
+  uint32_t gpus = 0;
+
+  routes_free (net);
+  if (!net->klass->whole_stripes || net->plain)
+    return;
+  for (uint32_t n = 0; n < net->topo->n_nodes; n++)
+    gpus += net->topo->nodes[n].kind == WEFT_NODE_GPU;
+  net->routes_max = 4096;
+  while (net->routes_max < (1u << 24) && net->routes_max < 32 * (uint64_t) gpus)
+    net->routes_max *= 2;
+  routes_alloc (net, 1024);
+}
+
+/* The first slot of the set of @key. */
+static inline uint32_t
+route_set (const WeftNetwork *net, uint64_t key)
+{
+  return (uint32_t) weft_mix64 (key) & (net->n_routes - ROUTE_WAYS);
+}
+
+static Route *
+route_find (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  uint64_t key = route_key (src, dst);
+  uint32_t set = route_set (net, key);
+  const uint64_t *keys = net->route_keys + set;
+
+  for (uint32_t i = 0; i < ROUTE_WAYS; i++)
+    if (keys[i] == key)
+      {
+        Route *r = &net->routes[set + i];
+        r->used = ++net->route_clock;
+        return r;
+      }
+  return NULL;
+}
+
+/* A slot for @key: an empty one of its set, or the least recently used
+ * (its route's words in the pool are then dead). */
+static uint32_t
+route_free_slot (WeftNetwork *net, uint64_t key)
+{
+  uint32_t set = route_set (net, key), best = set;
+
+  for (uint32_t i = set; i < set + ROUTE_WAYS; i++)
+    {
+      if (net->route_keys[i] == 0)
+        {
+          net->routes_filled++;
+          return i;
+        }
+      if (net->routes[i].used < net->routes[best].used)
+        best = i;
+    }
+  net->pool_dead += route_words (net->routes[best].n_hops,
+                                 net->routes[best].n_links);
+  return best;
+}
+
+/* Copy the live routes' words into a new pool with room for @more. */
+static void
+pool_compact (WeftNetwork *net, uint64_t more)
+{
+  uint64_t live = net->pool_used - net->pool_dead;
+  uint64_t cap = MAX (2 * (live + more), 4096);
+  g_assert (cap < G_MAXUINT32);
+  uint32_t *pool = g_new (uint32_t, cap), used = 0;
+
+  for (uint32_t i = 0; i < net->n_routes; i++)
+    if (net->route_keys[i] != 0)
+      {
+        Route *r = &net->routes[i];
+        uint32_t words = route_words (r->n_hops, r->n_links);
+        memcpy (pool + used, net->route_pool + r->body,
+                words * sizeof (uint32_t));
+        r->body = used;
+        used += words;
+      }
+  g_free (net->route_pool);
+  net->route_pool = pool;
+  net->pool_used = used;
+  net->pool_cap = (uint32_t) cap;
+  net->pool_dead = 0;
+}
+
+/* What @n @links cross: WEFT_CROSSES_* bits. */
+static uint32_t
+links_cross (const WeftNetwork *net, const uint32_t *links, uint32_t n)
+{
+  uint32_t crosses = 0;
+
+  for (uint32_t i = 0; i < n; i++)
+    {
+      const WeftLink *l = &net->topo->links[links[i]];
+      const WeftLinkType *t = g_ptr_array_index (net->topo->link_types,
+                                                 l->type);
+      if (t->family == WEFT_FAMILY_PCIE || t->family == WEFT_FAMILY_OTHER)
+        crosses |= WEFT_CROSSES_PCIE;
+      else if (t->family == WEFT_FAMILY_NETWORK)
+        crosses |= WEFT_CROSSES_NETWORK;
+    }
+  return crosses;
+}
+
+/* What flow 0's route from @src to @dst crosses (in net->scratch). */
+static uint32_t
+path_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  weft_routing_path (net->routing, src, dst, 0, net->scratch);
+  return links_cross (net, (const uint32_t *) net->scratch->data,
+                      net->scratch->len);
+}
+
+uint32_t
+weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  if (net->routes)
+    {
+      const Route *r = route_find (net, src, dst);
+      if (r != NULL)
+        return r->crosses;
+    }
+  return path_crosses (net, src, dst);
+}
+
+/* Remember the route from @src to @dst: @n_links @links, leaving by the
+ * @n_hops first hops @hops (0 or 1: one part), @stripes saying which
+ * stripes cross each link (NULL for one part, which crosses them all). */
+static void
+remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
+                const uint32_t *links, uint32_t n_links, const uint32_t *hops,
+                uint32_t n_hops, const uint32_t *stripes, WeftTime latency)
+{
+  uint64_t key = route_key (src, dst);
+  if (net->n_routes < net->routes_max
+      && (net->routes_filled >= net->n_routes / 2
+          || net->route_keys[route_set (net, key) + ROUTE_WAYS - 1] != 0))
+    {
+      /* Twice the slots, the routes held put again (sets fill in order). */
+      Route *old = net->routes;
+      uint64_t *old_keys = net->route_keys;
+      uint32_t n = net->n_routes;
+      routes_alloc (net, n * 2);
+      for (uint32_t i = 0; i < n; i++)
+        if (old_keys[i] != 0)
+          {
+            uint32_t slot = route_free_slot (net, old_keys[i]);
+            net->route_keys[slot] = old_keys[i];
+            net->routes[slot] = old[i];
+          }
+      g_free (old);
+      g_aligned_free (old_keys);
+    }
+  uint32_t words = route_words (n_hops, n_links);
+  if (net->pool_used + words > net->pool_cap)
+    pool_compact (net, words);
+  uint32_t slot = route_free_slot (net, key);
+  Route *r = &net->routes[slot];
+  net->route_keys[slot] = key;
+  *r = (Route) { .latency = latency, .used = ++net->route_clock,
+                 .body = net->pool_used,
+                 .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
+                 .crosses = (uint8_t) path_crosses (net, src, dst) };
+  uint32_t *body = net->route_pool + net->pool_used;
+  net->pool_used += words;
+  memcpy (body, hops, n_hops * sizeof (uint32_t));
+  memcpy (body + n_hops, links, n_links * sizeof (uint32_t));
+  if (n_hops > 1)
+    {
+      memcpy (body + n_hops + n_links, stripes, n_links * sizeof (uint32_t));
+      memset (route_memo (net, r), 0, sizeof (uint64_t));
+    }
+}
+
+WeftTime
+weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
+                         uint64_t bytes)
+{
+  WeftTime worst = 0;
+
+  if (src == dst || bytes == 0)
+    return 0;
+  weft_routing_first_hops (net->routing, src, dst, net->hops);
+  guint n = MAX (net->hops->len, 1);
+  uint64_t parts[n];
+  shares (net, (uint32_t *) net->hops->data, net->hops->len, bytes, parts);
+  for (guint i = 0; i < n; i++)
+    {
+      WeftTime latency;
+      double bottleneck;
+      uint64_t part = parts[i];
+      route_part (net, src, dst,
+                  net->hops->len ? g_array_index (net->hops, uint32_t, i)
+                                 : WEFT_NONE, 0);
+      path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
+                    &latency, &bottleneck);
+      worst = MAX (worst, latency + (WeftTime) ceil ((double) part * 1e12
+                                                     / bottleneck));
+    }
+  return worst;
+}
+
+G_STATIC_ASSERT (sizeof (WeftTransfer) == 128
+                 && G_STRUCT_OFFSET (WeftTransfer, path) == 64);
+
+/* A transfer slot for a transfer from node @src.  A node reuses the slots
+ * its own transfers freed: a collective's ranks send in order in each
+ * lockstep instant, and so visit their flows in the order of memory. */
+static uint32_t
+new_transfer (WeftNetwork *net, uint32_t src)
+{
+  uint32_t id = net->free_transfers[src];
+
+  if (id != WEFT_NONE)
+    net->free_transfers[src] = net->transfers[id].next_free;
+  else
+    {
+      if (net->n_transfers == net->transfers_cap)
+        {
+          uint32_t old = net->transfers_cap;
+          net->transfers_cap = old ? old * 2 : 64;
+          WeftTransfer *moved = g_aligned_alloc0 (net->transfers_cap,
+                                                  sizeof (WeftTransfer), 64);
+          if (old > 0)
+            memcpy (moved, net->transfers, old * sizeof (WeftTransfer));
+          g_aligned_free (net->transfers);
+          net->transfers = moved;
+        }
+      id = net->n_transfers++;
+    }
+  return id;
+}
+
+/* Transfer @t's own buffers, sized for @len path links: a free slot keeps
+ * them for the next transfer. */
+static void
+transfer_buffers (WeftTransfer *t, uint32_t len)
+{
+  if (t->path_cap < len)
+    {
+      t->path_cap = MAX (len, 8);
+      t->path = g_renew (uint32_t, t->path, t->path_cap);
+      t->link_bytes = g_renew (uint64_t, t->link_bytes, t->path_cap);
+    }
+}
+
+static void
+fill_transfer (WeftTransfer *t, uint32_t src, uint64_t bytes, double cap,
+               WeftEventFn done, void *target, void *data)
+{
+  t->src = src;
+  t->bytes = bytes;
+  t->cap = cap;
+  t->done = done;
+  t->target = target;
+  t->data = data;
+}
+
+/* Start transfer @id on the @n links @links, with @striped the bytes each
+ * carries (@link_bytes) and their shares of its bytes (@shares, or NULL),
+ * each maybe unaligned. */
+static void
+start_on (WeftNetwork *net, uint32_t id, const uint32_t *links, uint32_t n,
+          gboolean striped, const void *link_bytes, const void *shares)
+{
+  WeftTransfer *t = &net->transfers[id];
+
+  t->path_len = n;
+  t->striped = striped;
+  net->starting.links = links;
+  net->starting.link_bytes = link_bytes;
+  net->starting.shares = shares;
+  net->klass->start (net, id);
+}
+
+/* Start a transfer in one part, leaving by @first (routed whole when
+ * WEFT_NONE); with @remember, keep its route if no flow id chose it. */
+static void
+start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
+            double cap, uint32_t first, gboolean remember, WeftEventFn done,
+            void *target, void *data)
+{
+  uint64_t flow = net->next_flow++;
+  route_part (net, src, dst, first, flow);
+  uint32_t id = new_transfer (net, src), n = net->scratch->len;
+  WeftTransfer *t = &net->transfers[id];
+
+  fill_transfer (t, src, bytes, cap, done, target, data);
+  transfer_buffers (t, n);
+  memcpy (t->path, net->scratch->data, n * sizeof (uint32_t));
+  path_figures (net, t->path, n, &t->latency, &t->bottleneck);
+  if (remember && net->routes && n <= ROUTE_LINKS
+      && weft_routing_flow_free (net->routing))
+    remember_route (net, src, dst, t->path, n, &first, first != WEFT_NONE,
+                    NULL, t->latency);
+  start_on (net, id, t->path, n, FALSE, NULL, NULL);
+}
+
+/* Start a transfer on a remembered route: its links, and a striped one's
+ * split, are read where the route keeps them (only the flow model takes
+ * remembered routes, and it copies what it keeps). */
+static void
+start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
+                  uint64_t bytes, double cap, WeftEventFn done, void *target,
+                  void *data)
+{
+  net->next_flow++;             /* the id ECMP would have chosen by */
+  uint32_t id = new_transfer (net, src);
+  WeftTransfer *t = &net->transfers[id];
+
+  fill_transfer (t, src, bytes, cap, done, target, data);
+  t->latency = r->latency;
+  if (r->n_hops <= 1)
+    {
+      start_on (net, id, route_links (net, r), r->n_links, FALSE, NULL,
+                NULL);
+      return;
+    }
+  uint32_t *memo = route_memo (net, r);
+  uint64_t last;
+  memcpy (&last, memo, sizeof last);
+  if (last != bytes)
+    {
+      uint64_t parts[ROUTE_HOPS], carried[ROUTE_LINKS];
+      const uint32_t *stripes = route_stripes (net, r);
+      shares (net, route_hops (net, r), r->n_hops, bytes, parts);
+      for (uint32_t k = 0; k < r->n_links; k++)
+        {
+          carried[k] = 0;
+          for (uint32_t bits = stripes[k]; bits != 0; bits &= bits - 1)
+            carried[k] += parts[__builtin_ctz (bits)];
+        }
+      memcpy (memo, &bytes, sizeof bytes);
+      memcpy (memo + 2, carried, r->n_links * sizeof (uint64_t));
+      for (uint32_t k = 0; k < r->n_links; k++)
+        {
+          double share = (double) carried[k] / (double) bytes;
+          memcpy (memo + 2 + 2 * r->n_links + 2 * k, &share, sizeof share);
+        }
+    }
+  start_on (net, id, route_links (net, r), r->n_links, TRUE, memo + 2,
+            memo + 2 + 2 * r->n_links);
+}
+
+/* One transfer over every stripe: its path holds the links of all of them
+ * (a link two stripes share, once), each with the bytes its stripes put on
+ * it.  The stripes keep their shares as they go, so the transfer moves at
+ * one rate; it is done when the stripe of longest latency has arrived. */
+static void
+start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
+               double cap, const GArray *hops, WeftEventFn done, void *target,
+               void *data)
+{
+  uint64_t flow = net->next_flow++;
+  GArray *links = net->stripe_links, *carried = net->stripe_bytes;
+  WeftTime latency = 0;
+  uint64_t parts[hops->len];
+  uint32_t stripes[ROUTE_LINKS] = { 0 };
+  gboolean remember = net->routes && hops->len <= ROUTE_HOPS;
+
+  shares (net, (uint32_t *) hops->data, hops->len, bytes, parts);
+  g_array_set_size (links, 0);
+  g_array_set_size (carried, 0);
+  for (guint i = 0; i < hops->len; i++)
+    {
+      uint64_t part = parts[i];
+      WeftTime part_latency;
+      double unused;
+      route_part (net, src, dst, g_array_index (hops, uint32_t, i), flow);
+      remember &= weft_routing_flow_free (net->routing);
+      path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
+                    &part_latency, &unused);
+      latency = MAX (latency, part_latency);
+      for (guint k = 0; k < net->scratch->len; k++)
+        {
+          uint32_t l = g_array_index (net->scratch, uint32_t, k);
+          guint j = 0;
+          while (j < links->len && g_array_index (links, uint32_t, j) != l)
+            j++;
+          if (j == links->len)
+            {
+              uint64_t none = 0;
+              g_array_append_val (links, l);
+              g_array_append_val (carried, none);
+            }
+          g_array_index (carried, uint64_t, j) += part;
+          if (j < ROUTE_LINKS && i < ROUTE_HOPS)
+            stripes[j] |= 1u << i;
+        }
+    }
+
+  uint32_t id = new_transfer (net, src), n = links->len;
+  WeftTransfer *t = &net->transfers[id];
+  fill_transfer (t, src, bytes, cap, done, target, data);
+  transfer_buffers (t, n);
+  memcpy (t->path, links->data, n * sizeof (uint32_t));
+  memcpy (t->link_bytes, carried->data, n * sizeof (uint64_t));
+  t->latency = latency;
+  if (remember && n <= ROUTE_LINKS)
+    remember_route (net, src, dst, t->path, n, (uint32_t *) hops->data,
+                    hops->len, stripes, latency);
+  start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
+}
+
+void
+weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
+                       int stage)
+{
+  if (net->routes == NULL || src == dst || !net->deep)
+    return;
+  uint64_t key = route_key (src, dst);
+  uint32_t set = route_set (net, key);
+  if (stage == 0)
+    {
+      __builtin_prefetch (net->route_keys + set);
+      return;
+    }
+  for (uint32_t i = 0; i < ROUTE_WAYS; i++)
+    if (net->route_keys[set + i] == key)
+      {
+        const Route *r = &net->routes[set + i];
+        if (stage == 1)
+          __builtin_prefetch (r);
+        else if (stage == 2)
+          __builtin_prefetch (route_links (net, r));
+        else if (net->klass->prefetch)
+          net->klass->prefetch (net, route_links (net, r), r->n_links);
+        return;
+      }
+}
+
+void
+weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
+                       uint64_t bytes, double cap, WeftEventFn done,
+                       void *target, void *data)
+{
+  g_assert (src < net->topo->n_nodes && dst < net->topo->n_nodes);
+  net->started++;
+  if (src == dst || bytes == 0)
+    {
+      net->finished++;
+      weft_sim_schedule (net->sim, 0, done, target, data);
+      return;
+    }
+
+  if (net->routes)
+    {
+      const Route *r = route_find (net, src, dst);
+      if (r != NULL && bytes >= r->n_hops)
+        {
+          start_remembered (net, r, src, bytes, cap, done, target, data);
+          return;
+        }
+      net->routes_missed++;
+    }
+
+  /* Traffic leaving by several equal-cost links is striped over all of
+   * them in proportion to their bandwidth, as a GPU spreads its NVLink
+   * traffic over every NVSwitch chip; each stripe is routed on from there
+   * (ECMP by flow). */
+  weft_routing_first_hops (net->routing, src, dst, net->hops);
+  guint n = net->hops->len;
+  if (n <= 1 || bytes < n)
+    {
+      start_part (net, src, dst, bytes, cap, n == 1
+                  ? g_array_index (net->hops, uint32_t, 0) : WEFT_NONE,
+                  n <= 1, done, target, data);
+      return;
+    }
+  if (net->klass->whole_stripes)
+    {
+      start_striped (net, src, dst, bytes, cap, net->hops, done, target, data);
+      return;
+    }
+  Split *split = g_new (Split, 1);
+  *split = (Split) { net, (uint32_t) n, done, target, data };
+  g_hash_table_add (net->splits, split);
+  g_autoptr (GArray) hops = g_array_copy (net->hops);
+  uint64_t parts[n];
+  shares (net, (uint32_t *) hops->data, n, bytes, parts);
+  net->started += n - 1;        /* each part is a transfer of its own */
+  for (guint i = 0; i < n; i++)
+    start_part (net, src, dst, parts[i],
+                cap > 0 ? cap * net->topo->links[g_array_index (
+                                    hops, uint32_t, i)].bandwidth
+                              / net->topo->links[g_array_index (
+                                    hops, uint32_t, 0)].bandwidth / n
+                        : 0,
+                g_array_index (hops, uint32_t, i), FALSE, part_done, split,
+                NULL);
+}
+
+void
+weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
+{
+  WeftTransfer *t = &net->transfers[id];
+
+  if (!net->klass->counts_bytes)
+    for (uint32_t i = 0; i < t->path_len; i++)
+      weft_link_stats_count (net->stats, t->path[i],
+                             t->striped ? t->link_bytes[i] : t->bytes);
+  net->finished++;
+  net->bytes_delivered += t->bytes;
+  weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);
+  t->next_free = net->free_transfers[t->src];
+  net->free_transfers[t->src] = id;
+}
+
+void
+weft_network_flush_stats (WeftNetwork *net)
+{
+  if (net->klass->flush)
+    net->klass->flush (net);
+}
+
+void
+weft_network_set_plain (WeftNetwork *net, gboolean plain)
+{
+  net->plain = plain;
+  weft_routing_set_memo (net->routing, !plain);
+  routes_init (net);
+}
+
+void
+weft_network_set_scan (WeftNetwork *net, WeftScan scan)
+{
+  net->scan = scan;
+}
+
+void
+weft_network_set_threads (WeftNetwork *net, uint32_t threads)
+{
+  net->threads = CLAMP (threads, 1, WEFT_MAX_THREADS);
+}
+
+void
+weft_network_adopt (WeftNetwork *net, gpointer object, GDestroyNotify destroy)
+{
+  g_ptr_array_set_free_func (net->adopted, NULL);
+  g_ptr_array_add (net->adopted, object);
+  g_ptr_array_add (net->adopted, (gpointer) destroy);
+}
+
+void
+weft_network_switch_reduce (WeftNetwork *net, uint32_t node, uint64_t bytes,
+                            WeftEventFn done, void *target, void *data)
+{
+  const WeftNode *n = &net->topo->nodes[node];
+  WeftTime now = weft_sim_now (net->sim);
+
+  g_assert (n->kind == WEFT_NODE_SWITCH && n->device->reduce_bandwidth > 0);
+  WeftTime start = MAX (now, net->reduce_free_at[node]);
+  WeftTime end = start + (WeftTime) ceil ((double) bytes * 1e12
+                                          / n->device->reduce_bandwidth);
+  net->reduce_free_at[node] = end;
+  weft_sim_schedule_at (net->sim, end, done, target, data);
+}

@@ -1,0 +1,234 @@
+/* weft: the network, one interface with three fidelities.
+ *
+ * Everything above the network (collectives, traces) asks for
+ * weft_network_transfer(): move these bytes from this node to that one and
+ * call me when the last byte has arrived.  What answers is chosen per run:
+ *
+ *   packet      messages cut into packets, per-port queues with finite
+ *               buffers, credit-based lossless flow control, ECMP;
+ *   flow        fluid flows whose rates are max-min fair over the links,
+ *               recomputed when a flow starts or ends;
+ *   analytical  latency plus bytes over the path's bottleneck, no sharing.
+ *
+ * docs/network-models.md gives the equations. */
+#pragma once
+
+#include "network/link_stats.h"
+#include "topology/routing.h"
+#include "sim.h"
+#include "topology/topology.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  WEFT_FIDELITY_PACKET,
+  WEFT_FIDELITY_FLOW,
+  WEFT_FIDELITY_ANALYTICAL,
+} WeftFidelity;
+
+/* Parse "packet", "flow" or "analytical". */
+gboolean weft_fidelity_parse (const char *name, WeftFidelity *fidelity);
+const char *weft_fidelity_name (WeftFidelity fidelity);
+
+typedef struct _WeftNetwork WeftNetwork;
+
+typedef enum {
+  WEFT_SCAN_AUTO,
+  WEFT_SCAN_ALWAYS,
+  WEFT_SCAN_NEVER,
+} WeftScan;
+
+/* Per-fidelity operations: a const table, as model kinds are. */
+typedef struct {
+  const char *name;
+  WeftNetwork *(*create) (void);
+  void (*start) (WeftNetwork *net, uint32_t transfer);
+  void (*destroy) (WeftNetwork *net);
+  void (*flush) (WeftNetwork *net); /* NULL, or bring net->stats up to date */
+  void (*prefetch) (WeftNetwork *net, const uint32_t *links, uint32_t n);
+                                /* NULL, or fetch the model's state of these
+                                   links into the cache ahead of use */
+  gboolean whole_stripes;       /* a striped transfer is one transfer over
+                                   every stripe's links (see link_bytes) */
+  gboolean counts_bytes;        /* it counts the bytes links carry itself
+                                   (added to net->stats by flush) */
+} WeftNetworkClass;
+
+/* One transfer in progress.  Its first line holds all that its start and
+ * end read of it in the flow model, which keeps the path itself: at scale
+ * each line of it is a cache miss. */
+typedef struct {
+  _Alignas (64) uint64_t bytes;
+  double cap;                   /* B/s, 0: none */
+  WeftTime latency;             /* ps: links and the nodes between them */
+  WeftEventFn done;
+  void *target, *data;
+  uint32_t src;                 /* node */
+  uint32_t next_free;           /* a free slot: the next of its node's */
+  uint32_t path_len;
+  gboolean striped;             /* else every path link carries all bytes */
+  /* Its own route, which the models that take it in parts (packet,
+   * analytical) read after its start; the flow model reads the route only
+   * while it starts, in net->starting, which may lie elsewhere. */
+  _Alignas (64) uint32_t *path; /* its directed links, in order */
+  uint64_t *link_bytes;         /* with `striped`: the bytes each path link
+                                   carries (its stripe's share) */
+  double bottleneck;            /* B/s one part could move at alone */
+  uint32_t path_cap;            /* the slot keeps its buffers for the next */
+} WeftTransfer;
+
+struct _WeftNetwork {
+  const WeftNetworkClass *klass;
+  WeftSim *sim;
+  const WeftTopology *topo;
+  double *capacity;             /* B/s per directed link that data moves at */
+  WeftRouting *routing;         /* owned */
+  WeftLinkStats *stats;         /* owned */
+
+  WeftTransfer *transfers;      /* by id; slots are reused */
+  /* The route of the transfer being started, valid only while the
+   * fidelity's start() runs: its path_len links, and with `striped` the
+   * bytes each carries (uint64_t) and, or NULL, their shares of its bytes
+   * (double), worked out for a transfer before.  Maybe unaligned: copy
+   * them out. */
+  struct {
+    const uint32_t *links;
+    const void *link_bytes, *shares;
+  } starting;
+  uint32_t n_transfers, transfers_cap;
+  uint32_t *free_transfers;     /* per source node: its last freed slot */
+  GArray *scratch;              /* a path being routed */
+  GArray *hops;                 /* first hops of a transfer being split */
+  GArray *stripe_links;         /* a striped transfer's links being gathered */
+  GArray *stripe_bytes;         /* ...and the bytes each carries */
+
+  uint64_t next_flow;
+  uint64_t started, finished;   /* transfers */
+  uint64_t bytes_delivered;
+  uint64_t packet_hops;         /* packet model: packets moved over a link */
+
+  /* In-switch reduction engines: when each switch's engine is next free. */
+  WeftTime *reduce_free_at;
+
+  gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
+  uint32_t links_unfilled;      /* flow model: links left out of filling,
+                                   which cannot fill (flow.c) */
+  WeftScan scan;                /* how the flow model finds the flows a
+                                   change affects (weft_network_set_scan()) */
+  uint32_t threads;             /* that may share its work (1: this one) */
+  gboolean deep;                /* its state outgrows the caches: fetching
+                                   ahead (weft_network_prefetch()) pays */
+  struct _WeftRoute *routes;    /* whole transfers' routes remembered */
+  uint64_t *route_keys;         /* their (src, dst), by slot */
+  uint32_t *route_pool;         /* their hops, links and stripes */
+  uint32_t pool_used, pool_cap, pool_dead;
+  uint32_t n_routes, routes_max, routes_filled, route_clock;
+  uint64_t routes_missed;       /* transfers routed while routes were kept */
+  GPtrArray *adopted;           /* objects freed with the network */
+  GHashTable *splits;           /* striped transfers still in progress */
+};
+
+typedef struct {
+  WeftFidelity fidelity;
+  WeftTime bin_width;           /* ps, for the link statistics */
+  uint64_t seed;                /* picks the ECMP choices */
+  double nccl;                  /* above 0: links carry data at NCCL's model
+                                   of them (nccl_bandwidth) times this, the
+                                   protocol's share; 0: at their own rate */
+} WeftNetworkConfig;
+
+/* A network of @config's fidelity over the finished @topo, driven by @sim.
+ * Both must outlive it. */
+WeftNetwork *weft_network_new (WeftSim *sim, const WeftTopology *topo,
+                               const WeftNetworkConfig *config);
+void weft_network_free (WeftNetwork *net);
+
+/* Fetch into the cache, ahead, what a transfer from @src to @dst will read:
+ * at @stage 0 where its remembered route would be; at each later stage,
+ * once what the one before fetched has had time to arrive, the next thing
+ * it leads to: at stage 1 the route's record, at stage 2 its list of
+ * links, at stage 3 the links (WEFT_PREFETCH_STAGES in all).  Changes
+ * nothing: a caller about to start many transfers calls it a few transfers
+ * ahead of each stage. */
+#define WEFT_PREFETCH_STAGES 4
+void weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
+                            int stage);
+
+/* Links from which a network counts as deep: their flow model's records
+ * alone fill 2 MiB, a core's L2 cache on the machines weft is measured on.
+ * Below, fetching ahead costs instructions and saves no wait. */
+#define WEFT_DEEP_LINKS 32768
+
+/* Move @bytes from node @src to node @dst, at most at @cap B/s (0: no cap),
+ * and run done(sim, target, data) when the last byte has arrived.  A
+ * transfer to the node itself, or of no bytes, completes at once.  When
+ * several equal-cost links leave @src toward @dst, the bytes are striped
+ * over all of them in proportion to their bandwidth. */
+void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
+                            uint64_t bytes, double cap, WeftEventFn done,
+                            void *target, void *data);
+
+/* Reduce @bytes in switch @node's in-network reduction engine (NVLS,
+ * SHARP): requests are served one after another at the switch's
+ * reduce_bandwidth; done runs when this one is finished.  The switch must
+ * have that capability. */
+void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
+                                 uint64_t bytes, WeftEventFn done,
+                                 void *target, void *data);
+
+/* Bring net->stats up to date: a fidelity may keep some figures (the flow
+ * model's busy times and bytes) with its own state while it runs.  Call before
+ * reading the statistics after a run. */
+void weft_network_flush_stats (WeftNetwork *net);
+
+/* Switch the speed-ups off (remembered routes and whole transfers' routes,
+ * filling flows in groups that share no link), for tests: results must
+ * not change. */
+void weft_network_set_plain (WeftNetwork *net, gboolean plain);
+
+/* How the flow model finds the flows that a change of rates affects: by
+ * each changed link's list of flows, or by reading every flow in flight
+ * (faster when most of them are affected).  AUTO picks by the number of
+ * changes; the others are for tests: results must not change. */
+void weft_network_set_scan (WeftNetwork *net, WeftScan scan);
+
+/* Let up to @threads threads (1 to WEFT_MAX_THREADS) share the work of
+ * simulating: the flow model fills large recomputations' independent
+ * groups of flows on several.  Results do not change. */
+#define WEFT_MAX_THREADS 64
+void weft_network_set_threads (WeftNetwork *net, uint32_t threads);
+
+/* Free @object with @destroy when the network is freed (the executor's
+ * state, which must outlive any event still pending). */
+void weft_network_adopt (WeftNetwork *net, gpointer object,
+                         GDestroyNotify destroy);
+
+/* The time an idle path from @src to @dst would take for @bytes: its
+ * latency plus bytes over its bottleneck.  The closed form every fidelity
+ * meets on an uncongested transfer. */
+WeftTime weft_network_ideal_time (WeftNetwork *net, uint32_t src,
+                                  uint32_t dst, uint64_t bytes);
+
+/* What the route from @src to @dst crosses, as bits: WEFT_CROSSES_PCIE
+ * (PCIe, or links of no family), WEFT_CROSSES_NETWORK.  The answer is
+ * flow 0's route's (not every stripe's), kept with a remembered route. */
+#define WEFT_CROSSES_PCIE 1u
+#define WEFT_CROSSES_NETWORK 2u
+uint32_t weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst);
+
+/* ---- for the fidelities ---- */
+
+/* Finish transfer @id now: account it and call its done function after the
+ * path's latency has passed (@delay ps). */
+void weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay);
+
+/* The latency a node adds when traffic passes through it. */
+WeftTime weft_network_node_latency (const WeftNetwork *net, uint32_t node);
+
+extern const WeftNetworkClass weft_network_packet_class;
+extern const WeftNetworkClass weft_network_flow_class;
+extern const WeftNetworkClass weft_network_analytical_class;
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftNetwork, weft_network_free)
+
+G_END_DECLS

@@ -1,0 +1,430 @@
+/* weft: the packet fidelity.
+ *
+ * A transfer is cut into packets of the largest payload among its path's
+ * link types; on each link a packet's wire time counts that link's header
+ * once per payload it spans, so every link runs at exactly its effective
+ * bandwidth.  A directed link is a FIFO queue at its sender that serialises,
+ * then a pipe that delays by the link's latency.  Flow control is lossless
+ * and credit based, as NVLink and InfiniBand do it: a sender may start a
+ * packet only if the receiver's input buffer has room for it (credits), and
+ * the room comes back when the packet has left that buffer.  Switches forward store-and-forward or cut-through (the packet may
+ * leave as soon as its header has arrived) after their port-to-port latency.
+ * Sources inject their transfers' packets round-robin, one packet ahead of
+ * the link.  No packet is dropped, and packets of a flow arrive in order.
+ */
+#include "network/network.h"
+
+#include <math.h>
+#include <string.h>
+
+#define HOST_BUFFER ((uint64_t) 1 << 20)   /* bytes: non-switch nodes */
+#define NONE UINT32_MAX
+
+typedef struct {
+  uint32_t transfer;
+  uint32_t seq;                 /* packet number within its transfer */
+  uint32_t bytes;               /* payload */
+  uint32_t hop;                 /* index in the path of its current link */
+  WeftTime tail_at;             /* when its last byte reaches the next node */
+  uint32_t next;                /* queue link */
+} Packet;
+
+typedef struct {
+  uint32_t head, tail;          /* packets waiting at the sender */
+  uint64_t queued;              /* their bytes */
+  int64_t credits;              /* room in the receiver's input buffer */
+  gboolean busy;
+  double wire;                  /* B/s after encoding, all lanes */
+  uint32_t header, payload;     /* of its link type */
+  int64_t buffer;               /* the receiver's input buffer, bytes */
+  uint32_t tx_prev;             /* link the packet being sent came in by */
+  uint32_t tx_bytes;            /* its bytes */
+  WeftTime idle_from;           /* end of its last transmission */
+  double carry;                 /* ps: fraction left over from rounding */
+  uint32_t injecting;           /* round-robin list of sourcing transfers */
+} PLink;
+
+typedef struct {
+  uint64_t sent;                /* bytes put into packets */
+  uint32_t next_seq;            /* next packet to create */
+  uint32_t expected;            /* next packet the destination expects */
+  uint64_t delivered;           /* bytes at the destination */
+  uint32_t chunk;               /* packet payload for this transfer */
+  uint32_t next_inject;         /* next transfer in the link's round-robin */
+  WeftTime paced_until;         /* caps: no packet before this time */
+  gboolean waiting;             /* in its first link's round-robin */
+} PTransfer;
+
+typedef struct {
+  WeftNetwork base;
+  PLink *links;
+  PTransfer *ts;
+  uint32_t ts_cap;
+  Packet *packets;
+  uint32_t n_packets, packets_cap, free_packet;
+} PacketNet;
+
+static WeftNetwork *
+packet_create (void)
+{
+  PacketNet *p = g_new0 (PacketNet, 1);
+
+  p->free_packet = NONE;
+  return &p->base;
+}
+
+static void
+packet_destroy (WeftNetwork *net)
+{
+  PacketNet *p = (PacketNet *) net;
+
+  g_free (p->links);
+  g_free (p->ts);
+  g_free (p->packets);
+  g_free (p);
+}
+
+static uint64_t
+buffer_of (const WeftNetwork *net, uint32_t node)
+{
+  const WeftNode *n = &net->topo->nodes[node];
+
+  return n->kind == WEFT_NODE_SWITCH ? n->device->buffer : HOST_BUFFER;
+}
+
+static void
+ensure_links (PacketNet *p)
+{
+  const WeftTopology *topo = p->base.topo;
+
+  if (p->links != NULL)
+    return;
+  p->links = g_new0 (PLink, MAX (topo->n_links, 1));
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      const WeftLinkType *t = g_ptr_array_index (topo->link_types, link->type);
+      PLink *pl = &p->links[l];
+      pl->head = pl->tail = pl->injecting = NONE;
+      pl->credits = pl->buffer = (int64_t) buffer_of (&p->base, link->dst);
+      /* On the wire at its signalling rate, slowed in proportion when data
+       * moves below the link's effective bandwidth (NCCL's model). */
+      pl->wire = t->bandwidth * t->encoding * link->lanes
+                 * (p->base.capacity[l] / link->bandwidth);
+      pl->header = (uint32_t) t->header;
+      pl->payload = (uint32_t) t->payload;
+    }
+}
+
+/* Time on the wire of @bytes of payload on @pl, in ps, exactly. */
+static inline double
+wire_exact (const PLink *pl, uint32_t bytes)
+{
+  uint32_t packets = (bytes + pl->payload - 1) / pl->payload;
+
+  return (double) (bytes + (uint64_t) packets * pl->header) * 1e12 / pl->wire;
+}
+
+/* Whole ps for the next packet on @pl; the fractions are carried over while
+ * the link stays busy, so back-to-back packets keep the exact rate. */
+static inline WeftTime
+wire_ps (PLink *pl, uint32_t bytes, WeftTime now)
+{
+  if (now > pl->idle_from)
+    pl->carry = 0;
+  double exact = wire_exact (pl, bytes) + pl->carry;
+  WeftTime whole = (WeftTime) exact;
+  pl->carry = exact - (double) whole;
+  return whole;
+}
+
+static uint32_t
+packet_alloc (PacketNet *p)
+{
+  if (p->free_packet != NONE)
+    {
+      uint32_t i = p->free_packet;
+      p->free_packet = p->packets[i].next;
+      return i;
+    }
+  if (p->n_packets == p->packets_cap)
+    {
+      p->packets_cap = p->packets_cap ? p->packets_cap * 2 : 1024;
+      p->packets = g_renew (Packet, p->packets, p->packets_cap);
+    }
+  return p->n_packets++;
+}
+
+static void
+packet_release (PacketNet *p, uint32_t i)
+{
+  p->packets[i].next = p->free_packet;
+  p->free_packet = i;
+}
+
+static void
+enqueue (PacketNet *p, uint32_t l, uint32_t pk)
+{
+  PLink *pl = &p->links[l];
+
+  p->packets[pk].next = NONE;
+  if (pl->tail == NONE)
+    pl->head = pk;
+  else
+    p->packets[pl->tail].next = pk;
+  pl->tail = pk;
+  pl->queued += p->packets[pk].bytes;
+  WeftLinkStat *s = &p->base.stats->links[l];
+  s->peak_queue = MAX (s->peak_queue, pl->queued);
+}
+
+static void try_send (PacketNet *p, uint32_t l);
+static void inject (PacketNet *p, uint32_t l);
+
+/* Give @bytes of room back to link @l's sender: its packet has left the
+ * receiver's buffer.  (The credit's trip back is not delayed: credit loops
+ * matter only when a buffer is smaller than a link's bandwidth-delay
+ * product, and weft's presets are far larger.) */
+static void
+return_credits (PacketNet *p, uint32_t l, uint32_t bytes)
+{
+  p->links[l].credits += bytes;
+  g_assert (p->links[l].credits <= p->links[l].buffer);
+  try_send (p, l);
+}
+
+static void
+arrive (WeftSim *sim, void *target, void *data)
+{
+  PacketNet *p = target;
+  uint32_t pk = GPOINTER_TO_UINT (data);
+  Packet *packet = &p->packets[pk];
+  WeftTransfer *t = &p->base.transfers[packet->transfer];
+  uint32_t l = t->path[packet->hop];
+  (void) sim;
+
+  p->base.packet_hops++;
+  if (packet->hop + 1 == t->path_len)
+    {
+      /* Delivered: in order, or the model is broken. */
+      PTransfer *pt = &p->ts[packet->transfer];
+      g_assert (packet->seq == pt->expected);
+      pt->expected++;
+      pt->delivered += packet->bytes;
+      return_credits (p, l, packet->bytes);
+      uint32_t id = packet->transfer;
+      packet_release (p, pk);
+      if (pt->delivered == t->bytes)
+        weft_network_complete (&p->base, id, 0);
+      return;
+    }
+  packet->hop++;
+  uint32_t next = t->path[packet->hop];
+  enqueue (p, next, pk);
+  try_send (p, next);
+}
+
+static void
+sent (WeftSim *sim, void *target, void *data)
+{
+  PacketNet *p = target;
+  uint32_t l = GPOINTER_TO_UINT (data);
+  PLink *pl = &p->links[l];
+  (void) sim;
+
+  pl->busy = FALSE;
+  /* The packet has left the buffer it waited in. */
+  if (pl->tx_prev != NONE)
+    return_credits (p, pl->tx_prev, pl->tx_bytes);
+  try_send (p, l);
+  if (p->links[l].head == NONE)
+    inject (p, l);
+}
+
+static void
+try_send (PacketNet *p, uint32_t l)
+{
+  PLink *pl = &p->links[l];
+
+  if (pl->busy || pl->head == NONE)
+    return;
+  uint32_t pk = pl->head;
+  Packet *packet = &p->packets[pk];
+  if (pl->credits < (int64_t) packet->bytes)
+    return;                     /* back-pressure: wait for credits */
+
+  const WeftTopology *topo = p->base.topo;
+  const WeftLink *link = &topo->links[l];
+  const WeftTransfer *t = &p->base.transfers[packet->transfer];
+  WeftTime now = weft_sim_now (p->base.sim);
+  WeftTime wire = wire_ps (pl, packet->bytes, now);
+  /* A cut-through packet may start before its tail has arrived, but cannot
+   * finish before it. */
+  WeftTime end = MAX (now + wire, packet->tail_at);
+
+  pl->head = packet->next;
+  if (pl->head == NONE)
+    pl->tail = NONE;
+  pl->queued -= packet->bytes;
+  pl->credits -= packet->bytes;
+  pl->busy = TRUE;
+  pl->idle_from = end;
+  WeftLinkStat *stat = &p->base.stats->links[l];
+  stat->peak_buffer = MAX (stat->peak_buffer,
+                           (uint64_t) (pl->buffer - pl->credits));
+  weft_link_stats_spread (p->base.stats, l, now, end, packet->bytes);
+  p->base.stats->links[l].busy += end - now;
+
+  /* When does it reach the next node, ready to go on? */
+  WeftTime ready;
+  gboolean last = packet->hop + 1 == t->path_len;
+  packet->tail_at = end + link->latency;
+  if (last)
+    ready = packet->tail_at;
+  else
+    {
+      const WeftNode *via = &topo->nodes[link->dst];
+      WeftTime node_latency = weft_network_node_latency (&p->base, link->dst);
+      if (via->kind == WEFT_NODE_SWITCH && via->device->cut_through)
+        ready = now + (WeftTime) ceil (wire_exact (pl, MIN (packet->bytes,
+                                                             pl->header + 1)))
+                + link->latency + node_latency;
+      else
+        ready = packet->tail_at + node_latency;
+      packet->tail_at += node_latency;
+    }
+  pl->tx_prev = packet->hop > 0 ? t->path[packet->hop - 1] : NONE;
+  pl->tx_bytes = packet->bytes;
+  weft_sim_schedule_at (p->base.sim, end, sent, p, GUINT_TO_POINTER (l));
+  weft_sim_schedule_at (p->base.sim, MAX (ready, now), arrive, p,
+                        GUINT_TO_POINTER (pk));
+}
+
+static void inject_later (WeftSim *sim, void *target, void *data);
+
+/* Put the next packet of the next transfer waiting on link @l (their first
+ * link) into its queue. */
+static void
+inject (PacketNet *p, uint32_t l)
+{
+  PLink *pl = &p->links[l];
+  WeftTime now = weft_sim_now (p->base.sim);
+
+  while (pl->injecting != NONE && pl->head == NONE)
+    {
+      uint32_t id = pl->injecting;
+      PTransfer *pt = &p->ts[id];
+      const WeftTransfer *t = &p->base.transfers[id];
+
+      /* Take it off the front of the round-robin. */
+      pl->injecting = pt->next_inject;
+      pt->waiting = FALSE;
+      if (pt->paced_until > now)
+        {
+          weft_sim_schedule_at (p->base.sim, pt->paced_until, inject_later, p,
+                                GUINT_TO_POINTER (id));
+          continue;
+        }
+
+      uint32_t pk = packet_alloc (p);
+      uint32_t bytes = (uint32_t) MIN ((uint64_t) pt->chunk,
+                                       t->bytes - pt->sent);
+      p->packets[pk] = (Packet) {
+        .transfer = id,
+        .seq = pt->next_seq++,
+        .bytes = bytes,
+        .hop = 0,
+        .tail_at = 0,
+      };
+      pt->sent += bytes;
+      if (t->cap > 0)
+        pt->paced_until = now + (WeftTime) ceil (bytes * 1e12 / t->cap);
+      enqueue (p, l, pk);
+
+      /* Back to the end of the round-robin if it has more to send. */
+      if (pt->sent < t->bytes)
+        {
+          pt->waiting = TRUE;
+          pt->next_inject = NONE;
+          if (pl->injecting == NONE)
+            pl->injecting = id;
+          else
+            {
+              uint32_t last = pl->injecting;
+              while (p->ts[last].next_inject != NONE)
+                last = p->ts[last].next_inject;
+              p->ts[last].next_inject = id;
+            }
+        }
+      try_send (p, l);
+    }
+}
+
+static void
+join_round_robin (PacketNet *p, uint32_t l, uint32_t id)
+{
+  PTransfer *pt = &p->ts[id];
+
+  pt->waiting = TRUE;
+  pt->next_inject = NONE;
+  if (p->links[l].injecting == NONE)
+    p->links[l].injecting = id;
+  else
+    {
+      uint32_t last = p->links[l].injecting;
+      while (p->ts[last].next_inject != NONE)
+        last = p->ts[last].next_inject;
+      p->ts[last].next_inject = id;
+    }
+}
+
+static void
+inject_later (WeftSim *sim, void *target, void *data)
+{
+  PacketNet *p = target;
+  uint32_t id = GPOINTER_TO_UINT (data);
+  uint32_t l = p->base.transfers[id].path[0];
+  (void) sim;
+
+  join_round_robin (p, l, id);
+  if (p->links[l].head == NONE && !p->links[l].busy)
+    inject (p, l);
+}
+
+static void
+packet_start (WeftNetwork *net, uint32_t id)
+{
+  PacketNet *p = (PacketNet *) net;
+  const WeftTransfer *t = &net->transfers[id];
+
+  ensure_links (p);
+  if (id >= p->ts_cap)
+    {
+      uint32_t cap = MAX (net->transfers_cap, id + 1);
+      p->ts = g_renew (PTransfer, p->ts, cap);
+      p->ts_cap = cap;
+    }
+  uint32_t chunk = 0;
+  for (uint32_t i = 0; i < t->path_len; i++)
+    chunk = MAX (chunk, p->links[t->path[i]].payload);
+  for (uint32_t i = 0; i < t->path_len; i++)
+    {
+      /* A buffer must hold at least one packet, or nothing would move. */
+      uint32_t l = t->path[i];
+      uint64_t room = buffer_of (net, net->topo->links[l].dst);
+      g_assert (room >= chunk);
+    }
+  p->ts[id] = (PTransfer) { .chunk = chunk };
+
+  uint32_t l = t->path[0];
+  join_round_robin (p, l, id);
+  if (p->links[l].head == NONE && !p->links[l].busy)
+    inject (p, l);
+}
+
+const WeftNetworkClass weft_network_packet_class = {
+  .name = "packet",
+  .create = packet_create,
+  .start = packet_start,
+  .destroy = packet_destroy,
+};

@@ -1,0 +1,1045 @@
+/* weft: routing.  See routing.h for the scheme. */
+#include "topology/routing.h"
+
+#include <string.h>
+
+#include "rng.h"
+
+#define INF UINT32_MAX
+#define CACHE_BUDGET ((size_t) 2 << 30)         /* bytes of cost arrays */
+#define MEMO_START_SLOTS (1u << 12)
+#define MEMO_MIN_SLOTS (1u << 16)
+#define MEMO_MAX_SLOTS (1u << 22)
+#define MEMO_LINKS 14
+
+/* A route remembered: the links of (origin, src, dst) when no flow id took
+ * part in choosing them, or the first hops of (src, dst).  A route may sit
+ * in either slot of the pair it hashes to, and takes the one used less
+ * recently.  A collective asks for the same few pairs over and over (every
+ * chunk of every step), so most questions are answered here.  The slots
+ * start at 4,096 and double while half of them hold routes, up to four a
+ * GPU (at least 65,536): memory grows with the GPUs, never with their
+ * pairs. */
+typedef struct {
+  uint32_t a, b, c;
+  uint32_t tag;                 /* MEMO_PATH or MEMO_FIRST; 0: empty */
+  uint32_t len;
+  uint64_t used;                /* when last put or found */
+  uint32_t links[MEMO_LINKS];
+} Memo;
+
+enum { MEMO_PATH = 1, MEMO_FIRST = 2 };
+
+typedef struct {
+  uint32_t to;                  /* core index */
+  uint32_t cost;
+  uint32_t link;                /* directed link, or WEFT_NONE: a transit
+                                   through a forwarding server */
+} CoreEdge;
+
+/* A way out of (or into) a server toward the core: core node @core reached
+ * at @cost, through gateway @gateway and, for gateways outside the core, the
+ * link @link between them. */
+typedef struct {
+  uint32_t core;
+  uint32_t cost;
+  uint32_t gateway;             /* node id, or WEFT_NONE for a core source */
+  uint32_t link;                /* gateway -> core, or WEFT_NONE */
+} Port;
+
+/* A way out of a zone by gateway @gateway, and the least cost from the
+ * gateway on to a destination that way. */
+typedef struct {
+  uint32_t gateway;
+  uint64_t cost;
+} Tail;
+
+typedef struct {
+  uint32_t *cost;               /* n * n, in-server costs */
+  uint32_t n;
+} Table;
+
+struct _WeftRouting {
+  const WeftTopology *topo;
+
+  Table *tables;                /* per template; custom zones get their own */
+  uint32_t n_tables;
+  uint32_t *zone_table;         /* zone -> table index */
+
+  uint32_t *gw_start;           /* zone z's gateways: gw[gw_start[z]..] */
+  uint32_t *gw;
+  gboolean *forwarding;         /* per zone */
+
+  uint32_t *core_of;            /* node -> core index, or WEFT_NONE */
+  uint32_t *core_node;          /* core index -> node */
+  uint32_t n_core;
+  uint32_t *core_start;
+  CoreEdge *core_edges;
+
+  uint32_t *entry_of;           /* link from outside the core into it ->
+                                   the destination digits of fabric routes */
+  uint32_t n_entries;
+  uint32_t *affinity;           /* node -> its place among the nodes of its
+                                   kind in its zone (GPU 0, 1, ... of a
+                                   server), or WEFT_NONE outside zones */
+  uint32_t **to_core;           /* core index -> costs[n_core] from every
+                                   core node to it, or NULL until needed */
+  size_t cached_bytes;
+  GArray *outs, *ins, *at;      /* scratch of choose() */
+  GArray *tails;                /* scratch of weft_routing_first_hops() */
+  uint32_t outs_node, ins_node; /* whose ports outs and ins hold */
+  Memo *memo;                   /* n_memo slots, or NULL: remember nothing */
+  uint32_t n_memo, memo_max;    /* slots now, and at most */
+  uint32_t memo_filled;         /* slots holding a route */
+  uint64_t memo_clock;
+  gboolean by_flow;             /* the route being made took a flow's hash */
+  size_t table_bytes;
+};
+
+static inline uint32_t
+zone_of (const WeftRouting *r, uint32_t node)
+{
+  return r->topo->nodes[node].zone;
+}
+
+static inline uint32_t
+local_cost (const WeftRouting *r, uint32_t zone, uint32_t a, uint32_t b)
+{
+  const Table *t = &r->tables[r->zone_table[zone]];
+  uint32_t base = r->topo->zones[zone].first_node;
+
+  return t->cost[(size_t) (a - base) * t->n + (b - base)];
+}
+
+/* ---- a binary heap of (cost, index) for Dijkstra ---- */
+
+typedef struct {
+  uint64_t *items;              /* cost << 32 | index */
+  size_t n, cap;
+} Heap;
+
+static void
+heap_push (Heap *h, uint32_t cost, uint32_t index)
+{
+  if (h->n == h->cap)
+    {
+      h->cap = h->cap ? h->cap * 2 : 64;
+      h->items = g_renew (uint64_t, h->items, h->cap);
+    }
+  uint64_t item = (uint64_t) cost << 32 | index;
+  size_t i = h->n++;
+  while (i > 0 && h->items[(i - 1) / 2] > item)
+    {
+      h->items[i] = h->items[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
+  h->items[i] = item;
+}
+
+static uint64_t
+heap_pop (Heap *h)
+{
+  uint64_t top = h->items[0], last = h->items[--h->n];
+  size_t i = 0;
+
+  for (;;)
+    {
+      size_t c = 2 * i + 1;
+      if (c >= h->n)
+        break;
+      if (c + 1 < h->n && h->items[c + 1] < h->items[c])
+        c++;
+      if (h->items[c] >= last)
+        break;
+      h->items[i] = h->items[c];
+      i = c;
+    }
+  if (h->n > 0)
+    h->items[i] = last;
+  return top;
+}
+
+/* ---- in-server tables ---- */
+
+static void
+build_table (WeftRouting *r, uint32_t zone, Table *t)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t base = topo->zones[zone].first_node, n = topo->zones[zone].n_nodes;
+  Heap heap = { 0 };
+
+  t->n = n;
+  t->cost = g_new (uint32_t, (size_t) n * n);
+  memset (t->cost, 0xff, (size_t) n * n * sizeof (uint32_t));
+  for (uint32_t s = 0; s < n; s++)
+    {
+      uint32_t *cost = &t->cost[(size_t) s * n];
+      cost[s] = 0;
+      heap_push (&heap, 0, s);
+      while (heap.n > 0)
+        {
+          uint64_t item = heap_pop (&heap);
+          uint32_t c = (uint32_t) (item >> 32), x = (uint32_t) item;
+          if (c > cost[x])
+            continue;
+          for (uint32_t i = topo->out_start[base + x];
+               i < topo->out_start[base + x + 1]; i++)
+            {
+              const WeftLink *l = &topo->links[topo->out_links[i]];
+              if (topo->nodes[l->dst].zone != zone)
+                continue;
+              uint32_t y = l->dst - base;
+              if (c + l->cost < cost[y])
+                {
+                  cost[y] = c + l->cost;
+                  heap_push (&heap, cost[y], y);
+                }
+            }
+        }
+    }
+  g_free (heap.items);
+  r->table_bytes += (size_t) n * n * sizeof (uint32_t);
+}
+
+static void
+build_tables (WeftRouting *r)
+{
+  const WeftTopology *topo = r->topo;
+  guint n_templates = topo->zone_templates->len;
+  uint32_t custom = 0;
+
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    custom += topo->zones[z].custom;
+  r->tables = g_new0 (Table, n_templates + custom + 1);
+  r->zone_table = g_new (uint32_t, MAX (topo->n_zones, 1));
+  r->n_tables = n_templates;
+  for (guint t = 0; t < n_templates; t++)
+    {
+      const WeftZoneTemplate *zt = g_ptr_array_index (topo->zone_templates, t);
+      if (zt->first_zone != WEFT_NONE)
+        build_table (r, zt->first_zone, &r->tables[t]);
+    }
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    {
+      if (topo->zones[z].custom)
+        {
+          r->zone_table[z] = r->n_tables;
+          build_table (r, z, &r->tables[r->n_tables++]);
+        }
+      else
+        r->zone_table[z] = topo->zones[z].template_id;
+    }
+}
+
+/* ---- gateways and the core ---- */
+
+static void
+build_core (WeftRouting *r)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t nz = topo->n_zones;
+
+  /* Gateways: nodes of a zone with a link leaving it. */
+  r->gw_start = g_new0 (uint32_t, nz + 1);
+  r->forwarding = g_new0 (gboolean, MAX (nz, 1));
+  g_autoptr (GArray) gw = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t z = 0; z < nz; z++)
+    {
+      const WeftZone *zone = &topo->zones[z];
+      r->gw_start[z] = gw->len;
+      for (uint32_t n = zone->first_node; n < zone->first_node + zone->n_nodes;
+           n++)
+        {
+          gboolean is_gw = FALSE;
+          for (uint32_t i = topo->out_start[n]; i < topo->out_start[n + 1]; i++)
+            {
+              uint32_t other = topo->nodes[topo->links[topo->out_links[i]].dst]
+                                   .zone;
+              if (other != z)
+                {
+                  is_gw = TRUE;
+                  if (other != WEFT_ZONE_ROOT)
+                    r->forwarding[z] = TRUE;
+                }
+            }
+          if (is_gw)
+            g_array_append_val (gw, n);
+        }
+    }
+  r->gw_start[nz] = gw->len;
+  r->gw = (uint32_t *) g_array_free (g_steal_pointer (&gw), FALSE);
+
+  /* The core: root nodes and the gateways of forwarding zones. */
+  r->core_of = g_new (uint32_t, MAX (topo->n_nodes, 1));
+  g_autoptr (GArray) core = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    r->core_of[n] = WEFT_NONE;
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].zone == WEFT_ZONE_ROOT)
+      {
+        r->core_of[n] = core->len;
+        g_array_append_val (core, n);
+      }
+  for (uint32_t z = 0; z < nz; z++)
+    if (r->forwarding[z])
+      for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+        {
+          r->core_of[r->gw[i]] = core->len;
+          g_array_append_val (core, r->gw[i]);
+        }
+  r->n_core = core->len;
+  r->core_node = (uint32_t *) g_array_free (g_steal_pointer (&core), FALSE);
+
+  /* Core edges: links between core nodes that are not inside one zone, and
+   * transits between the gateways of a forwarding zone. */
+  g_autoptr (GArray) edges = g_array_new (FALSE, FALSE, sizeof (CoreEdge));
+  r->core_start = g_new (uint32_t, r->n_core + 1);
+  for (uint32_t c = 0; c < r->n_core; c++)
+    {
+      uint32_t n = r->core_node[c], z = topo->nodes[n].zone;
+      r->core_start[c] = edges->len;
+      for (uint32_t i = topo->out_start[n]; i < topo->out_start[n + 1]; i++)
+        {
+          uint32_t l = topo->out_links[i];
+          const WeftLink *link = &topo->links[l];
+          uint32_t to = r->core_of[link->dst];
+          if (to == WEFT_NONE
+              || (z != WEFT_ZONE_ROOT && topo->nodes[link->dst].zone == z))
+            continue;
+          CoreEdge e = { to, link->cost, l };
+          g_array_append_val (edges, e);
+        }
+      if (z != WEFT_ZONE_ROOT)
+        for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+          {
+            uint32_t g = r->gw[i];
+            uint32_t cost = local_cost (r, z, n, g);
+            if (g == n || cost == INF)
+              continue;
+            CoreEdge e = { r->core_of[g], cost, WEFT_NONE };
+            g_array_append_val (edges, e);
+          }
+    }
+  r->core_start[r->n_core] = edges->len;
+  r->core_edges = (CoreEdge *) g_array_free (g_steal_pointer (&edges), FALSE);
+
+  /* The ways into the core, numbered in the order of the core nodes they
+   * enter and of those nodes' ports: a fat-tree's endpoints leaf by leaf. */
+  r->entry_of = g_new (uint32_t, MAX (topo->n_links, 1));
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    r->entry_of[l] = WEFT_NONE;
+  for (uint32_t c = 0; c < r->n_core; c++)
+    {
+      uint32_t n = r->core_node[c];
+      for (uint32_t i = topo->out_start[n]; i < topo->out_start[n + 1]; i++)
+        {
+          uint32_t l = topo->out_links[i];
+          if (r->core_of[topo->links[l].dst] == WEFT_NONE)
+            r->entry_of[l ^ 1] = r->n_entries++;
+        }
+    }
+}
+
+static void
+forget_costs (WeftRouting *r)
+{
+  for (uint32_t c = 0; c < r->n_core; c++)
+    g_clear_pointer (&r->to_core[c], g_free);
+  r->cached_bytes = 0;
+}
+
+WeftRouting *
+weft_routing_new (const WeftTopology *topo)
+{
+  WeftRouting *r = g_new0 (WeftRouting, 1);
+
+  g_assert (topo->finished);
+  r->topo = topo;
+  build_tables (r);
+  build_core (r);
+  r->affinity = g_new (uint32_t, MAX (topo->n_nodes, 1));
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    {
+      const WeftZone *zone = &topo->zones[z];
+      for (uint32_t a = zone->first_node; a < zone->first_node + zone->n_nodes;
+           a++)
+        {
+          uint32_t k = 0;
+          for (uint32_t b = zone->first_node; b < a; b++)
+            k += topo->nodes[b].kind == topo->nodes[a].kind;
+          r->affinity[a] = k;
+        }
+    }
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (zone_of (r, n) == WEFT_ZONE_ROOT)
+      r->affinity[n] = WEFT_NONE;
+  r->to_core = g_new0 (uint32_t *, MAX (r->n_core, 1));
+  r->outs = g_array_new (FALSE, FALSE, sizeof (Port));
+  r->ins = g_array_new (FALSE, FALSE, sizeof (Port));
+  r->at = g_array_new (FALSE, FALSE, sizeof (guint));
+  r->tails = g_array_new (FALSE, FALSE, sizeof (Tail));
+  r->outs_node = r->ins_node = WEFT_NONE;
+  weft_routing_set_memo (r, TRUE);
+  return r;
+}
+
+void
+weft_routing_free (WeftRouting *r)
+{
+  if (r == NULL)
+    return;
+  for (uint32_t t = 0; t < r->n_tables; t++)
+    g_free (r->tables[t].cost);
+  g_free (r->tables);
+  g_free (r->zone_table);
+  g_free (r->affinity);
+  g_free (r->entry_of);
+  g_free (r->gw_start);
+  g_free (r->gw);
+  g_free (r->forwarding);
+  g_free (r->core_of);
+  g_free (r->core_node);
+  g_free (r->core_start);
+  g_free (r->core_edges);
+  forget_costs (r);
+  g_free (r->to_core);
+  g_array_unref (r->outs);
+  g_array_unref (r->ins);
+  g_array_unref (r->at);
+  g_array_unref (r->tails);
+  g_free (r->memo);
+  g_free (r);
+}
+
+size_t
+weft_routing_memory (const WeftRouting *r)
+{
+  return r->cached_bytes + r->table_bytes
+         + (r->memo ? r->n_memo * sizeof (Memo) : 0);
+}
+
+void
+weft_routing_set_memo (WeftRouting *r, gboolean enabled)
+{
+  g_clear_pointer (&r->memo, g_free);
+  if (enabled)
+    {
+      uint32_t gpus = 0;
+      for (uint32_t n = 0; n < r->topo->n_nodes; n++)
+        gpus += r->topo->nodes[n].kind == WEFT_NODE_GPU;
+      r->memo_max = MEMO_MIN_SLOTS;
+      while (r->memo_max < MEMO_MAX_SLOTS && r->memo_max < 4 * (uint64_t) gpus)
+        r->memo_max *= 2;
+      /* Small at first (a network built to try one collective on a few
+       * GPUs asks for few routes), doubling while half full. */
+      r->n_memo = MEMO_START_SLOTS;
+      r->memo_filled = 0;
+      r->memo = g_new0 (Memo, r->n_memo);
+    }
+}
+
+/* The two slots (a pair) route (tag, a, b, c) may sit in. */
+static Memo *
+memo_pair (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+  uint64_t h = weft_mix64 (((uint64_t) a << 32 | b) ^ weft_mix64 (
+                               (uint64_t) c << 8 | tag));
+  return &r->memo[h & (r->n_memo - 2)];
+}
+
+static inline gboolean
+memo_is (const Memo *m, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+  return m->tag == tag && m->a == a && m->b == b && m->c == c;
+}
+
+/* Whether @r remembers the route asked for; if so it is in @links. */
+static gboolean
+memo_get (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
+          GArray *links)
+{
+  if (r->memo == NULL)
+    return FALSE;
+  Memo *m = memo_pair (r, tag, a, b, c);
+  if (!memo_is (m, tag, a, b, c) && !memo_is (++m, tag, a, b, c))
+    return FALSE;
+  m->used = ++r->memo_clock;
+  g_array_set_size (links, 0);
+  g_array_append_vals (links, m->links, m->len);
+  return TRUE;
+}
+
+/* The less recently used slot of the pair of (tag, a, b, c), to fill. */
+static Memo *
+memo_slot (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
+{
+  Memo *m = memo_pair (r, tag, a, b, c);
+  if (m[1].used < m[0].used)
+    m++;
+  r->memo_filled += m->tag == 0;
+  return m;
+}
+
+/* Twice the slots, the routes held put again. */
+static void
+memo_grow (WeftRouting *r)
+{
+  Memo *old = r->memo;
+  uint32_t n = r->n_memo;
+
+  r->n_memo *= 2;
+  r->memo = g_new0 (Memo, r->n_memo);
+  r->memo_filled = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (old[i].tag != 0)
+      *memo_slot (r, old[i].tag, old[i].a, old[i].b, old[i].c) = old[i];
+  g_free (old);
+}
+
+/* Remember a route in the less recently used slot of its pair. */
+static void
+memo_put (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
+          const GArray *links)
+{
+  if (r->memo == NULL || links->len > MEMO_LINKS)
+    return;
+  if (r->memo_filled >= r->n_memo / 2 && r->n_memo < r->memo_max)
+    memo_grow (r);
+  Memo *m = memo_slot (r, tag, a, b, c);
+  *m = (Memo) { a, b, c, tag, links->len, ++r->memo_clock, { 0 } };
+  memcpy (m->links, links->data, links->len * sizeof (uint32_t));
+}
+
+/* Costs from every core node to core node @target (links are symmetric, so
+ * a Dijkstra outwards from @target gives them). */
+static const uint32_t *
+costs_to (WeftRouting *r, uint32_t target)
+{
+  uint32_t *cost = r->to_core[target];
+  if (cost != NULL)
+    return cost;
+
+  size_t bytes = (size_t) r->n_core * sizeof (uint32_t);
+  if (r->cached_bytes + bytes > CACHE_BUDGET)
+    forget_costs (r);   /* past the budget, start over rather than grow */
+  cost = g_malloc (bytes);
+  memset (cost, 0xff, bytes);
+
+  Heap heap = { 0 };
+  cost[target] = 0;
+  heap_push (&heap, 0, target);
+  while (heap.n > 0)
+    {
+      uint64_t item = heap_pop (&heap);
+      uint32_t c = (uint32_t) (item >> 32), x = (uint32_t) item;
+      if (c > cost[x])
+        continue;
+      for (uint32_t i = r->core_start[x]; i < r->core_start[x + 1]; i++)
+        {
+          const CoreEdge *e = &r->core_edges[i];
+          if (c + e->cost < cost[e->to])
+            {
+              cost[e->to] = c + e->cost;
+              heap_push (&heap, cost[e->to], e->to);
+            }
+        }
+    }
+  g_free (heap.items);
+  r->to_core[target] = cost;
+  r->cached_bytes += bytes;
+  return cost;
+}
+
+/* The ways between @node and the core: itself if it is a core node;
+ * otherwise through each gateway of its zone. */
+static void
+ports_of (const WeftRouting *r, uint32_t node, GArray *ports)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t z = zone_of (r, node);
+
+  g_array_set_size (ports, 0);
+  if (r->core_of[node] != WEFT_NONE)
+    {
+      Port p = { r->core_of[node], 0, WEFT_NONE, WEFT_NONE };
+      g_array_append_val (ports, p);
+      if (z == WEFT_ZONE_ROOT)
+        return;
+    }
+  for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+    {
+      uint32_t g = r->gw[i];
+      uint32_t to_g = local_cost (r, z, node, g);
+      /* A core node was added above as its own way in and out. */
+      if (to_g == INF || (g == node && r->core_of[node] != WEFT_NONE))
+        continue;
+      if (r->core_of[g] != WEFT_NONE)
+        {
+          Port p = { r->core_of[g], to_g, g, WEFT_NONE };
+          g_array_append_val (ports, p);
+          continue;
+        }
+      for (uint32_t k = topo->out_start[g]; k < topo->out_start[g + 1]; k++)
+        {
+          uint32_t l = topo->out_links[k];
+          const WeftLink *link = &topo->links[l];
+          if (topo->nodes[link->dst].zone == z)
+            continue;
+          Port p = { r->core_of[link->dst], to_g + link->cost, g, l };
+          g_array_append_val (ports, p);
+        }
+    }
+}
+
+/* ports_of() into @ports unless they hold @node's already (*@holds). */
+static void
+ports_of_cached (const WeftRouting *r, uint32_t node, GArray *ports,
+                 uint32_t *holds)
+{
+  if (*holds == node)
+    return;
+  ports_of (r, node, ports);
+  *holds = node;
+}
+
+typedef struct {
+  uint64_t cost;
+  uint32_t n_best;
+  Port out, in;                 /* the chosen pair; in.core is the target */
+  gboolean local;               /* the chosen route stays inside the zone */
+} Choice;
+
+/* Find the least cost from @src to @dst and, when @pick is not NULL and
+ * @dst can be reached, pick one of the equal-cost (exit, entry) pairs with
+ * the hash value @pick. */
+static void
+choose (WeftRouting *r, uint32_t src, uint32_t dst, const uint64_t *pick,
+        Choice *ch)
+{
+  GArray *outs = r->outs, *ins = r->ins;
+  uint32_t z = zone_of (r, src);
+  uint64_t best = WEFT_ROUTE_UNREACHABLE;
+  uint32_t n_best = 0;
+
+  ch->local = FALSE;
+  if (z != WEFT_ZONE_ROOT && z == zone_of (r, dst)
+      && local_cost (r, z, src, dst) != INF)
+    {
+      best = local_cost (r, z, src, dst);
+      n_best = 1;
+    }
+  ports_of_cached (r, src, outs, &r->outs_node);
+  ports_of_cached (r, dst, ins, &r->ins_node);
+
+  /* Two passes: find the least cost, then take the pick-th pair at it. */
+  for (int pass = 0; pass < (pick ? 2 : 1); pass++)
+    {
+      if (pass && n_best == 0)
+        break;                  /* unreachable: nothing to pick */
+      uint32_t seen = 0, target = pass ? (uint32_t) (*pick % n_best) : 0;
+      if (pass && ch->local)
+        break;
+      if (pass && best != WEFT_ROUTE_UNREACHABLE && z != WEFT_ZONE_ROOT
+          && z == zone_of (r, dst) && local_cost (r, z, src, dst) == best)
+        {
+          if (target == 0)
+            {
+              ch->local = TRUE;
+              break;
+            }
+          seen = 1;
+        }
+      for (guint j = 0; j < ins->len; j++)
+        {
+          const Port *in = &g_array_index (ins, Port, j);
+          const uint32_t *to_in = costs_to (r, in->core);
+          for (guint i = 0; i < outs->len; i++)
+            {
+              const Port *out = &g_array_index (outs, Port, i);
+              if (to_in[out->core] == INF)
+                continue;
+              uint64_t c = (uint64_t) out->cost + to_in[out->core] + in->cost;
+              if (pass == 0)
+                {
+                  if (c < best)
+                    {
+                      best = c;
+                      n_best = 1;
+                    }
+                  else if (c == best)
+                    n_best++;
+                }
+              else if (c == best && seen++ == target)
+                {
+                  ch->out = *out;
+                  ch->in = *in;
+                  goto done;
+                }
+            }
+        }
+    }
+done:
+  ch->cost = best;
+  ch->n_best = n_best;
+}
+
+/* Whether exit @out and entry @in make a route of @cost. */
+static gboolean
+pairs_at (WeftRouting *r, const Port *out, const Port *in, uint64_t cost)
+{
+  const uint32_t *to_in = costs_to (r, in->core);
+
+  return to_in[out->core] != INF
+         && (uint64_t) out->cost + to_in[out->core] + in->cost == cost;
+}
+
+/* Among the least-cost (exit, entry) pairs @ch was chosen from, take the
+ * exit at place @out_place among the exits that have one, then the entry at
+ * place @in_place among those that pair with it (each WEFT_NONE to keep
+ * @ch's choice on that side, or the first entry that pairs). */
+static void
+choose_by_place (WeftRouting *r, uint32_t src, uint32_t dst,
+                 uint32_t out_place, uint32_t in_place, Choice *ch)
+{
+  if (out_place == WEFT_NONE && in_place == WEFT_NONE)
+    return;
+
+  GArray *outs = r->outs, *ins = r->ins, *at = r->at;
+
+  g_array_set_size (at, 0);
+  ports_of_cached (r, src, outs, &r->outs_node);
+  ports_of_cached (r, dst, ins, &r->ins_node);
+  if (out_place != WEFT_NONE)
+    {
+      for (guint i = 0; i < outs->len; i++)
+        for (guint k = 0; k < ins->len; k++)
+          if (pairs_at (r, &g_array_index (outs, Port, i),
+                        &g_array_index (ins, Port, k), ch->cost))
+            {
+              g_array_append_val (at, i);
+              break;
+            }
+      g_assert (at->len > 0);
+      ch->out = g_array_index (outs, Port,
+                               g_array_index (at, guint, out_place % at->len));
+    }
+  g_array_set_size (at, 0);
+  for (guint k = 0; k < ins->len; k++)
+    if (pairs_at (r, &ch->out, &g_array_index (ins, Port, k), ch->cost))
+      g_array_append_val (at, k);
+  g_assert (at->len > 0);
+  if (in_place != WEFT_NONE)
+    ch->in = g_array_index (ins, Port,
+                            g_array_index (at, guint, in_place % at->len));
+  else if (!pairs_at (r, &ch->out, &ch->in, ch->cost))
+    ch->in = g_array_index (ins, Port, g_array_index (at, guint, 0));
+}
+
+uint64_t
+weft_routing_cost (WeftRouting *r, uint32_t src, uint32_t dst)
+{
+  Choice ch;
+
+  if (src == dst)
+    return 0;
+  choose (r, src, dst, NULL, &ch);
+  return ch.cost;
+}
+
+static inline uint64_t
+hop_hash (uint32_t src, uint32_t dst, uint64_t flow, uint32_t hop)
+{
+  return weft_mix64 (weft_mix64 (weft_mix64 (flow) ^ src) ^ ((uint64_t) dst << 20
+                                                             ^ hop));
+}
+
+/* Append the in-zone links from @from to @to (both in @zone), choosing among
+ * equal-cost next hops by hash. */
+static void
+walk_local (WeftRouting *r, uint32_t zone, uint32_t from, uint32_t to,
+            uint64_t seed, uint32_t *hop, GArray *links)
+{
+  const WeftTopology *topo = r->topo;
+  uint32_t candidates[64];
+
+  while (from != to)
+    {
+      uint32_t left = local_cost (r, zone, from, to), n = 0, count = 0;
+      uint64_t h = weft_mix64 (seed + (*hop)++);
+
+      for (uint32_t i = topo->out_start[from]; i < topo->out_start[from + 1];
+           i++)
+        {
+          uint32_t l = topo->out_links[i];
+          const WeftLink *link = &topo->links[l];
+          if (topo->nodes[link->dst].zone != zone)
+            continue;
+          if ((uint64_t) link->cost + local_cost (r, zone, link->dst, to)
+              != left)
+            continue;
+          /* Reservoir choice keeps it uniform beyond the buffer's size. */
+          if (n < G_N_ELEMENTS (candidates))
+            candidates[n++] = l;
+          else if (weft_mix64 (h + count) % (count + 1) == 0)
+            candidates[h % n] = l;
+          count++;
+        }
+      g_assert (n > 0);
+      r->by_flow |= n > 1;
+      uint32_t l = candidates[h % n];
+      g_array_append_val (links, l);
+      from = topo->links[l].dst;
+    }
+}
+
+/* Append the core links from core node @from to core node @to.  Among
+ * equal-cost next hops the destination picks, digit by digit, as a fat-tree's
+ * switches forward by destination (D-mod-k): the first choice takes
+ * @dest mod n1, the next (@dest / n1) mod n2, and so on.  The endpoints of a
+ * leaf differ in their lowest digits, so traffic from one leaf to another
+ * leaf's endpoints climbs by distinct uplinks and meets no other flow. */
+static void
+walk_core (WeftRouting *r, uint32_t from, uint32_t to, uint64_t dest,
+           uint64_t seed, uint32_t *hop, GArray *links)
+{
+  const uint32_t *cost = costs_to (r, to);
+  uint64_t stride = 1;
+
+  while (from != to)
+    {
+      uint32_t n = 0, pick;
+      CoreEdge e = { 0 };
+
+      for (uint32_t i = r->core_start[from]; i < r->core_start[from + 1]; i++)
+        {
+          const CoreEdge *c = &r->core_edges[i];
+          n += cost[c->to] != INF
+               && (uint64_t) c->cost + cost[c->to] == cost[from];
+        }
+      g_assert (n > 0);
+      pick = (uint32_t) (dest / stride % n);
+      if (n > 1 && stride <= dest)
+        stride *= n;
+      for (uint32_t i = r->core_start[from];; i++)
+        {
+          const CoreEdge *c = &r->core_edges[i];
+          if (cost[c->to] != INF
+              && (uint64_t) c->cost + cost[c->to] == cost[from]
+              && pick-- == 0)
+            {
+              e = *c;
+              break;
+            }
+        }
+      if (e.link != WEFT_NONE)
+        g_array_append_val (links, e.link);
+      else
+        {
+          uint32_t a = r->core_node[from], b = r->core_node[e.to];
+          walk_local (r, zone_of (r, a), a, b, seed, hop, links);
+        }
+      from = e.to;
+    }
+}
+
+gboolean
+weft_routing_path (WeftRouting *r, uint32_t src, uint32_t dst, uint64_t flow,
+                   GArray *links)
+{
+  return weft_routing_path_for (r, src, src, dst, flow, links);
+}
+
+/* The route of a choice that leaves the source's server. */
+static void
+walk_out (WeftRouting *r, const Choice *ch, uint32_t src, uint32_t dst,
+          uint64_t seed, uint32_t *hop, GArray *links)
+{
+  /* Out of the source's server to the core... */
+  if (ch->out.gateway != WEFT_NONE)
+    {
+      walk_local (r, zone_of (r, src), src, ch->out.gateway, seed, hop, links);
+      if (ch->out.link != WEFT_NONE)
+        g_array_append_val (links, ch->out.link);
+    }
+  /* ...across it... */
+  walk_core (r, ch->out.core, ch->in.core,
+             ch->in.link != WEFT_NONE ? r->entry_of[ch->in.link]
+                                      : (uint64_t) r->n_entries + ch->in.core,
+             seed, hop, links);
+  /* ...and into the destination's server. */
+  if (ch->in.gateway != WEFT_NONE)
+    {
+      if (ch->in.link != WEFT_NONE)
+        {
+          uint32_t back = ch->in.link ^ 1;       /* core -> gateway */
+          g_array_append_val (links, back);
+        }
+      walk_local (r, zone_of (r, dst), ch->in.gateway, dst, seed, hop, links);
+    }
+}
+
+gboolean
+weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
+                       uint32_t dst, uint64_t flow, GArray *links)
+{
+  uint64_t seed = hop_hash (src, dst, flow, 0);
+  uint32_t hop = 1;
+  Choice ch;
+
+  r->by_flow = FALSE;           /* remembered routes took no flow id */
+  if (memo_get (r, MEMO_PATH, origin, src, dst, links))
+    return TRUE;
+  g_array_set_size (links, 0);
+  if (src == dst)
+    return TRUE;
+  uint64_t pick = weft_mix64 (seed);
+  choose (r, src, dst, &pick, &ch);
+  if (ch.cost == WEFT_ROUTE_UNREACHABLE)
+    return FALSE;
+  /* Which of the equal-cost ways out of the source's server and into the
+   * destination's: each GPU's place among the GPUs of its server, so that
+   * GPUs sharing a PCIe switch with as many NICs take one NIC each, as
+   * NCCL assigns them, rather than colliding by chance. */
+  if (!ch.local && ch.n_best > 1)
+    choose_by_place (r, src, dst, r->affinity[origin], r->affinity[dst], &ch);
+  /* Whether the flow's hash took part (the walks inside servers add to
+   * it): if not, the route is the same for every flow and is remembered.
+   * It did if it chose between staying inside the server and going out
+   * (a GB200 GPU reaches the other GPU on its Grace through the Grace or
+   * through any NVSwitch chip, at equal cost), whichever it took. */
+  uint32_t z = zone_of (r, src);
+  gboolean local_ties = z != WEFT_ZONE_ROOT && z == zone_of (r, dst)
+                        && local_cost (r, z, src, dst) == ch.cost;
+  r->by_flow = ch.n_best > 1 && (local_ties
+                                 || r->affinity[origin] == WEFT_NONE
+                                 || r->affinity[dst] == WEFT_NONE);
+  if (ch.local)
+    walk_local (r, z, src, dst, seed, &hop, links);
+  else
+    walk_out (r, &ch, src, dst, seed, &hop, links);
+  if (!r->by_flow)
+    memo_put (r, MEMO_PATH, origin, src, dst, links);
+  return TRUE;
+}
+
+gboolean
+weft_routing_flow_free (const WeftRouting *r)
+{
+  return !r->by_flow;
+}
+
+/* The least cost from @node (of zone @z, not a core node) to @dst, by the
+ * route inside the zone if @dst is in it, or out by one of the zone's ways
+ * out (@tails, from zone_tails()): what choose() finds, without listing
+ * @node's ports and pairing each with each of @dst's. */
+static uint64_t
+cost_by_tails (const WeftRouting *r, uint32_t z, uint32_t node, uint32_t dst,
+               const GArray *tails)
+{
+  uint64_t best = WEFT_ROUTE_UNREACHABLE;
+
+  if (node == dst)
+    return 0;
+  if (zone_of (r, dst) == z && local_cost (r, z, node, dst) != INF)
+    best = local_cost (r, z, node, dst);
+  for (guint i = 0; i < tails->len; i++)
+    {
+      const Tail *t = &g_array_index (tails, Tail, i);
+      uint32_t to_g = local_cost (r, z, node, t->gateway);
+      if (to_g != INF && t->cost != WEFT_ROUTE_UNREACHABLE)
+        best = MIN (best, to_g + t->cost);
+    }
+  return best;
+}
+
+/* The way out of a zone by gateway @g into core node @core, @extra the
+ * cost of the link between them (0 for a core gateway), with the least
+ * cost on from @g to the destination whose ports r->ins holds, as choose()
+ * pairs a port with them. */
+static Tail
+tail_of (WeftRouting *r, uint32_t g, uint32_t core, uint32_t extra)
+{
+  Tail t = { g, WEFT_ROUTE_UNREACHABLE };
+
+  for (guint j = 0; j < r->ins->len; j++)
+    {
+      const Port *in = &g_array_index (r->ins, Port, j);
+      const uint32_t *to_in = costs_to (r, in->core);
+      if (to_in[core] != INF)
+        t.cost = MIN (t.cost, (uint64_t) extra + to_in[core] + in->cost);
+    }
+  return t;
+}
+
+/* Into @tails: each way out of zone @z toward @dst, as ports_of() lists a
+ * node's (a gateway that is a core node, or each of a gateway's links out
+ * of the zone), with the least cost on from its gateway. */
+static void
+zone_tails (WeftRouting *r, uint32_t z, uint32_t dst, GArray *tails)
+{
+  const WeftTopology *topo = r->topo;
+
+  ports_of_cached (r, dst, r->ins, &r->ins_node);
+  g_array_set_size (tails, 0);
+  for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
+    {
+      uint32_t g = r->gw[i];
+      if (r->core_of[g] != WEFT_NONE)
+        {
+          Tail t = tail_of (r, g, r->core_of[g], 0);
+          g_array_append_val (tails, t);
+          continue;
+        }
+      for (uint32_t k = topo->out_start[g]; k < topo->out_start[g + 1]; k++)
+        {
+          const WeftLink *link = &topo->links[topo->out_links[k]];
+          if (topo->nodes[link->dst].zone == z)
+            continue;
+          Tail t = tail_of (r, g, r->core_of[link->dst], link->cost);
+          g_array_append_val (tails, t);
+        }
+    }
+}
+
+/* Whether @node is inside zone @z and not a core node: its costs to a
+ * destination go by the zone's ways out (cost_by_tails()). */
+static inline gboolean
+inside (const WeftRouting *r, uint32_t z, uint32_t node)
+{
+  return z != WEFT_ZONE_ROOT && zone_of (r, node) == z
+         && r->core_of[node] == WEFT_NONE;
+}
+
+void
+weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
+                         GArray *links)
+{
+  const WeftTopology *topo = r->topo;
+  if (memo_get (r, MEMO_FIRST, src, dst, 0, links))
+    return;
+
+  g_array_set_size (links, 0);
+  if (src == dst)
+    return;
+  /* A node inside a server and its neighbours there share the server's
+   * ways out: the costs on from each way out are found once, not once a
+   * neighbour (a GPU has a link to each of a DGX's NVSwitch chips). */
+  uint32_t z = zone_of (r, src);
+  gboolean in_zone = inside (r, z, src);
+  if (in_zone)
+    zone_tails (r, z, dst, r->tails);
+  uint64_t best = in_zone ? cost_by_tails (r, z, src, dst, r->tails)
+                          : weft_routing_cost (r, src, dst);
+  if (best == WEFT_ROUTE_UNREACHABLE)
+    return;
+  for (uint32_t i = topo->out_start[src]; i < topo->out_start[src + 1]; i++)
+    {
+      uint32_t l = topo->out_links[i], next = topo->links[l].dst;
+      uint64_t rest = in_zone && inside (r, z, next)
+                          ? cost_by_tails (r, z, next, dst, r->tails)
+                          : weft_routing_cost (r, next, dst);
+      if (rest != WEFT_ROUTE_UNREACHABLE && topo->links[l].cost + rest == best)
+        g_array_append_val (links, l);
+    }
+  memo_put (r, MEMO_FIRST, src, dst, 0, links);
+}

@@ -1,0 +1,55 @@
+/* weft: replaying a trace on a fabric. */
+#pragma once
+
+#include "collectives/collective_run.h"
+#include "traces/trace.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  WeftRunOptions run;           /* fidelity, seed, bins and their budget,
+                                   stop */
+  WeftCollectiveParams params;  /* channels and chunks of every collective */
+  int algorithm;                /* for collectives the trace leaves to auto:
+                                   a WeftAlgorithm or WEFT_TRACE_AUTO */
+  int protocol;                 /* likewise, a WeftProtocolKind */
+  /* If not NULL, called now and then with the (op, rank) slots finished
+   * and their number. */
+  void (*progress) (uint64_t done, uint64_t total, void *data);
+  void *progress_data;
+  int jobs;                     /* auto's candidates simulated at once (0:
+                                   one at a time) */
+} WeftTraceOptions;
+
+typedef struct {
+  WeftTime time;                /* ps: when the last op ended */
+  uint64_t events;
+  gboolean interrupted;
+  WeftTime *start, *end;        /* per slot (an op on one of its ranks): when
+                                   the rank reached it (compute: began on the
+                                   rank's compute) and finished it; ps */
+  int8_t *algorithm;            /* per op: collectives' algorithm, or -1 */
+  int8_t *protocol;             /* per op: collectives' and p2p protocol, or -1 */
+  WeftTime *step;               /* per global rank: when its last op ended */
+  WeftTime *compute;            /* ...time it spent computing */
+  WeftTime *exposed;            /* ...time communicating while not computing */
+  GArray *critical;             /* uint32_t ops, first to last: the chain of
+                                   ops each of which held up the next */
+  WeftLinkStats *stats;         /* link bytes (binned if bins were asked) */
+  uint32_t links_used;
+} WeftTraceResult;
+
+/* Replay @trace on @topo.  Collectives whose algorithm or protocol is auto
+ * take the one that is fastest alone on their GPUs (chosen once per kind,
+ * size and rank set).  Fails with @error, before simulating, if a
+ * collective cannot run on its ranks' GPUs (its position in the trace), and
+ * after, if the trace never finishes (ops that wait for each other across
+ * ranks: names them).  @result's arrays are freed by
+ * weft_trace_result_clear(). */
+gboolean weft_trace_run (const WeftTopology *topo, const WeftTrace *trace,
+                         const WeftTraceOptions *options,
+                         WeftTraceResult *result, GError **error);
+
+void weft_trace_result_clear (WeftTraceResult *result);
+
+G_END_DECLS

@@ -1,0 +1,252 @@
+/* weft: `weft run --trace`: replay a trace and report each rank's step. */
+#include "cli.h"
+#include "db.h"
+#include "traces/trace_run.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The database keeps at most about this many link_util rows of a trace:
+ * the bins widen as the run goes on. */
+#define BIN_BUDGET 2000000
+/* Bins start this wide (then widen to stay within the budget). */
+#define FIRST_BIN_WIDTH ((WeftTime) 1000000)    /* 1 us */
+/* Jobs with more ranks than this get a summary instead of a line a rank. */
+#define RANK_LINES 32
+/* The critical path is printed up to this many ops. */
+#define PATH_LINES 24
+
+static int
+cmp_time (const void *a, const void *b)
+{
+  WeftTime x = *(const WeftTime *) a, y = *(const WeftTime *) b;
+  return (x > y) - (x < y);
+}
+
+static char *
+rank_list (const WeftTrace *t, const WeftTraceOp *op)
+{
+  const WeftTraceJob *job = &g_array_index (t->jobs, WeftTraceJob, op->job);
+  GString *s = g_string_new (NULL);
+  uint32_t n = op->n_ranks;
+  const uint32_t *r = &g_array_index (t->ranks, uint32_t, op->first_rank);
+
+  /* Runs of consecutive ranks as a-b. */
+  for (uint32_t i = 0; i < n;)
+    {
+      uint32_t j = i;
+      while (j + 1 < n && r[j + 1] == r[j] + 1)
+        j++;
+      if (s->len > 40)
+        {
+          g_string_append (s, ",...");
+          break;
+        }
+      g_string_append_printf (s, "%s%u", s->len ? "," : "",
+                              r[i] - job->first_rank);
+      if (j > i)
+        g_string_append_printf (s, "-%u", r[j] - job->first_rank);
+      i = j + 1;
+    }
+  if (op->kind == WEFT_TRACE_SEND || op->kind == WEFT_TRACE_RECV)
+    g_string_append_printf (s, "%s%u", op->kind == WEFT_TRACE_SEND ? "->"
+                                                                   : "<-",
+                            op->peer - job->first_rank);
+  return g_string_free (s, FALSE);
+}
+
+static void
+print_ranks (const WeftTopology *topo, const WeftTrace *t,
+             const WeftTraceResult *r)
+{
+  for (guint j = 0; j < t->jobs->len; j++)
+    {
+      const WeftTraceJob *job = &g_array_index (t->jobs, WeftTraceJob, j);
+      WeftTime step = 0, compute = 0, exposed = 0;
+      uint32_t slowest = 0;
+      for (uint32_t k = 0; k < job->n_ranks; k++)
+        {
+          uint32_t g = job->first_rank + k;
+          if (r->step[g] > step)
+            step = r->step[g], slowest = k;
+          compute += r->compute[g];
+          exposed += r->exposed[g];
+        }
+      printf ("#\n# job %s: %u ranks, step %.2f us (rank %u), mean compute "
+              "%.2f us, mean exposed communication %.2f us\n", job->name,
+              job->n_ranks, step / 1e6, slowest,
+              compute / 1e6 / job->n_ranks, exposed / 1e6 / job->n_ranks);
+      if (job->n_ranks <= RANK_LINES)
+        {
+          printf ("# %6s  %-24s %12s %12s %12s\n", "rank", "gpu",
+                  "step (us)", "compute", "exposed");
+          for (uint32_t k = 0; k < job->n_ranks; k++)
+            {
+              uint32_t g = job->first_rank + k;
+              printf ("  %6u  %-24s %12.2f %12.2f %12.2f\n", k,
+                      topo->nodes[g_array_index (t->gpus, uint32_t, g)].name,
+                      r->step[g] / 1e6, r->compute[g] / 1e6,
+                      r->exposed[g] / 1e6);
+            }
+          continue;
+        }
+      /* Many ranks: the spread of each figure. */
+      printf ("# %-10s %12s %12s %12s %12s   (us over %u ranks; each rank in "
+              "the database, trace_ranks)\n", "", "min", "median", "mean",
+              "max", job->n_ranks);
+      const WeftTime *cols[3] = { r->step, r->compute, r->exposed };
+      const char *names[3] = { "step", "compute", "exposed" };
+      g_autofree WeftTime *v = g_new (WeftTime, job->n_ranks);
+      for (int c = 0; c < 3; c++)
+        {
+          double sum = 0;
+          for (uint32_t k = 0; k < job->n_ranks; k++)
+            {
+              v[k] = cols[c][job->first_rank + k];
+              sum += v[k];
+            }
+          qsort (v, job->n_ranks, sizeof *v, cmp_time);
+          printf ("  %-10s %12.2f %12.2f %12.2f %12.2f\n", names[c],
+                  v[0] / 1e6, v[job->n_ranks / 2] / 1e6,
+                  sum / job->n_ranks / 1e6, v[job->n_ranks - 1] / 1e6);
+        }
+    }
+}
+
+static void
+print_path (const WeftTrace *t, const WeftTraceResult *r)
+{
+  guint n = r->critical->len;
+  WeftTime on_compute = 0;
+
+  for (guint k = 0; k < n; k++)
+    {
+      const WeftTraceOp *op = weft_trace_op (t, g_array_index (r->critical,
+                                                               uint32_t, k));
+      if (op->kind == WEFT_TRACE_COMPUTE)
+        on_compute += op->duration;
+    }
+  printf ("#\n# critical path: %u ops, %.2f us of compute on it\n", n,
+          on_compute / 1e6);
+  printf ("# %-16s %-8s %-14s %-24s %12s %12s\n", "op", "job", "kind",
+          "ranks", "start (us)", "end (us)");
+  for (guint k = 0; k < n; k++)
+    {
+      if (n > PATH_LINES && k == PATH_LINES / 2)
+        {
+          printf ("  ... %u more ...\n", n - PATH_LINES);
+          k = n - PATH_LINES / 2;
+        }
+      const WeftTraceOp *op = weft_trace_op (t, g_array_index (r->critical,
+                                                               uint32_t, k));
+      WeftTime start = WEFT_TIME_MAX, end = 0;
+      for (uint32_t s = op->first_rank; s < op->first_rank + op->n_ranks; s++)
+        start = MIN (start, r->start[s]), end = MAX (end, r->end[s]);
+      g_autofree char *ranks = rank_list (t, op);
+      printf ("  %-16s %-8s %-14s %-24s %12.2f %12.2f\n", op->name,
+              g_array_index (t->jobs, WeftTraceJob, op->job).name,
+              weft_trace_op_kind (op), ranks, start / 1e6, end / 1e6);
+    }
+}
+
+static void
+show_progress (uint64_t done, uint64_t total, void *data)
+{
+  (void) data;
+  fprintf (stderr, "\rweft run: %.0f%% of the trace's (op, rank) pairs done",
+           100.0 * (double) done / (double) total);
+}
+
+int
+weft_run_trace (const WeftTraceRun *run)
+{
+  const WeftTopology *topo = run->scenario->topo;
+  g_autoptr (GError) error = NULL;
+  const char *db_path = run->db_path ? run->db_path : "weft.db";
+
+  g_autoptr (WeftTrace) trace = weft_trace_load (run->trace_path, topo,
+                                                 &error);
+  if (trace == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  g_autoptr (WeftDb) db = weft_db_open (db_path, &error);
+  if (db == NULL)
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  WeftTraceOptions options = {
+    { run->fidelity, run->seed, run->bin_width ? run->bin_width
+                                               : FIRST_BIN_WIDTH,
+      run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1 },
+    { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0 },
+    run->algorithm, run->protocol,
+    isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,
+  };
+  WeftRunInfo info = { run->scenario_path, run->scenario->sha256,
+                       weft_fidelity_name (run->fidelity), run->seed,
+                       run->command };
+  int64_t run_id = weft_db_begin_run (db, &info, &error);
+  if (run_id == 0 || !weft_db_write_topology (db, run_id, topo, &error))
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
+  const char *key = "trace";
+  if (!weft_db_set_params (db, run_id, &key, &run->trace_path, 1, &error))
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
+
+  gint64 wall_start = g_get_monotonic_time ();
+  WeftTraceResult result;
+  gboolean ran = weft_trace_run (topo, trace, &options, &result, &error);
+  if (options.progress)
+    fprintf (stderr, "\r%60s\r", "");
+  if (!ran)
+    {
+      /* Bad input found by running it (ranks that wait for each other):
+       * the run is recorded as failed, with why. */
+      fprintf (stderr, "%s\n", error->message);
+      weft_db_end_run (db, run_id, "failed",
+                       (g_get_monotonic_time () - wall_start) / 1e6, 0, NULL);
+      return WEFT_EXIT_USAGE;
+    }
+  if (result.interrupted)
+    {
+      fprintf (stderr, "weft run: interrupted; run %" G_GINT64_FORMAT
+               " is marked interrupted in %s\n", run_id, db_path);
+      weft_db_end_run (db, run_id, "interrupted",
+                       (g_get_monotonic_time () - wall_start) / 1e6,
+                       result.events, NULL);
+      weft_trace_result_clear (&result);
+      return 130;
+    }
+
+  printf ("# weft %s: trace %s on %s, %u job%s, %u ranks, %u ops, %s "
+          "fidelity\n", WEFT_VERSION, run->trace_path, run->scenario_path,
+          trace->jobs->len, trace->jobs->len == 1 ? "" : "s",
+          trace->gpus->len, trace->ops->len,
+          weft_fidelity_name (run->fidelity));
+  print_ranks (topo, trace, &result);
+  print_path (trace, &result);
+  printf ("#\n# Trace time: %.2f us\n", result.time / 1e6);
+
+  gboolean ok = weft_db_write_trace (db, run_id, trace, &result, &error)
+                && weft_db_end_run (db, run_id, "complete",
+                                    (g_get_monotonic_time () - wall_start)
+                                        / 1e6,
+                                    result.events, &error);
+  weft_trace_result_clear (&result);
+  if (!ok)
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      weft_db_end_run (db, run_id, "failed", 0, 0, NULL);
+      return WEFT_EXIT_FAILURE;
+    }
+  return WEFT_EXIT_OK;
+}
