@@ -1,5 +1,5 @@
 /* weft: the results database. */
-#include "db.h"
+#include "db-private.h"
 
 #include <sqlite3.h>
 #include <string.h>
@@ -624,31 +624,33 @@ weft_db_find_run (WeftDb *db, const char *const *keys,
   return found;
 }
 
-int64_t
-weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
-                       const char *message, GError **error)
+gboolean
+weft_db_fail_run (WeftDb *db, int64_t run, const char *message,
+                  GError **error)
 {
-  int64_t run = weft_db_begin_run (db, info, error);
   sqlite3_stmt *st;
 
-  if (run == 0)
-    return 0;
   if (sqlite3_prepare_v2 (db->handle, "UPDATE runs SET status = 'failed', "
                           "message = ? WHERE id = ?", -1, &st, NULL)
       != SQLITE_OK)
-    {
-      fail (db, error, "cannot record a failed run");
-      return 0;
-    }
+    return fail (db, error, "cannot record a failed run");
   sqlite3_bind_text (st, 1, message, -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64 (st, 2, run);
   gboolean ok = sqlite3_step (st) == SQLITE_DONE;
   sqlite3_finalize (st);
   if (!ok)
-    {
-      fail (db, error, "cannot record a failed run");
-      return 0;
-    }
+    return fail (db, error, "cannot record a failed run");
+  return TRUE;
+}
+
+int64_t
+weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
+                       const char *message, GError **error)
+{
+  int64_t run = weft_db_begin_run (db, info, error);
+
+  if (run == 0 || !weft_db_fail_run (db, run, message, error))
+    return 0;
   return run;
 }
 

@@ -87,6 +87,10 @@ int64_t weft_db_find_run (WeftDb *db, const char *const *keys,
                           const char *const *values, guint n,
                           gboolean complete);
 
+/* Mark @run failed, with @message. */
+gboolean weft_db_fail_run (WeftDb *db, int64_t run, const char *message,
+                           GError **error);
+
 /* Record a run that failed before it could start, with @message. */
 int64_t weft_db_record_failed (WeftDb *db, const WeftRunInfo *info,
                                const char *message, GError **error);
@@ -101,9 +105,6 @@ gboolean weft_db_merge (WeftDb *db, const char *shard, GArray *runs,
 /* Build the index that reports and plots read link_util by (kept out of
  * the way of writing). */
 gboolean weft_db_index (WeftDb *db, GError **error);
-
-/* The raw connection, for reports and plots (analysis/ only). */
-struct sqlite3 *weft_db_handle (WeftDb *db);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftDb, weft_db_close)
 

@@ -1,6 +1,7 @@
 /* weft: `weft plot`: a run's pictures, drawn by gnuplot run as a child
  * process with an argument list (never through a shell).  The data go to
  * files in a temporary directory; the scripts are in analysis/. */
+#include "db-private.h"
 #include "reference.h"
 #include "results.h"
 #include "units.h"

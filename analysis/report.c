@@ -1,4 +1,5 @@
 /* weft: `weft report`: a run's summary as text. */
+#include "db-private.h"
 #include "results.h"
 
 #include <sqlite3.h>
@@ -35,6 +36,74 @@ weft_results_pick_run (WeftDb *db, int64_t run, GError **error)
         g_set_error (error, WEFT_DB_ERROR, 0, "the database holds no run");
     }
   return found;
+}
+
+static char *
+column_dup (sqlite3_stmt *st, int col)
+{
+  const unsigned char *text = sqlite3_column_text (st, col);
+  return g_strdup (text ? (const char *) text : "");
+}
+
+gboolean
+weft_results_summary (WeftDb *db, int64_t run, WeftRunSummary *summary,
+                      GError **error)
+{
+  sqlite3 *h = weft_db_handle (db);
+  sqlite3_stmt *st;
+
+  *summary = (WeftRunSummary) { 0 };
+  if (sqlite3_prepare_v2 (h, "SELECT status, COALESCE(message, '') FROM runs "
+                          "WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    {
+      summary->status = column_dup (st, 0);
+      summary->message = column_dup (st, 1);
+    }
+  sqlite3_finalize (st);
+  if (summary->status == NULL)
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "there is no run %"
+                   G_GINT64_FORMAT " in the database", run);
+      return FALSE;
+    }
+  if (sqlite3_prepare_v2 (h, "SELECT time_us, busbw_GBps, bytes FROM ops "
+                          "WHERE run_id = ? ORDER BY bytes DESC LIMIT 1", -1,
+                          &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    {
+      summary->has_op = TRUE;
+      summary->time_us = sqlite3_column_double (st, 0);
+      summary->busbw = sqlite3_column_double (st, 1);
+      summary->bytes = (uint64_t) sqlite3_column_int64 (st, 2);
+    }
+  sqlite3_finalize (st);
+  if (sqlite3_prepare_v2 (h, "SELECT name, mean_util, peak_util FROM "
+                          "hottest_links WHERE run_id = ? LIMIT 1", -1, &st,
+                          NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    {
+      summary->busiest = column_dup (st, 0);
+      summary->mean_util = sqlite3_column_double (st, 1);
+      summary->peak_util = sqlite3_column_double (st, 2);
+    }
+  sqlite3_finalize (st);
+  return TRUE;
+}
+
+void
+weft_run_summary_clear (WeftRunSummary *summary)
+{
+  g_free (summary->busiest);
+  g_free (summary->status);
+  g_free (summary->message);
+  *summary = (WeftRunSummary) { 0 };
 }
 
 /* A replayed trace: each job's step from its ranks, the ops by kind, and

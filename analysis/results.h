@@ -18,6 +18,22 @@ int64_t weft_results_pick_run (WeftDb *db, int64_t run, GError **error);
 gboolean weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
                               GError **error);
 
+/* What a sweep prints of one run: its largest operation and busiest link,
+ * or its status and message when it has no operation. */
+typedef struct {
+  gboolean has_op;
+  uint64_t bytes;               /* the largest operation's size */
+  double time_us, busbw;        /* ...its time and bus bandwidth (GB/s) */
+  char *busiest;                /* the busiest link's name, or NULL */
+  double mean_util, peak_util;  /* ...its utilization, 0 to 1 */
+  char *status, *message;       /* the run's; message may be "" */
+} WeftRunSummary;
+
+/* Fill @summary with @run's; weft_run_summary_clear() frees its strings. */
+gboolean weft_results_summary (WeftDb *db, int64_t run,
+                               WeftRunSummary *summary, GError **error);
+void weft_run_summary_clear (WeftRunSummary *summary);
+
 typedef struct {
   const char *out_dir;          /* where the pictures go */
   const char *format;           /* "png" or "svg" */

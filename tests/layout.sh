@@ -50,7 +50,7 @@ while IFS= read -r file; do
       status=1
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-done < <(git ls-files 'sim/*.[ch]' 'models/*.[ch]' 'analysis/*.[ch]')
+done < <(find sim models analysis -name '*.[ch]' | sort)
 
 for pair in "sqlite3.h:analysis/" "yaml.h:sim/config.c"; do
   h=${pair%%:*} where=${pair#*:}
@@ -59,7 +59,7 @@ for pair in "sqlite3.h:analysis/" "yaml.h:sim/config.c"; do
       echo "layout: $file includes <$h>, which only $where may"
       status=1 ;;
     esac
-  done < <(git grep -l "#include <$h>" -- 'sim' 'models' 'analysis')
+  done < <(grep -rl --include='*.[ch]' "#include <$h>" sim models analysis)
 done
 
 [ $status -eq 0 ] && echo "layout: every include points one way"

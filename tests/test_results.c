@@ -1,6 +1,6 @@
 /* Tests of the results database, weft report and weft plot. */
 #include "collectives/collective_run.h"
-#include "db.h"
+#include "db-private.h"
 #include "topology/scenario.h"
 
 #include <check.h>

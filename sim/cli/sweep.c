@@ -5,12 +5,12 @@
 #include "cli.h"
 #include "config.h"
 #include "db.h"
+#include "results.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -215,16 +215,11 @@ finish_point (WeftDb *db, const char *scenario, const GArray *grids,
       if (p->run == 0)
         return FALSE;
     }
-  if (!good && runs->len > 0)
-    {
-      char *sql = sqlite3_mprintf ("UPDATE runs SET status = 'failed', "
-                                   "message = %Q WHERE id = %lld",
-                                   message && *message ? message
-                                                       : "the point failed",
-                                   (long long) p->run);
-      sqlite3_exec (weft_db_handle (db), sql, NULL, NULL, NULL);
-      sqlite3_free (sql);
-    }
+  if (!good && runs->len > 0
+      && !weft_db_fail_run (db, p->run,
+                            message && *message ? message : "the point failed",
+                            error))
+    return FALSE;
   g_autofree const char **keys = NULL;
   g_autofree const char **values = NULL;
   guint n = point_params (grids, p, sweep_id, &keys, &values);
@@ -238,8 +233,6 @@ static void
 print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
                Point *points, guint n)
 {
-  sqlite3 *h = weft_db_handle (db);
-  sqlite3_stmt *op, *link;
   guint k = grids->len + 1;
   g_autofree const char **keys = g_new (const char *, k);
   g_autofree const char **values = g_new (const char *, k);
@@ -256,11 +249,6 @@ print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
       points[i].run = weft_db_find_run (db, keys, values, k, FALSE);
     }
 
-  sqlite3_prepare_v2 (h, "SELECT time_us, busbw_GBps, bytes FROM ops WHERE "
-                      "run_id = ? ORDER BY bytes DESC LIMIT 1", -1, &op, NULL);
-  sqlite3_prepare_v2 (h, "SELECT name, mean_util, peak_util FROM "
-                      "hottest_links WHERE run_id = ? LIMIT 1", -1, &link,
-                      NULL);
   printf ("#");
   for (guint g = 0; g < grids->len; g++)
     printf (" %14s", g_array_index (grids, Grid, g).key);
@@ -269,39 +257,30 @@ print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
   for (guint i = 0; i < n; i++)
     {
       Point *p = &points[i];
+      WeftRunSummary sum;
       printf (" ");
       for (guint g = 0; g < grids->len; g++)
         printf (" %14s", p->values[g]);
-      sqlite3_bind_int64 (op, 1, p->run);
-      sqlite3_bind_int64 (link, 1, p->run);
-      if (sqlite3_step (op) == SQLITE_ROW)
+      if (!weft_results_summary (db, p->run, &sum, NULL))
         {
-          printf (" %5" G_GINT64_FORMAT " %10lld %12.2f %10.2f", p->run,
-                  sqlite3_column_int64 (op, 2), sqlite3_column_double (op, 0),
-                  sqlite3_column_double (op, 1));
-          if (sqlite3_step (link) == SQLITE_ROW)
-            printf ("  %s (%.1f%%, %.1f%%)", sqlite3_column_text (link, 0),
-                    100 * sqlite3_column_double (link, 1),
-                    100 * sqlite3_column_double (link, 2));
+          printf (" %5" G_GINT64_FORMAT "  missing\n", p->run);
+          continue;
+        }
+      if (sum.has_op)
+        {
+          printf (" %5" G_GINT64_FORMAT " %10" G_GUINT64_FORMAT
+                  " %12.2f %10.2f", p->run, sum.bytes, sum.time_us,
+                  sum.busbw);
+          if (sum.busiest)
+            printf ("  %s (%.1f%%, %.1f%%)", sum.busiest,
+                    100 * sum.mean_util, 100 * sum.peak_util);
           printf ("\n");
         }
       else
-        {
-          g_autofree char *sql = g_strdup_printf (
-              "SELECT status, COALESCE(message, '') FROM runs WHERE id = %"
-              G_GINT64_FORMAT, p->run);
-          sqlite3_stmt *st;
-          sqlite3_prepare_v2 (h, sql, -1, &st, NULL);
-          if (sqlite3_step (st) == SQLITE_ROW)
-            printf (" %5" G_GINT64_FORMAT "  %s: %s\n", p->run,
-                    sqlite3_column_text (st, 0), sqlite3_column_text (st, 1));
-          sqlite3_finalize (st);
-        }
-      sqlite3_reset (op);
-      sqlite3_reset (link);
+        printf (" %5" G_GINT64_FORMAT "  %s: %s\n", p->run, sum.status,
+                sum.message);
+      weft_run_summary_clear (&sum);
     }
-  sqlite3_finalize (op);
-  sqlite3_finalize (link);
 }
 
 int

@@ -1,0 +1,15 @@
+/* weft: the results database's connection, for the queries of analysis/
+ * (reports, plots, references) and for tests that read rows back.  Only
+ * analysis/ talks to SQLite. */
+#pragma once
+
+#include "db.h"
+
+#include <sqlite3.h>
+
+G_BEGIN_DECLS
+
+/* The raw connection, owned by @db. */
+sqlite3 *weft_db_handle (WeftDb *db);
+
+G_END_DECLS
