@@ -1,4 +1,4 @@
-/* weft: measured nccl-tests sweeps, as ../shared/reference keeps them
+/* weft: measured nccl-tests sweeps, as docs/reference keeps them
  * (CSV: system, gpus, nodes, fabric, nccl, tool, algorithm, collective,
  * size_bytes, time_us, busbw_GBps, source). */
 #pragma once

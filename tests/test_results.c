@@ -475,7 +475,7 @@ START_TEST (test_report_and_plot)
   result_clear (&r);
 
   const char *plot[] = { "plot", "r.db", "--out", "pics", "--reference",
-                         WEFT_SOURCE_DIR "/../shared/reference/"
+                         WEFT_SOURCE_DIR "/docs/reference/"
                          "nccl-allreduce-measured.csv",
                          "--system", "Azure ND H100", NULL };
   r = weft_cmd (plot);

@@ -1,5 +1,5 @@
 /* Validation: simulated all_reduce busbw against the measured nccl-tests
- * sweeps in ../shared/reference/nccl-allreduce-measured.csv.  Prints the
+ * sweeps in docs/reference/nccl-allreduce-measured.csv.  Prints the
  * comparison and holds weft to the bounds docs/validation.md states. */
 #include "collectives/collective_run.h"
 #include "reference.h"
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define REFERENCE WEFT_SOURCE_DIR "/../shared/reference/nccl-allreduce-measured.csv"
+#define REFERENCE WEFT_SOURCE_DIR "/docs/reference/nccl-allreduce-measured.csv"
 #define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
 
 typedef struct {
