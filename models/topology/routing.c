@@ -1,5 +1,6 @@
 /* weft: routing.  See routing.h for the scheme. */
 #include "topology/routing.h"
+#include "topology/route_memo.h"
 
 #include <string.h>
 
@@ -7,28 +8,6 @@
 
 #define INF UINT32_MAX
 #define CACHE_BUDGET ((size_t) 2 << 30)         /* bytes of cost arrays */
-#define MEMO_START_SLOTS (1u << 12)
-#define MEMO_MIN_SLOTS (1u << 16)
-#define MEMO_MAX_SLOTS (1u << 22)
-#define MEMO_LINKS 14
-
-/* A route remembered: the links of (origin, src, dst) when no flow id took
- * part in choosing them, or the first hops of (src, dst).  A route may sit
- * in either slot of the pair it hashes to, and takes the one used less
- * recently.  A collective asks for the same few pairs over and over (every
- * chunk of every step), so most questions are answered here.  The slots
- * start at 4,096 and double while half of them hold routes, up to four a
- * GPU (at least 65,536): memory grows with the GPUs, never with their
- * pairs. */
-typedef struct {
-  uint32_t a, b, c;
-  uint32_t tag;                 /* MEMO_PATH or MEMO_FIRST; 0: empty */
-  uint32_t len;
-  uint64_t used;                /* when last put or found */
-  uint32_t links[MEMO_LINKS];
-} Memo;
-
-enum { MEMO_PATH = 1, MEMO_FIRST = 2 };
 
 typedef struct {
   uint32_t to;                  /* core index */
@@ -88,10 +67,7 @@ struct _WeftRouting {
   GArray *outs, *ins, *at;      /* scratch of choose() */
   GArray *tails;                /* scratch of weft_routing_first_hops() */
   uint32_t outs_node, ins_node; /* whose ports outs and ins hold */
-  Memo *memo;                   /* n_memo slots, or NULL: remember nothing */
-  uint32_t n_memo, memo_max;    /* slots now, and at most */
-  uint32_t memo_filled;         /* slots holding a route */
-  uint64_t memo_clock;
+  WeftRouteMemo *memo;          /* or NULL: remember nothing */
   gboolean by_flow;             /* the route being made took a flow's hash */
   size_t table_bytes;
 };
@@ -407,7 +383,7 @@ weft_routing_free (WeftRouting *r)
   g_array_unref (r->ins);
   g_array_unref (r->at);
   g_array_unref (r->tails);
-  g_free (r->memo);
+  weft_route_memo_free (r->memo);
   g_free (r);
 }
 
@@ -415,99 +391,20 @@ size_t
 weft_routing_memory (const WeftRouting *r)
 {
   return r->cached_bytes + r->table_bytes
-         + (r->memo ? r->n_memo * sizeof (Memo) : 0);
+         + weft_route_memo_memory (r->memo);
 }
 
 void
 weft_routing_set_memo (WeftRouting *r, gboolean enabled)
 {
-  g_clear_pointer (&r->memo, g_free);
+  g_clear_pointer (&r->memo, weft_route_memo_free);
   if (enabled)
     {
       uint32_t gpus = 0;
       for (uint32_t n = 0; n < r->topo->n_nodes; n++)
         gpus += r->topo->nodes[n].kind == WEFT_NODE_GPU;
-      r->memo_max = MEMO_MIN_SLOTS;
-      while (r->memo_max < MEMO_MAX_SLOTS && r->memo_max < 4 * (uint64_t) gpus)
-        r->memo_max *= 2;
-      /* Small at first (a network built to try one collective on a few
-       * GPUs asks for few routes), doubling while half full. */
-      r->n_memo = MEMO_START_SLOTS;
-      r->memo_filled = 0;
-      r->memo = g_new0 (Memo, r->n_memo);
+      r->memo = weft_route_memo_new (gpus);
     }
-}
-
-/* The two slots (a pair) route (tag, a, b, c) may sit in. */
-static Memo *
-memo_pair (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
-{
-  uint64_t h = weft_mix64 (((uint64_t) a << 32 | b) ^ weft_mix64 (
-                               (uint64_t) c << 8 | tag));
-  return &r->memo[h & (r->n_memo - 2)];
-}
-
-static inline gboolean
-memo_is (const Memo *m, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
-{
-  return m->tag == tag && m->a == a && m->b == b && m->c == c;
-}
-
-/* Whether @r remembers the route asked for; if so it is in @links. */
-static gboolean
-memo_get (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
-          GArray *links)
-{
-  if (r->memo == NULL)
-    return FALSE;
-  Memo *m = memo_pair (r, tag, a, b, c);
-  if (!memo_is (m, tag, a, b, c) && !memo_is (++m, tag, a, b, c))
-    return FALSE;
-  m->used = ++r->memo_clock;
-  g_array_set_size (links, 0);
-  g_array_append_vals (links, m->links, m->len);
-  return TRUE;
-}
-
-/* The less recently used slot of the pair of (tag, a, b, c), to fill. */
-static Memo *
-memo_slot (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c)
-{
-  Memo *m = memo_pair (r, tag, a, b, c);
-  if (m[1].used < m[0].used)
-    m++;
-  r->memo_filled += m->tag == 0;
-  return m;
-}
-
-/* Twice the slots, the routes held put again. */
-static void
-memo_grow (WeftRouting *r)
-{
-  Memo *old = r->memo;
-  uint32_t n = r->n_memo;
-
-  r->n_memo *= 2;
-  r->memo = g_new0 (Memo, r->n_memo);
-  r->memo_filled = 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (old[i].tag != 0)
-      *memo_slot (r, old[i].tag, old[i].a, old[i].b, old[i].c) = old[i];
-  g_free (old);
-}
-
-/* Remember a route in the less recently used slot of its pair. */
-static void
-memo_put (WeftRouting *r, uint32_t tag, uint32_t a, uint32_t b, uint32_t c,
-          const GArray *links)
-{
-  if (r->memo == NULL || links->len > MEMO_LINKS)
-    return;
-  if (r->memo_filled >= r->n_memo / 2 && r->n_memo < r->memo_max)
-    memo_grow (r);
-  Memo *m = memo_slot (r, tag, a, b, c);
-  *m = (Memo) { a, b, c, tag, links->len, ++r->memo_clock, { 0 } };
-  memcpy (m->links, links->data, links->len * sizeof (uint32_t));
 }
 
 /* Costs from every core node to core node @target (links are symmetric, so
@@ -887,7 +784,7 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   Choice ch;
 
   r->by_flow = FALSE;           /* remembered routes took no flow id */
-  if (memo_get (r, MEMO_PATH, origin, src, dst, links))
+  if (weft_route_memo_get (r->memo, WEFT_MEMO_PATH, origin, src, dst, links))
     return TRUE;
   g_array_set_size (links, 0);
   if (src == dst)
@@ -918,7 +815,7 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   else
     walk_out (r, &ch, src, dst, seed, &hop, links);
   if (!r->by_flow)
-    memo_put (r, MEMO_PATH, origin, src, dst, links);
+    weft_route_memo_put (r->memo, WEFT_MEMO_PATH, origin, src, dst, links);
   return TRUE;
 }
 
@@ -1015,7 +912,7 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
                          GArray *links)
 {
   const WeftTopology *topo = r->topo;
-  if (memo_get (r, MEMO_FIRST, src, dst, 0, links))
+  if (weft_route_memo_get (r->memo, WEFT_MEMO_FIRST, src, dst, 0, links))
     return;
 
   g_array_set_size (links, 0);
@@ -1041,5 +938,5 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
       if (rest != WEFT_ROUTE_UNREACHABLE && topo->links[l].cost + rest == best)
         g_array_append_val (links, l);
     }
-  memo_put (r, MEMO_FIRST, src, dst, 0, links);
+  weft_route_memo_put (r->memo, WEFT_MEMO_FIRST, src, dst, 0, links);
 }
