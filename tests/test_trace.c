@@ -356,6 +356,7 @@ refused (const char *text, ...)
   va_list ap;
 
   ck_assert_msg (t == NULL, "accepted:\n%s", text);
+  ck_assert_msg (error != NULL, "refused without a message:\n%s", text);
   va_start (ap, text);
   for (const char *s = va_arg (ap, const char *); s; s = va_arg (ap, const char *))
     ck_assert_msg (strstr (error->message, s) != NULL,
@@ -427,6 +428,13 @@ START_TEST (test_bad_traces)
   refused ("ranks: 2\nops: []\ncommunicators: {c: \"0-1\"}\n",
            "t.yaml:3:1:", "'communicators' must come before 'ops'", NULL);
   refused ("ranks: 2\n", "t.yaml:1:1:", "ops", NULL);
+  refused ("ranks: 2\nops: ~\n", "t.yaml:2:6:", "ops should be a list", NULL);
+  refused ("ranks: 2\nops:\n", "t.yaml:2:5:", "ops should be a list", NULL);
+  refused ("ranks: 2\nops: 3\n", "t.yaml:2:6:", "ops should be a list", NULL);
+  refused ("ranks: 2\nops: {a: 1}\n", "t.yaml:2:6:", "ops should be a list",
+           NULL);
+  refused ("jobs:\n  - {name: a, ranks: 2, ops: 3}\n", "t.yaml:2:",
+           "ops should be a list", NULL);
   refused ("jobs:\n  - {name: a, ranks: 2, ops: []}\n  - {name: b, ranks: 2}\n",
            "t.yaml:3:5:", "ops", NULL);
   refused ("jobs:\n  - {name: a, ranks: 2, ops: []}\n"

@@ -835,6 +835,21 @@ job_begin (Reader *rd, const WeftCfg *map, GError **error)
   return TRUE;
 }
 
+/* Whether the job @map gave its 'ops' as a list (an empty one is a job
+ * that does nothing). */
+static gboolean
+check_ops (const WeftCfg *map, GError **error)
+{
+  const WeftCfg *key = weft_cfg_get_key (map, "ops");
+  const WeftCfg *value = weft_cfg_get (map, "ops");
+
+  if (key == NULL)
+    return weft_cfg_require (map, "ops", error) != NULL;
+  if (value != NULL && value->kind != WEFT_CFG_SEQ)
+    return weft_cfg_expect_seq (value, "ops", error);
+  return TRUE;
+}
+
 /* Finish the job @map, read whole now: its dependencies and pairs. */
 static gboolean
 job_end (Reader *rd, const WeftCfg *map, GError **error)
@@ -843,7 +858,7 @@ job_end (Reader *rd, const WeftCfg *map, GError **error)
 
   rd->open = NULL;
   if (!weft_cfg_check_keys (map, job_keys, error)
-      || (ops == NULL && !weft_cfg_require (map, "ops", error)))
+      || !check_ops (map, error))
     return FALSE;
   /* Its ops were read as they came: what they depend on comes first. */
   for (size_t i = 0; ops && i < map->n; i++)
@@ -939,7 +954,9 @@ load (const char *path, const char *text, size_t len,
         goto out;
       if (rd.open)
         {
-          weft_cfg_require (root, "ops", error);
+          /* A job with a list of ops always streams it: this is none. */
+          if (check_ops (root, error))
+            weft_cfg_error (error, root, "'ops' should be a list of ops");
           goto out;
         }
     }
