@@ -19,6 +19,9 @@ typedef struct {
   const char *const *stream_keys;   /* items of sequences under these... */
   WeftCfgItemFn stream;         /* ...go here instead of into the tree */
   void *stream_data;
+  const char *text;             /* what is parsed, for the place of an
+                                   error found before marks are known */
+  size_t len;
 } Loader;
 
 static WeftCfg *
@@ -102,6 +105,22 @@ next_event (Loader *loader, yaml_event_t *event, GError **error)
       yaml_parser_t *p = &loader->parser;
       g_autofree char *message = NULL;
 
+      if (p->error == YAML_READER_ERROR)
+        {
+          /* Bad bytes (not UTF-8, or control characters) are found as
+           * the text is decoded, before libyaml marks a place: count it
+           * from the offset, in characters, as marks do. */
+          yaml_mark_t at = { 0 };
+          for (size_t i = 0; i < p->problem_offset && i < loader->len; i++)
+            if (loader->text[i] == '\n')
+              at.line++, at.column = 0;
+            else if (((unsigned char) loader->text[i] & 0xc0) != 0x80)
+              at.column++;
+          message = g_strdup_printf ("the file is not UTF-8 text: %s",
+                                     p->problem ? p->problem : "unreadable");
+          loader_error (loader, error, at, message);
+          return FALSE;
+        }
       if (p->context)
         message = g_strdup_printf ("YAML syntax error: %s %s", p->problem,
                                    p->context);
@@ -320,6 +339,8 @@ load_data (const char *name, const char *text, size_t len,
   loader.stream_keys = stream_keys;
   loader.stream = stream;
   loader.stream_data = stream_data;
+  loader.text = text;
+  loader.len = len;
   loader.anchors = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                           (GDestroyNotify) weft_cfg_unref);
   yaml_parser_initialize (&loader.parser);
@@ -392,6 +413,14 @@ weft_cfg_load_file_streaming (const char *path, const char *const *keys,
   gsize len;
   g_autoptr (GError) io = NULL;
 
+  /* A FIFO or a device would block or never end: only files are read. */
+  if (g_file_test (path, G_FILE_TEST_EXISTS)
+      && !g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_IO,
+                   "%s: not a regular file", path);
+      return NULL;
+    }
   if (!g_file_get_contents (path, &text, &len, &io))
     {
       g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_IO,

@@ -2,7 +2,9 @@
 #include "config.h"
 
 #include <check.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static WeftCfg *
 load (const char *text, GError **error)
@@ -113,6 +115,36 @@ START_TEST (test_missing_file)
 }
 END_TEST
 
+START_TEST (test_not_utf8_is_placed)
+{
+  /* The bad byte is the third character of line 3; a multi-byte
+   * character before it on the line counts once. */
+  expect_message ("a: 1\nb: 2\nc\xc3\xa9\xff: 3\n",
+                  "t.yaml:3:3: the file is not UTF-8 text");
+  expect_message ("\xfe\n", "t.yaml:1:1: the file is not UTF-8 text");
+}
+END_TEST
+
+START_TEST (test_only_regular_files)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("weft-config-XXXXXX", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "f.yaml", NULL);
+
+  /* A FIFO with no writer would block the loader for ever. */
+  ck_assert_int_eq (mkfifo (fifo, 0600), 0);
+  ck_assert_ptr_null (weft_cfg_load_file (fifo, &error));
+  ck_assert_int_eq (error->code, WEFT_CONFIG_ERROR_IO);
+  ck_assert_msg (strstr (error->message, "not a regular file"), "%s",
+                 error->message);
+  g_clear_error (&error);
+  ck_assert_ptr_null (weft_cfg_load_file (dir, &error));
+  ck_assert_int_eq (error->code, WEFT_CONFIG_ERROR_IO);
+  g_remove (fifo);
+  g_rmdir (dir);
+}
+END_TEST
+
 static Suite *
 config_suite (void)
 {
@@ -123,6 +155,8 @@ config_suite (void)
   tcase_add_test (tc, test_anchors_and_aliases);
   tcase_add_test (tc, test_errors);
   tcase_add_test (tc, test_missing_file);
+  tcase_add_test (tc, test_not_utf8_is_placed);
+  tcase_add_test (tc, test_only_regular_files);
   suite_add_tcase (s, tc);
   tc = tcase_create ("values");
   tcase_add_test (tc, test_check_keys);

@@ -57,6 +57,12 @@ read_file (RankFile *f, GError **error)
   gsize len;
   g_autoptr (GError) io = NULL;
 
+  if (!g_file_test (f->path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: not a regular file",
+                   f->path);
+      return FALSE;
+    }
   if (!g_file_get_contents (f->path, &data, &len, &io))
     {
       g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: cannot read the file: %s",
