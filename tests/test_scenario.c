@@ -427,6 +427,12 @@ START_TEST (test_bad_names)
                 "fabrics: [{kind: rings, nodes: 'g[0-1]', link: nv}]\n",
                 "t.yaml:9:18: unknown fabric kind 'rings'; did you mean "
                 "'ring'?");
+  /* Instances of instances are held to the cap on names: refused once
+   * the first instance shows what they would come to. */
+  EXPECT_ERROR (HEADER "templates:\n  rack:\n    nodes: [{name: 'g[0-9999]', "
+                "device: g}]\nnodes: [{name: 'r[0-9999]', template: rack}]\n",
+                "t.yaml:11:16: the scenario declares more than 10000000 nodes "
+                "(10000 instances of 10000 nodes here)");
 }
 END_TEST
 

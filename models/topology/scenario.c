@@ -411,6 +411,7 @@ add_node_entries (Builder *b, const GPtrArray *entries, const char *prefix,
       g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
       if (!weft_names_expand (name->text, names, &cause))
         return weft_cfg_error_at (error, name, cause);
+      uint32_t per_instance = 1;
       for (guint i = 0; i < names->len; i++)
         {
           const char *local = g_ptr_array_index (names, i);
@@ -435,6 +436,19 @@ add_node_entries (Builder *b, const GPtrArray *entries, const char *prefix,
               g_free (full);
               return FALSE;
             }
+          /* Templates multiply: the cap on one pattern's names does not
+           * bound the nodes of instances of instances.  Every instance of
+           * a template has as many nodes as the first, so the total is
+           * known once the first is made. */
+          uint64_t coming = (uint64_t) per_instance * (names->len - i);
+          if (b->topo->n_nodes + coming > WEFT_NAMES_MAX)
+            {
+              weft_cfg_error (error, name, "the scenario declares more than "
+                              "%d nodes (%u instances of %u nodes here)",
+                              WEFT_NAMES_MAX, names->len, per_instance);
+              g_free (full);
+              return FALSE;
+            }
           uint32_t first = b->topo->n_nodes;
           if (device != NULL)
             {
@@ -449,6 +463,8 @@ add_node_entries (Builder *b, const GPtrArray *entries, const char *prefix,
                                  zone_template (b, template_cfg->text))
                            : zone;
           gboolean ok = instantiate (b, template_cfg, full, z, error);
+          if (i == 0)
+            per_instance = b->topo->n_nodes - first;
           if (top)
             weft_topology_end_zone (b->topo, z);
           /* A template's nodes are declared where its instance is. */
