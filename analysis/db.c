@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 #include <string.h>
+#include <unistd.h>
 
 G_DEFINE_QUARK (weft-db-error-quark, weft_db_error)
 
@@ -172,17 +173,82 @@ gboolean
 weft_db_index (WeftDb *db, GError **error)
 {
   /* link_util is written as a plain append, with no index to keep up;
-   * readers build the index they need the first time. */
+   * readers build the index they need the first time.  A database they
+   * may not write is read without it, only slower. */
+  if (sqlite3_db_readonly (db->handle, "main") == 1)
+    return TRUE;
   return exec (db, "CREATE INDEX IF NOT EXISTS link_util_by_link "
                    "ON link_util (run_id, link_id, t0_ps)", error);
+}
+
+/* The schema version of @db's file, or -1 with @error if it is not an
+ * SQLite database.  Reading it touches the file: an unreadable or foreign
+ * file is found out here, before any simulation. */
+static int
+schema_version (WeftDb *db, GError **error)
+{
+  sqlite3_stmt *st;
+  int version = 0;
+
+  if (sqlite3_prepare_v2 (db->handle, "PRAGMA user_version", -1, &st, NULL)
+      != SQLITE_OK)
+    {
+      fail (db, error, "not an SQLite database");
+      return -1;
+    }
+  if (sqlite3_step (st) == SQLITE_ROW)
+    version = sqlite3_column_int (st, 0);
+  sqlite3_finalize (st);
+  if (version > WEFT_DB_SCHEMA_VERSION)
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s: a database of schema "
+                   "version %d, newer than this weft's %d", db->path, version,
+                   WEFT_DB_SCHEMA_VERSION);
+      return -1;
+    }
+  return version;
+}
+
+/* Whether @db's file is weft's own (of @version), or empty: weft writes
+ * into no other program's database. */
+static gboolean
+own_or_empty (WeftDb *db, int version, GError **error)
+{
+  sqlite3_stmt *st;
+  int tables = 0;
+
+  if (version == 0)
+    {
+      if (sqlite3_prepare_v2 (db->handle, "SELECT count(*) FROM "
+                              "sqlite_master", -1, &st, NULL) != SQLITE_OK)
+        return fail (db, error, "not an SQLite database");
+      if (sqlite3_step (st) == SQLITE_ROW)
+        tables = sqlite3_column_int (st, 0);
+      sqlite3_finalize (st);
+      if (tables == 0)
+        return TRUE;
+    }
+  /* weft's own has its runs table, column by column. */
+  if (sqlite3_prepare_v2 (db->handle, "SELECT id, scenario, scenario_sha256, "
+                          "fidelity, seed, weft_version, started_at, "
+                          "wall_seconds, events, status, command, message "
+                          "FROM runs LIMIT 0", -1, &st, NULL) == SQLITE_OK)
+    {
+      sqlite3_finalize (st);
+      if (version > 0)
+        return TRUE;
+    }
+  g_set_error (error, WEFT_DB_ERROR, 0, "%s: not a weft results database "
+               "(it holds another program's tables); name a new file with "
+               "--db", db->path);
+  return FALSE;
 }
 
 WeftDb *
 weft_db_open (const char *path, GError **error)
 {
   g_autoptr (WeftDb) db = g_new0 (WeftDb, 1);
-  sqlite3_stmt *st;
-  int version = 0;
+  int version;
 
   db->path = g_strdup (path);
   if (sqlite3_open_v2 (path, &db->handle,
@@ -193,24 +259,9 @@ weft_db_open (const char *path, GError **error)
       return NULL;
     }
   sqlite3_busy_timeout (db->handle, 5000);
-  /* Reading the version touches the file: an unwritable or foreign file is
-   * found out here, before any simulation. */
-  if (sqlite3_prepare_v2 (db->handle, "PRAGMA user_version", -1, &st, NULL)
-      != SQLITE_OK)
-    {
-      fail (db, error, "not an SQLite database");
-      return NULL;
-    }
-  if (sqlite3_step (st) == SQLITE_ROW)
-    version = sqlite3_column_int (st, 0);
-  sqlite3_finalize (st);
-  if (version > WEFT_DB_SCHEMA_VERSION)
-    {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s: a database of schema "
-                   "version %d, newer than this weft's %d", path, version,
-                   WEFT_DB_SCHEMA_VERSION);
-      return NULL;
-    }
+  if ((version = schema_version (db, error)) < 0
+      || !own_or_empty (db, version, error))
+    return NULL;
   if (!exec (db, "PRAGMA journal_mode = DELETE; PRAGMA synchronous = NORMAL;",
              error)
       || !exec (db, "BEGIN IMMEDIATE", error))
@@ -238,6 +289,39 @@ weft_db_open (const char *path, GError **error)
                              -1, &db->insert_rank, NULL) != SQLITE_OK)
     {
       fail (db, error, "cannot prepare statements");
+      return NULL;
+    }
+  return g_steal_pointer (&db);
+}
+
+WeftDb *
+weft_db_open_existing (const char *path, GError **error)
+{
+  g_autoptr (WeftDb) db = g_new0 (WeftDb, 1);
+  int version;
+
+  db->path = g_strdup (path);
+  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s: no such database", path);
+      return NULL;
+    }
+  /* Read-only if that is all the file allows: reading needs no more. */
+  int flags = access (path, W_OK) == 0 ? SQLITE_OPEN_READWRITE
+                                       : SQLITE_OPEN_READONLY;
+  if (sqlite3_open_v2 (path, &db->handle, flags, NULL) != SQLITE_OK)
+    {
+      fail (db, error, "cannot open the database");
+      return NULL;
+    }
+  sqlite3_busy_timeout (db->handle, 5000);
+  if ((version = schema_version (db, error)) < 0
+      || !own_or_empty (db, version, error))
+    return NULL;
+  if (version == 0)
+    {
+      g_set_error (error, WEFT_DB_ERROR, 0, "%s: the database holds no run",
+                   path);
       return NULL;
     }
   return g_steal_pointer (&db);

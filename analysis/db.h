@@ -20,8 +20,15 @@ typedef struct _WeftDb WeftDb;
 
 /* Open (creating if needed) the database at @path and bring its schema up
  * to date.  Fails, before anything is simulated, if the file cannot be
- * written or is not a weft database of a version this weft reads. */
+ * written, or holds another program's tables, or is a weft database of a
+ * version this weft does not read. */
 WeftDb *weft_db_open (const char *path, GError **error);
+
+/* Open the existing weft database at @path to read it (reports, plots):
+ * nothing is created or changed, and a file weft may not write is read
+ * all the same.  Fails if there is no such file, or it is not a weft
+ * database of a version this weft reads. */
+WeftDb *weft_db_open_existing (const char *path, GError **error);
 void weft_db_close (WeftDb *db);
 
 typedef struct {

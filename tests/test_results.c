@@ -404,6 +404,83 @@ START_TEST (test_unwritable_database)
 }
 END_TEST
 
+START_TEST (test_foreign_database_untouched)
+{
+  /* Another program's SQLite file gets no tables of weft's. */
+  g_autofree char *path = g_build_filename (tmp_dir, "other.db", NULL);
+  sqlite3 *h;
+  ck_assert_int_eq (sqlite3_open (path, &h), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_exec (h, "CREATE TABLE runs (id, note);"
+                                  "INSERT INTO runs VALUES (1, 'mine');",
+                                  NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close (h);
+  const char *args[] = { "run", "-b", "1M", "-e", "1M", "--db", "other.db",
+                         NULL };
+  Result r = weft_cmd (args);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "not a weft results database"), "%s", r.err);
+  result_clear (&r);
+  const char *report[] = { "report", "other.db", NULL };
+  r = weft_cmd (report);
+  ck_assert_int_eq (r.status, 2);
+  result_clear (&r);
+  h = open_db ("other.db");
+  ck_assert_int_eq (scalar (h, "SELECT count(*) FROM sqlite_master"), 1);
+  ck_assert_int_eq (scalar (h, "PRAGMA user_version"), 0);
+  ck_assert_int_eq (scalar (h, "SELECT count(*) FROM runs"), 1);
+  sqlite3_close (h);
+}
+END_TEST
+
+/* Run as nobody when the tests run as root, to whom no file is
+ * read-only. */
+static void
+drop_root (gpointer data)
+{
+  (void) data;
+  if (getuid () == 0 && (setgid (65534) != 0 || setuid (65534) != 0))
+    _exit (99);
+}
+
+START_TEST (test_read_only_database)
+{
+  /* Reports and plots read a database they may not write, and leave it as
+   * it was. */
+  g_autofree char *path = g_build_filename (tmp_dir, "ro.db", NULL);
+  g_autofree char *plots = g_build_filename (tmp_dir, "plots", NULL);
+  const char *run[] = { "run", "-b", "1M", "-e", "4M", "--db", "ro.db",
+                        NULL };
+  Result r = weft_cmd (run);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+  g_autofree char *before = NULL, *after = NULL;
+  gsize n_before, n_after;
+  ck_assert (g_file_get_contents (path, &before, &n_before, NULL));
+  ck_assert_int_eq (g_chmod (path, 0444), 0);
+  ck_assert_int_eq (g_chmod (tmp_dir, 0777), 0);
+
+  const char *report[] = { WEFT_BINARY, "report", path, NULL };
+  const char *plot[] = { WEFT_BINARY, "plot", path, "--out", plots, NULL };
+  const char *const *commands[] = { report, plot };
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      int status;
+      g_autofree char *out = NULL, *err = NULL;
+      ck_assert (g_spawn_sync (tmp_dir, (char **) commands[i], NULL,
+                               G_SPAWN_DEFAULT, drop_root, NULL, &out, &err,
+                               &status, NULL));
+      ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                     "weft %s: %s", commands[i][1], err);
+      if (i == 0)
+        ck_assert_msg (strstr (out, "all_reduce"), "%s", out);
+    }
+  ck_assert (g_file_get_contents (path, &after, &n_after, NULL));
+  ck_assert_uint_eq (n_before, n_after);
+  ck_assert (memcmp (before, after, n_before) == 0);
+  g_chmod (tmp_dir, 0700);
+}
+END_TEST
+
 START_TEST (test_interrupted_run)
 {
   /* A long packet-level run, interrupted by SIGINT: it ends at once with
@@ -820,6 +897,8 @@ results_suite (void)
   tcase_add_test (tc, test_bad_trace_writes_nothing);
   tcase_add_test (tc, test_unwritable_database);
   tcase_add_test (tc, test_interrupted_run);
+  tcase_add_test (tc, test_foreign_database_untouched);
+  tcase_add_test (tc, test_read_only_database);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("report and plot");

@@ -88,13 +88,8 @@ WeftDb *
 weft_cli_open_db (const char *command, const char *path)
 {
   g_autoptr (GError) error = NULL;
+  WeftDb *db = weft_db_open_existing (path, &error);
 
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
-    {
-      fprintf (stderr, "weft %s: %s: no such database\n", command, path);
-      return NULL;
-    }
-  WeftDb *db = weft_db_open (path, &error);
   if (db == NULL)
     fprintf (stderr, "weft %s: %s\n", command, error->message);
   return db;
