@@ -304,6 +304,40 @@ START_TEST (test_topo)
   ck_assert (g_file_get_contents (dot, &graph, NULL, NULL));
   ck_assert_ptr_nonnull (strstr (graph, "\"cpu0\" -- \"cpu1\""));
   result_clear (&r);
+  /* Its own earlier graph it replaces; anything else only with --force,
+   * and never the scenario it reads. */
+  r = weft ("topo", "--dot", dot, WEFT_SOURCE_DIR "/scenarios/pcie-8gpu.yaml",
+            NULL);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+  ck_assert (g_file_set_contents (dot, "notes\n", -1, NULL));
+  r = weft ("topo", "--dot", dot, WEFT_SOURCE_DIR "/scenarios/pcie-8gpu.yaml",
+            NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "weft did not write it"));
+  ck_assert (g_file_get_contents (dot, &graph, NULL, NULL));
+  ck_assert_str_eq (graph, "notes\n");
+  result_clear (&r);
+  r = weft ("topo", "--force", "--dot", dot,
+            WEFT_SOURCE_DIR "/scenarios/pcie-8gpu.yaml", NULL);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+  ck_assert (g_file_set_contents (bad, "weft: 1\ninclude: " WEFT_SOURCE_DIR
+                                  "/scenarios/pcie-8gpu.yaml\n", -1, NULL));
+  g_autofree char *before = NULL, *after = NULL;
+  ck_assert (g_file_get_contents (bad, &before, NULL, NULL));
+  r = weft ("topo", "--force", "--dot", bad, bad, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "is read by this command"));
+  ck_assert (g_file_get_contents (bad, &after, NULL, NULL));
+  ck_assert_str_eq (before, after);
+  result_clear (&r);
+  /* No file is left beside it. */
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  guint files = 0;
+  while (g_dir_read_name (d))
+    files++;
+  ck_assert_uint_eq (files, 2);
   g_remove (bad);
   g_remove (dot);
   g_rmdir (dir);

@@ -32,6 +32,7 @@ typedef struct {
   GHashTable *zone_templates;           /* template name -> index + 1 */
   GHashTable *instances;                /* instance name -> declaring entry */
   GChecksum *checksum;                  /* over every file read */
+  GPtrArray *files;                     /* every file read, by its path */
   int template_depth;
 } Builder;
 
@@ -218,6 +219,7 @@ read_file (Builder *b, const char *path, const WeftCfg *from, GError **error)
       return FALSE;
     }
   g_ptr_array_add (b->roots, root);
+  g_ptr_array_add (b->files, g_strdup (path));
   {
     g_autofree char *bytes = NULL;
     gsize len;
@@ -708,6 +710,7 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   b.zone_templates = g_hash_table_new (g_str_hash, g_str_equal);
   b.instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   b.checksum = g_checksum_new (G_CHECKSUM_SHA256);
+  b.files = g_ptr_array_new_with_free_func (g_free);
 
   if (read_file (&b, path, NULL, error) && apply_sets (&b, sets, error)
       && build (&b, error))
@@ -718,6 +721,9 @@ weft_scenario_load_with (const char *path, const char *const *sets,
       scenario->topo = g_steal_pointer (&b.topo);
       scenario->root = weft_cfg_ref (g_ptr_array_index (b.roots, 0));
       scenario->sha256 = g_strdup (g_checksum_get_string (b.checksum));
+      g_ptr_array_add (b.files, NULL);
+      scenario->files = (char **) g_ptr_array_free (g_steal_pointer (&b.files),
+                                                    FALSE);
     }
 
   weft_topology_free (b.topo);
@@ -732,6 +738,8 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   g_hash_table_unref (b.zone_templates);
   g_hash_table_unref (b.instances);
   g_checksum_free (b.checksum);
+  if (b.files)
+    g_ptr_array_unref (b.files);
   g_ptr_array_unref (b.roots);
   return scenario;
 }
@@ -743,6 +751,7 @@ weft_scenario_free (WeftScenario *scenario)
     return;
   g_free (scenario->path);
   g_free (scenario->sha256);
+  g_strfreev (scenario->files);
   weft_topology_free (scenario->topo);
   weft_cfg_unref (scenario->root);
   g_free (scenario);

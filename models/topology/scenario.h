@@ -15,6 +15,9 @@ typedef struct {
   WeftTopology *topo;
   WeftCfg *root;                /* the scenario file's own tree */
   char *sha256;                 /* of every file read, in the order read */
+  char **files;                 /* every file read (the scenario, then its
+                                   includes), NULL-terminated: the inputs
+                                   no output may be written over */
 } WeftScenario;
 
 /* Load the scenario at @path with its includes and build its topology.

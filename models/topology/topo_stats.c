@@ -1,5 +1,6 @@
 /* weft: topology summaries. */
 #include "topology/topo_stats.h"
+#include "files.h"
 
 #include <errno.h>
 #include <math.h>
@@ -346,15 +347,13 @@ weft_topo_write_dot (const WeftTopology *topo, const char *path,
 {
   static const char *const shapes[] = { "box", "diamond", "ellipse",
                                         "hexagon" };
-  FILE *out = fopen (path, "w");
+  g_autoptr (WeftOutput) output = weft_output_new (path, error);
 
-  if (out == NULL)
-    {
-      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "%s: cannot write: %s",
-                   path, g_strerror (errno));
-      return FALSE;
-    }
-  fprintf (out, "graph weft {\n  node [fontsize=10];\n");
+  if (output == NULL)
+    return FALSE;
+  FILE *out = weft_output_stream (output);
+  fprintf (out, "%s\ngraph weft {\n  node [fontsize=10];\n",
+           WEFT_TOPO_DOT_MARK);
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     fprintf (out, "  \"%s\" [shape=%s];\n", topo->nodes[n].name,
              shapes[topo->nodes[n].kind]);
@@ -367,11 +366,5 @@ weft_topo_write_dot (const WeftTopology *topo, const char *path,
                t->name, link->lanes);
     }
   fprintf (out, "}\n");
-  if (fclose (out) != 0)
-    {
-      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "%s: cannot write: %s",
-                   path, g_strerror (errno));
-      return FALSE;
-    }
-  return TRUE;
+  return weft_output_commit (g_steal_pointer (&output), error);
 }

@@ -30,7 +30,13 @@ void weft_topo_stats (const WeftTopology *topo, uint32_t exact_gpus,
 void weft_topo_print (FILE *out, const WeftTopology *topo,
                       const WeftTopoStats *stats);
 
-/* Write the topology as a Graphviz graph, one edge per cable. */
+/* The first line of the Graphviz files weft writes: a file that begins so
+ * is weft's own, which it may replace. */
+#define WEFT_TOPO_DOT_MARK "// weft topo --dot"
+
+/* Write the topology as a Graphviz graph, one edge per cable, to @path
+ * whole or not at all (sim/files.h); the caller checks weft may write
+ * there (weft_file_may_write()). */
 gboolean weft_topo_write_dot (const WeftTopology *topo, const char *path,
                               GError **error);
 

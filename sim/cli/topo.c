@@ -1,5 +1,6 @@
 /* weft: the `weft topo` command. */
 #include "cli.h"
+#include "files.h"
 #include "topology/hardware.h"
 #include "topology/scenario.h"
 #include "topology/topo_stats.h"
@@ -12,6 +13,7 @@ weft_cmd_topo (int argc, char **argv)
   g_autofree char *dot = NULL;
   g_auto (GStrv) sets = NULL;
   gint64 exact = 4096;
+  gboolean force = FALSE;
   GOptionEntry entries[] = {
     { "dot", 0, 0, G_OPTION_ARG_FILENAME, &dot,
       "Also write the topology as a Graphviz graph to FILE (default: none)",
@@ -21,6 +23,9 @@ weft_cmd_topo (int argc, char **argv)
       "repeated (default: none)", "KEY=VALUE" },
     { "exact-diameter", 0, 0, G_OPTION_ARG_INT64, &exact,
       "Compute the diameter exactly up to N GPUs (default: 4096)", "N" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      "Replace the --dot file even if weft did not write it (default: "
+      "only weft's own)", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
@@ -50,6 +55,14 @@ weft_cmd_topo (int argc, char **argv)
   if (scenario == NULL)
     {
       fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  /* Checked before the figures, which take long on large fabrics. */
+  if (dot != NULL
+      && !weft_file_may_write (dot, (const char *const *) scenario->files,
+                               WEFT_TOPO_DOT_MARK, force, &error))
+    {
+      fprintf (stderr, "weft topo: %s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
   WeftTopoStats stats;
