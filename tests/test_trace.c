@@ -493,6 +493,81 @@ generate (const char *path, const char *args)
   ck_assert_msg (g_spawn_check_wait_status (status, NULL), "%s", err);
 }
 
+/* `weft ARGS` in @dir: its exit status, and its standard error in @err. */
+static int
+weft_in (const char *dir, const char *args, char **err)
+{
+  g_autofree char *cmd = g_strdup_printf ("%s %s", WEFT_BINARY, args);
+  g_auto (GStrv) argv = NULL;
+  int status;
+
+  ck_assert (g_shell_parse_argv (cmd, NULL, &argv, NULL));
+  ck_assert (g_spawn_sync (dir, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                           NULL, NULL, err, &status, NULL));
+  return WIFEXITED (status) ? WEXITSTATUS (status) : -1;
+}
+
+START_TEST (test_outputs_spare_inputs)
+{
+  /* The traces weft writes replace their own earlier selves, never the
+   * trace they read nor a file weft did not write (unless --force). */
+  g_autofree char *dir = g_dir_make_tmp ("weft-trace-XXXXXX", NULL);
+  g_autofree char *job = g_build_filename (dir, "job.yaml", NULL);
+  g_autofree char *notes = g_build_filename (dir, "notes.yaml", NULL);
+  g_autofree char *text = NULL, *err = NULL;
+
+  ck_assert_int_eq (weft_in (dir, "trace generate --tp 4 -o job.yaml", &err),
+                    0);
+  g_clear_pointer (&err, g_free);
+  ck_assert_int_eq (weft_in (dir, "trace generate --tp 4 -o job.yaml", &err),
+                    0);
+  g_clear_pointer (&err, g_free);
+  ck_assert (g_file_set_contents (notes, "mine\n", -1, NULL));
+  ck_assert_int_eq (weft_in (dir, "trace generate -o notes.yaml", &err), 2);
+  ck_assert_msg (strstr (err, "weft did not write it"), "%s", err);
+  g_clear_pointer (&err, g_free);
+  ck_assert (g_file_get_contents (notes, &text, NULL, NULL));
+  ck_assert_str_eq (text, "mine\n");
+  g_clear_pointer (&text, g_free);
+
+  /* The README's old tour: the Chakra wrapper named like its input. */
+  ck_assert (g_file_get_contents (job, &text, NULL, NULL));
+  ck_assert_int_eq (weft_in (dir, "trace chakra --force job.yaml job", &err), 2);
+  ck_assert_msg (strstr (err, "is read by this command"), "%s", err);
+  g_clear_pointer (&err, g_free);
+  g_autofree char *after = NULL;
+  ck_assert (g_file_get_contents (job, &after, NULL, NULL));
+  ck_assert_str_eq (text, after);
+  g_autofree char *rank0 = g_build_filename (dir, "job.0.et", NULL);
+  ck_assert (!g_file_test (rank0, G_FILE_TEST_EXISTS));
+
+  ck_assert_int_eq (weft_in (dir, "trace chakra job.yaml et", &err), 0);
+  g_clear_pointer (&err, g_free);
+  ck_assert_int_eq (weft_in (dir, "trace chakra job.yaml et", &err), 0);
+  g_clear_pointer (&err, g_free);
+  /* Its own Chakra files are its inputs when it reads them. */
+  ck_assert_int_eq (weft_in (dir, "trace chakra et.yaml et", &err), 2);
+  g_clear_pointer (&err, g_free);
+  /* Rank files with no wrapper of weft's beside them are someone's. */
+  g_autofree char *wrapper = g_build_filename (dir, "et.yaml", NULL);
+  g_remove (wrapper);
+  ck_assert_int_eq (weft_in (dir, "trace chakra job.yaml et", &err), 2);
+  ck_assert_msg (strstr (err, "et.0.et exists"), "%s", err);
+  g_clear_pointer (&err, g_free);
+  ck_assert_int_eq (weft_in (dir, "trace chakra --force job.yaml et", &err), 0);
+
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while ((name = g_dir_read_name (d)))
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      ck_assert_msg (name[0] != '.', "left behind: %s", name);
+      g_remove (p);
+    }
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_generated_traces)
 {
   g_autofree char *dir = g_dir_make_tmp ("weft-trace-XXXXXX", NULL);
@@ -821,6 +896,7 @@ trace_suite (void)
   tcase_add_test (tc, test_bad_traces);
   tcase_add_test (tc, test_deadlock_named);
   tcase_add_test (tc, test_chakra_errors);
+  tcase_add_test (tc, test_outputs_spare_inputs);
   suite_add_tcase (s, tc);
   return s;
 }

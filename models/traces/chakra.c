@@ -1,5 +1,6 @@
 /* weft: reading and writing Chakra execution traces. */
 #include "traces/chakra.h"
+#include "files.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -657,23 +658,16 @@ comm_type (WeftOp op)
     }
 }
 
-/* Write rank @r's nodes: each of its slots, in op order, with the slot's
- * dependencies (@in_start/@in: incoming slots per slot) as ctrl_deps. */
+/* Write rank @r's nodes to @out: each of its slots, in op order, with the
+ * slot's dependencies (@in_start/@in: incoming slots per slot) as
+ * ctrl_deps.  FALSE if a write failed. */
 static gboolean
-write_rank (const WeftTrace *t, const WeftTraceJob *job, uint32_t r,
-            const char *path, const uint32_t *slots, guint n_slots,
-            const uint32_t *node_id, const uint64_t *in_start,
-            const uint32_t *in, GHashTable *groups, GError **error)
+write_rank (const WeftTrace *t, const WeftTraceJob *job, FILE *out,
+            const uint32_t *slots, guint n_slots, const uint32_t *node_id,
+            const uint64_t *in_start, const uint32_t *in, GHashTable *groups)
 {
-  FILE *out = fopen (path, "wb");
   gboolean ok;
 
-  if (out == NULL)
-    {
-      g_set_error (error, WEFT_TRACE_ERROR, 0, "cannot write %s: %s", path,
-                   g_strerror (errno));
-      return FALSE;
-    }
   ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
   meta.version = "0.0.4";
   g_autofree uint8_t *buf = g_malloc (
@@ -742,11 +736,6 @@ write_rank (const WeftTrace *t, const WeftTraceJob *job, uint32_t r,
       g_autofree uint8_t *nb = g_malloc (len);
       ok = put (out, nb, chakra_proto_msg__node__pack (&node, nb));
     }
-  (void) r;
-  ok = fclose (out) == 0 && ok;
-  if (!ok)
-    g_set_error (error, WEFT_TRACE_ERROR, 0, "cannot write %s: %s", path,
-                 g_strerror (errno));
   return ok;
 }
 
@@ -784,8 +773,8 @@ weft_chakra_write (const WeftTrace *t, uint32_t j, const char *prefix,
   g_autofree uint32_t *node_id = g_new (uint32_t, MAX (n_slots, 1));
   {
     g_autofree char *base = g_path_get_basename (prefix);
-    g_string_append_printf (yaml, "# Chakra execution traces written by weft "
-                            "from %s: replay with\n#   weft run SCENARIO "
+    g_string_append_printf (yaml, WEFT_CHAKRA_MARK
+                            " from %s: replay with\n#   weft run SCENARIO "
                             "--trace %s.yaml\nranks: %u\nchakra: %s\n"
                             "communicators:\n", t->path, base, job->n_ranks,
                             base);
@@ -828,21 +817,64 @@ weft_chakra_write (const WeftTrace *t, uint32_t j, const char *prefix,
     }
   if (n_groups == 0)
     g_string_append (yaml, "  {}\n");
+  /* Every file is written aside first and renamed in only once all are
+   * whole: a full disk leaves the prefix's files as they were. */
+  g_autoptr (GPtrArray) outputs = g_ptr_array_new_with_free_func (
+      (GDestroyNotify) weft_output_abort);
+  for (uint32_t r = 0; r <= job->n_ranks; r++)
+    {
+      g_autofree char *path = r < job->n_ranks
+                                  ? g_strdup_printf ("%s.%u.et", prefix, r)
+                                  : g_strdup_printf ("%s.yaml", prefix);
+      WeftOutput *output = weft_output_new (path, error);
+      if (output == NULL)
+        return FALSE;
+      g_ptr_array_add (outputs, output);
+      FILE *out = weft_output_stream (output);
+      gboolean ok;
+      if (r < job->n_ranks)
+        {
+          GArray *list = g_ptr_array_index (per_rank, r);
+          ok = write_rank (t, job, out, (const uint32_t *) list->data,
+                           list->len, node_id, in_start, in, groups);
+        }
+      else
+        ok = fwrite (yaml->str, 1, yaml->len, out) == yaml->len;
+      if (!ok)
+        {
+          g_set_error (error, WEFT_TRACE_ERROR, 0, "cannot write %s: %s",
+                       path, g_strerror (errno));
+          return FALSE;
+        }
+    }
+  for (guint k = 0; k < outputs->len; k++)
+    {
+      WeftOutput *output = outputs->pdata[k];
+      outputs->pdata[k] = NULL;
+      if (!weft_output_commit (output, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+weft_chakra_may_write (const WeftTrace *t, uint32_t j, const char *prefix,
+                       const char *const *inputs, gboolean force,
+                       GError **error)
+{
+  const WeftTraceJob *job = &g_array_index (t->jobs, WeftTraceJob, j);
+  g_autofree char *yaml = g_strdup_printf ("%s.yaml", prefix);
+
+  if (!weft_file_may_write (yaml, inputs, WEFT_CHAKRA_MARK, force, error))
+    return FALSE;
+  /* Rank files carry no mark of their own: they are weft's when the trace
+   * beside them is. */
+  gboolean ours = force || g_file_test (yaml, G_FILE_TEST_EXISTS);
   for (uint32_t r = 0; r < job->n_ranks; r++)
     {
       g_autofree char *path = g_strdup_printf ("%s.%u.et", prefix, r);
-      GArray *list = g_ptr_array_index (per_rank, r);
-      if (!write_rank (t, job, r, path, (const uint32_t *) list->data,
-                       list->len, node_id, in_start, in, groups, error))
+      if (!weft_file_may_write (path, inputs, NULL, ours, error))
         return FALSE;
-    }
-  g_autofree char *path = g_strdup_printf ("%s.yaml", prefix);
-  g_autoptr (GError) io = NULL;
-  if (!g_file_set_contents (path, yaml->str, (gssize) yaml->len, &io))
-    {
-      g_set_error (error, WEFT_TRACE_ERROR, 0, "cannot write %s: %s", path,
-                   io->message);
-      return FALSE;
     }
   return TRUE;
 }

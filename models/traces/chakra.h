@@ -25,11 +25,23 @@ G_BEGIN_DECLS
 gboolean weft_chakra_read (WeftTrace *t, uint32_t job, GHashTable *comms,
                            int algorithm, int protocol, GError **error);
 
+/* The first line of the <prefix>.yaml files weft writes. */
+#define WEFT_CHAKRA_MARK "# Chakra execution traces written by weft"
+
 /* Write job @job of @t as Chakra files <prefix>.<rank>.et, and beside them
  * <prefix>.yaml, a trace that replays them (the ranks and the process
  * groups as communicators).  Durations are whole microseconds in Chakra:
- * others are rounded.  Algorithms, protocols and `at` are not carried. */
+ * others are rounded.  Algorithms, protocols and `at` are not carried.
+ * The files appear all together once all are whole, or none does. */
 gboolean weft_chakra_write (const WeftTrace *t, uint32_t job,
                             const char *prefix, GError **error);
+
+/* Whether weft_chakra_write() of @job with @prefix may write its files
+ * (weft_file_may_write()): none is one of @inputs, and <prefix>.yaml is
+ * weft's own or absent, and the rank files are absent unless it is weft's,
+ * or @force. */
+gboolean weft_chakra_may_write (const WeftTrace *t, uint32_t job,
+                                const char *prefix, const char *const *inputs,
+                                gboolean force, GError **error);
 
 G_END_DECLS

@@ -309,7 +309,7 @@ weft_trace_generate (const WeftTraceJobShape *shape, FILE *out)
             shape->moe_size, shape->layer_time, shape->optimizer_time, out, 0,
             NULL };
 
-  fprintf (out, "# weft trace generate --tp %u --pp %u --dp %u --layers %u "
+  fprintf (out, WEFT_TRACE_GENERATE_MARK " --tp %u --pp %u --dp %u --layers %u "
            "--microbatches %u --steps %u --buckets %u\n", g.tp, g.pp, g.dp,
            g.layers, g.micro, g.steps, g.buckets);
   generate (&g);

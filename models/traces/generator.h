@@ -23,7 +23,11 @@ typedef struct {
   WeftTime optimizer_time;      /* ps */
 } WeftTraceJobShape;
 
-/* Write the trace of @shape's job to @out.  Returns the ops written; the
+/* The first line of the traces weft trace generate writes. */
+#define WEFT_TRACE_GENERATE_MARK "# weft trace generate"
+
+/* Write the trace of @shape's job to @out, beginning with
+ * WEFT_TRACE_GENERATE_MARK.  Returns the ops written; the
  * caller checks @out for write errors. */
 uint64_t weft_trace_generate (const WeftTraceJobShape *shape, FILE *out);
 

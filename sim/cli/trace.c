@@ -3,9 +3,9 @@
 #include "traces/chakra.h"
 #include "traces/generator.h"
 #include "cli.h"
+#include "files.h"
 #include "units.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,9 +26,13 @@ static int
 to_chakra (int argc, char **argv)
 {
   g_autofree char *job_name = NULL;
+  gboolean force = FALSE;
   GOptionEntry entries[] = {
     { "job", 0, 0, G_OPTION_ARG_STRING, &job_name,
       "The job to write (default: the first)", "NAME" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      "Replace PREFIX's files even if weft did not write them (default: "
+      "only weft's own)", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new (
@@ -63,6 +67,23 @@ to_chakra (int argc, char **argv)
       fprintf (stderr, "weft trace: %s has no job '%s'\n", argv[2], job_name);
       return WEFT_EXIT_USAGE;
     }
+  /* The trace is read whole by now, but its files are still the user's:
+   * never written over. */
+  g_autoptr (GPtrArray) inputs = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (inputs, g_strdup (argv[2]));
+  for (guint k = 0; k < t->jobs->len; k++)
+    {
+      const WeftTraceJob *job = &g_array_index (t->jobs, WeftTraceJob, k);
+      for (uint32_t r = 0; job->chakra && r < job->n_ranks; r++)
+        g_ptr_array_add (inputs, g_strdup_printf ("%s.%u.et", job->chakra, r));
+    }
+  g_ptr_array_add (inputs, NULL);
+  if (!weft_chakra_may_write (t, j, argv[3], (const char *const *) inputs->pdata,
+                              force, &error))
+    {
+      fprintf (stderr, "weft trace: %s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
   if (!weft_chakra_write (t, j, argv[3], &error))
     {
       fprintf (stderr, "weft trace: %s\n", error->message);
@@ -86,6 +107,7 @@ weft_cmd_trace (int argc, char **argv)
   g_autofree char *tp_size = NULL, *act_size = NULL, *grad_size = NULL;
   g_autofree char *moe_size = NULL, *layer_time = NULL, *opt_time = NULL;
   g_autofree char *out_path = NULL;
+  gboolean force = FALSE;
   GOptionEntry entries[] = {
     { "tp", 0, 0, G_OPTION_ARG_INT64, &tp,
       "Tensor-parallel ranks, consecutive (default: 8)", "N" },
@@ -119,6 +141,9 @@ weft_cmd_trace (int argc, char **argv)
       "forward and backward (default: none)", "SIZE" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
       "Write the trace here (default: standard output)", "FILE" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      "Replace the --out file even if weft did not write it (default: "
+      "only weft's own)", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("generate");
@@ -166,33 +191,30 @@ weft_cmd_trace (int argc, char **argv)
     if (times[i].text && !weft_parse_time (times[i].text, times[i].v, &error))
       return usage_error ("%s: %s", times[i].flag, error->message);
 
-  g_autofree char *partial = NULL;
+  g_autoptr (WeftOutput) output = NULL;
   if (out_path)
     {
       /* Written beside, then renamed: never a half-written trace. */
-      partial = g_strdup_printf ("%s.partial", out_path);
-      out = fopen (partial, "w");
-      if (out == NULL)
+      if (!weft_file_may_write (out_path, NULL, WEFT_TRACE_GENERATE_MARK,
+                                force, &error)
+          || !(output = weft_output_new (out_path, &error)))
         {
-          fprintf (stderr, "weft trace: %s: %s\n", partial, g_strerror (errno));
+          fprintf (stderr, "weft trace: %s\n", error->message);
           return WEFT_EXIT_USAGE;
         }
+      out = weft_output_stream (output);
     }
   uint64_t ops = weft_trace_generate (&g, out);
-  gboolean ok = fflush (out) == 0 && !ferror (out);
   if (out_path)
     {
-      ok = fclose (out) == 0 && ok;
-      ok = ok && rename (partial, out_path) == 0;
-      if (!ok)
+      if (!weft_output_commit (g_steal_pointer (&output), &error))
         {
-          fprintf (stderr, "weft trace: cannot write %s: %s\n", out_path,
-                   g_strerror (errno));
-          remove (partial);
+          fprintf (stderr, "weft trace: %s\n", error->message);
           return WEFT_EXIT_FAILURE;
         }
       fprintf (stderr, "weft trace: %" G_GUINT64_FORMAT " ops over %u ranks "
                "in %s\n", ops, g.tp * g.pp * g.dp, out_path);
+      return WEFT_EXIT_OK;
     }
-  return ok ? WEFT_EXIT_OK : WEFT_EXIT_FAILURE;
+  return fflush (out) == 0 && !ferror (out) ? WEFT_EXIT_OK : WEFT_EXIT_FAILURE;
 }
