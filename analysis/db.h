@@ -16,6 +16,13 @@ G_BEGIN_DECLS
 #define WEFT_DB_ERROR (weft_db_error_quark ())
 GQuark weft_db_error_quark (void);
 
+typedef enum {
+  WEFT_DB_ERROR_IO,             /* SQLite could not open, read or write */
+  WEFT_DB_ERROR_FOREIGN,        /* not a weft database this weft reads */
+  WEFT_DB_ERROR_NO_DATA,        /* no such run, or nothing to show of it */
+  WEFT_DB_ERROR_PLOT,           /* gnuplot failed */
+} WeftDbError;
+
 typedef struct _WeftDb WeftDb;
 
 /* Open (creating if needed) the database at @path and bring its schema up

@@ -4,6 +4,7 @@
 #include "db-private.h"
 #include "reference.h"
 #include "results.h"
+#include "files.h"
 #include "units.h"
 
 #include <errno.h>
@@ -37,7 +38,8 @@ run_gnuplot (const char *script, const char *vars, GError **error)
     return FALSE;
   if (!g_spawn_check_wait_status (status, NULL))
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "gnuplot failed on %s: %s", script,
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_PLOT,
+                   "gnuplot failed on %s: %s", script,
                    err ? err : "");
       return FALSE;
     }
@@ -73,7 +75,9 @@ vars (const WeftPlotOptions *o, const char *data, const char *out,
 }
 
 /* Write @data (taken over) to TMP/NAME.dat and draw it with NAME.gp into
- * OUT/NAME.FORMAT, which is added to @written. */
+ * OUT/NAME.FORMAT, which is added to @written.  gnuplot draws into a file
+ * beside it, renamed into place once drawn: a failure leaves the earlier
+ * picture as it was. */
 static gboolean
 draw (const char *name, GString *data, const WeftPlotOptions *o,
       const char *tmp, const char *title, const char *extra,
@@ -88,12 +92,79 @@ draw (const char *name, GString *data, const WeftPlotOptions *o,
     return FALSE;
   g_autofree char *out = g_strdup_printf ("%s/%s.%s", o->out_dir, name,
                                           o->format);
+  g_autoptr (WeftOutput) output = weft_output_new (out, error);
+  if (output == NULL)
+    return FALSE;
   g_autofree char *script = g_strdup_printf ("%s.gp", name);
-  g_autofree char *v = vars (o, path, out, title, extra);
-  if (!run_gnuplot (script, v, error))
+  g_autofree char *v = vars (o, path, weft_output_temp_path (output), title,
+                             extra);
+  if (!run_gnuplot (script, v, error)
+      || !weft_output_commit (g_steal_pointer (&output), error))
     return FALSE;
   g_ptr_array_add (written, g_steal_pointer (&out));
   return TRUE;
+}
+
+/* The pictures weft drew into a folder are listed in this file there:
+ * PNGs carry no mark of their writer, and weft replaces only its own. */
+#define PLOTS_LIST ".weft-plots"
+
+/* The names listed in @dir's list of weft's pictures. */
+static GHashTable *
+own_pictures (const char *dir)
+{
+  GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                             NULL);
+  g_autofree char *list = g_build_filename (dir, PLOTS_LIST, NULL);
+  g_autofree char *text = NULL;
+
+  if (g_file_get_contents (list, &text, NULL, NULL))
+    {
+      g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+      for (char **l = lines; *l; l++)
+        if (**l)
+          g_hash_table_add (names, g_strdup (*l));
+    }
+  return names;
+}
+
+/* Whether the pictures @names (NULL-terminated, without the format) may be
+ * drawn into o->out_dir: each is absent, or weft's own, or o->force. */
+static gboolean
+may_draw (const WeftPlotOptions *o, const char *const *names, GError **error)
+{
+  g_autoptr (GHashTable) own = own_pictures (o->out_dir);
+
+  for (guint i = 0; names[i]; i++)
+    {
+      g_autofree char *file = g_strdup_printf ("%s.%s", names[i], o->format);
+      g_autofree char *path = g_build_filename (o->out_dir, file, NULL);
+      if (!weft_file_may_write (path, NULL, NULL,
+                                o->force || g_hash_table_contains (own, file),
+                                error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Add the pictures @written (paths) to o->out_dir's list of weft's. */
+static gboolean
+remember_pictures (const WeftPlotOptions *o, const GPtrArray *written,
+                   GError **error)
+{
+  g_autoptr (GHashTable) own = own_pictures (o->out_dir);
+  g_autofree char *list = g_build_filename (o->out_dir, PLOTS_LIST, NULL);
+
+  for (guint i = 0; i < written->len; i++)
+    g_hash_table_add (own, g_path_get_basename (written->pdata[i]));
+  g_autoptr (GList) names = g_hash_table_get_keys (own);
+  names = g_list_sort (names, (GCompareFunc) strcmp);
+  g_autoptr (WeftOutput) output = weft_output_new (list, error);
+  if (output == NULL)
+    return FALSE;
+  for (GList *n = names; n; n = n->next)
+    fprintf (weft_output_stream (output), "%s\n", (const char *) n->data);
+  return weft_output_commit (g_steal_pointer (&output), error);
 }
 
 /* The measured sweep of o->system from nccl-tests' CSV, as "size busbw"
@@ -442,6 +513,19 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
   sqlite3_stmt *st;
   g_autofree char *title = NULL;
 
+  WeftRunSummary summary;
+  if (!weft_results_summary (db, run, &summary, error))
+    return FALSE;
+  if (!summary.has_op)
+    {
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "run %"
+                   G_GINT64_FORMAT " has nothing to plot: it is %s%s%s", run, summary.status,
+                   *summary.message ? ": " : " with no operation",
+                   summary.message);
+      weft_run_summary_clear (&summary);
+      return FALSE;
+    }
+  weft_run_summary_clear (&summary);
   if (!weft_db_index (db, error))
     return FALSE;
   if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
@@ -463,6 +547,10 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
     }
   sqlite3_finalize (st);
 
+  static const char *const pictures[] = { "busbw", "heatmap", "busiest",
+                                           "timeline", NULL };
+  if (!may_draw (o, pictures, error))
+    return FALSE;
   g_autofree char *tmp = g_dir_make_tmp ("weft-plot-XXXXXX", error);
   if (tmp == NULL)
     return FALSE;
@@ -471,7 +559,7 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
                 && plot_busiest (h, run, o, tmp, title, written, error)
                 && plot_timeline (h, run, o, tmp, title, written, error);
   remove_dir (tmp);
-  return ok;
+  return remember_pictures (o, written, error) && ok;
 }
 
 gboolean
@@ -541,10 +629,15 @@ weft_results_plot_sweep (WeftDb *db, const char *key, const WeftPlotOptions *o,
       g_string_free (data, TRUE);
       return FALSE;
     }
+  static const char *const pictures[] = { "sweep", NULL };
   g_autofree char *qkey = quote (key);
   g_autofree char *extra = g_strdup_printf ("key=%s", qkey);
   g_autofree char *title = g_strdup_printf ("busbw against %s", key);
-  gboolean ok = draw ("sweep", data, o, tmp, title, extra, written, error);
+  gboolean ok = may_draw (o, pictures, error);
+  if (!ok)
+    g_string_free (data, TRUE);     /* draw() takes it over */
+  ok = ok && draw ("sweep", data, o, tmp, title, extra, written, error)
+       && remember_pictures (o, written, error);
   g_autofree char *dat = g_build_filename (tmp, "sweep.dat", NULL);
   g_remove (dat);
   g_rmdir (tmp);

@@ -202,19 +202,25 @@ weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
     return FALSE;
   /* The run. */
   if (sqlite3_prepare_v2 (h, "SELECT scenario, fidelity, seed, status, "
-                          "wall_seconds, events, started_at, command "
+                          "wall_seconds, events, started_at, "
+                          "COALESCE(command, ''), COALESCE(message, '') "
                           "FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
     return query_fail (h, error);
   sqlite3_bind_int64 (st, 1, run);
   if (sqlite3_step (st) == SQLITE_ROW)
-    fprintf (out, "# run %" G_GINT64_FORMAT ": %s\n# %s fidelity, seed %lld, "
-             "%s, started %s, %.2f s, %lld events\n# %s\n#\n", run,
-             sqlite3_column_text (st, 0), sqlite3_column_text (st, 1),
-             sqlite3_column_int64 (st, 2), sqlite3_column_text (st, 3),
-             sqlite3_column_text (st, 6), sqlite3_column_double (st, 4),
-             sqlite3_column_int64 (st, 5),
-             sqlite3_column_text (st, 7) ? (const char *) sqlite3_column_text (st, 7)
-                                         : "");
+    {
+      fprintf (out, "# run %" G_GINT64_FORMAT ": %s\n# %s fidelity, seed "
+               "%lld, %s, started %s, %.2f s, %lld events\n# %s\n", run,
+               sqlite3_column_text (st, 0), sqlite3_column_text (st, 1),
+               sqlite3_column_int64 (st, 2), sqlite3_column_text (st, 3),
+               sqlite3_column_text (st, 6), sqlite3_column_double (st, 4),
+               sqlite3_column_int64 (st, 5), sqlite3_column_text (st, 7));
+      /* Why a run failed or stopped is the first thing to read of it. */
+      const char *message = (const char *) sqlite3_column_text (st, 8);
+      if (*message)
+        fprintf (out, "# %s: %s\n", sqlite3_column_text (st, 3), message);
+      fprintf (out, "#\n");
+    }
   sqlite3_finalize (st);
 
   gboolean trace = FALSE;

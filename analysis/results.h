@@ -42,6 +42,7 @@ typedef struct {
   int top;                      /* links in the busiest-links plot */
   const int64_t *compare;       /* more runs to draw on the busbw plot */
   guint n_compare;
+  gboolean force;               /* replace pictures weft did not draw */
 } WeftPlotOptions;
 
 /* Draw @run's pictures with gnuplot (run as a child process): busbw

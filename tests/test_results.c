@@ -581,6 +581,51 @@ START_TEST (test_report_and_plot)
   ck_assert_ptr_nonnull (strstr (svg_text, "<svg"));
   result_clear (&r);
 
+  /* Its own pictures it draws again; another's only with --force. */
+  r = weft_cmd (plot);
+  ck_assert_msg (r.status == 0, "%.400s", r.err);
+  result_clear (&r);
+  g_autofree char *list = g_build_filename (tmp_dir, "pics", ".weft-plots",
+                                            NULL);
+  g_autofree char *heatmap = g_build_filename (tmp_dir, "pics", "heatmap.png",
+                                               NULL);
+  ck_assert (g_file_set_contents (list, "busbw.png\n", -1, NULL));
+  ck_assert (g_file_set_contents (heatmap, "mine", -1, NULL));
+  r = weft_cmd (plot);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "weft did not write it"));
+  result_clear (&r);
+  g_autofree char *kept = NULL;
+  ck_assert (g_file_get_contents (heatmap, &kept, NULL, NULL));
+  ck_assert_str_eq (kept, "mine");
+  const char *forced[] = { "plot", "r.db", "--out", "pics", "--force", NULL };
+  r = weft_cmd (forced);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+
+  /* A run with nothing to draw says so, and why. */
+  g_autofree char *db_path = g_build_filename (tmp_dir, "r.db", NULL);
+  sqlite3 *h;
+  ck_assert_int_eq (sqlite3_open (db_path, &h), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_exec (h, "INSERT INTO runs (scenario, "
+                                  "scenario_sha256, fidelity, seed, "
+                                  "weft_version, started_at, status, message) "
+                                  "VALUES ('s.yaml', '', 'flow', 1, '0', "
+                                  "'now', 'failed', 'it broke')",
+                                  NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close (h);
+  const char *failed_report[] = { "report", "r.db", NULL };
+  r = weft_cmd (failed_report);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_msg (strstr (r.out, "\n# failed: it broke\n"), "%s", r.out);
+  result_clear (&r);
+  const char *failed[] = { "plot", "r.db", "--out", "none", NULL };
+  r = weft_cmd (failed);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "has nothing to plot: it is failed: it broke"),
+                 "%s", r.err);
+  result_clear (&r);
+
   const char *missing[] = { "report", "nothing.db", NULL };
   r = weft_cmd (missing);
   ck_assert_int_eq (r.status, 2);

@@ -11,6 +11,7 @@ weft_cmd_plot (int argc, char **argv)
   gint64 run = 0, top = 8;
   g_autofree char *out = NULL, *format = NULL, *reference = NULL;
   g_autofree char *system = NULL, *compare = NULL, *x_key = NULL;
+  gboolean force = FALSE;
   GOptionEntry entries[] = {
     { "run", 0, 0, G_OPTION_ARG_INT64, &run,
       "The run to plot (default: the latest)", "ID" },
@@ -31,6 +32,9 @@ weft_cmd_plot (int argc, char **argv)
     { "x", 0, 0, G_OPTION_ARG_STRING, &x_key,
       "Instead, busbw against this sweep parameter over every run that has "
       "it (default: none)", "KEY" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+      "Replace pictures in DIR that weft did not draw (default: only "
+      "weft's own)", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("DB");
@@ -38,7 +42,9 @@ weft_cmd_plot (int argc, char **argv)
 
   g_option_context_set_summary (
       context, "Draw a run's pictures with gnuplot: busbw against size, the "
-               "link\nutilization heatmap, and the busiest links over time.");
+               "link\nutilization heatmap, the busiest links over time, and "
+               "each rank's\noperations on a timeline.  Pictures are replaced "
+               "only if weft drew them.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "plot", &argc, &argv))
     return WEFT_EXIT_USAGE;
@@ -71,7 +77,7 @@ weft_cmd_plot (int argc, char **argv)
     {
       WeftPlotOptions options = { out ? out : "plots",
                                   format ? format : "png", NULL, NULL, 0,
-                                  NULL, 0 };
+                                  NULL, 0, force };
       g_autoptr (GPtrArray) written = g_ptr_array_new_with_free_func (g_free);
       if (!weft_results_plot_sweep (db, x_key, &options, written, &error))
         {
@@ -104,12 +110,16 @@ weft_cmd_plot (int argc, char **argv)
     }
   WeftPlotOptions options = { out ? out : "plots", format ? format : "png",
                               reference, system, (int) top,
-                              (const int64_t *) others->data, others->len };
+                              (const int64_t *) others->data, others->len,
+                              force };
   g_autoptr (GPtrArray) written = g_ptr_array_new_with_free_func (g_free);
   if (!weft_results_plot (db, id, &options, written, &error))
     {
       fprintf (stderr, "weft plot: %s\n", error->message);
-      return WEFT_EXIT_FAILURE;
+      /* Only gnuplot's own failures are not the input's. */
+      return g_error_matches (error, WEFT_DB_ERROR, WEFT_DB_ERROR_PLOT)
+                 ? WEFT_EXIT_FAILURE
+                 : WEFT_EXIT_USAGE;
     }
   for (guint i = 0; i < written->len; i++)
     printf ("%s\n", (char *) g_ptr_array_index (written, i));
