@@ -1,4 +1,5 @@
 /* Tests of schedules, the executor and the collective algorithms. */
+#include "collectives/algorithm.h"
 #include "collectives/collective_run.h"
 #include "collectives/executor.h"
 #include "network/network.h"
@@ -25,6 +26,61 @@ START_TEST (test_bus_factors)
   ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_BROADCAST, 8), 1.0);
   ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_REDUCE, 8), 1.0);
   ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_SEND_RECV, 8), 1.0);
+}
+END_TEST
+
+START_TEST (test_algorithm_table)
+{
+  /* Every algorithm has a full row: a name that parses back to it, a
+   * builder, and protocols its cost set has costs for. */
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    {
+      const WeftAlgorithmInfo *row = weft_algorithm_get (a);
+      WeftAlgorithm back;
+      int builders = 0;
+      ck_assert_ptr_nonnull (row->name);
+      ck_assert (weft_algorithm_parse (row->name, &back));
+      ck_assert_int_eq (back, a);
+      for (int op = 0; op < WEFT_OP_COUNT; op++)
+        builders += row->build[op] != NULL;
+      ck_assert_int_gt (builders, 0);
+      ck_assert_uint_ne (row->protocols, 0);
+      for (int k = 0; k < WEFT_PROTOCOL_COUNT; k++)
+        {
+          gboolean runs = (row->protocols & WEFT_PROTOCOL_BIT (k)) != 0;
+          ck_assert (!runs || weft_protocol_costs (row->costs, k) != NULL);
+          ck_assert_ptr_eq (weft_protocol_get (k, a),
+                            runs ? weft_protocol_costs (row->costs, k) : NULL);
+        }
+    }
+  ck_assert (!weft_algorithm_parse ("auto", &(WeftAlgorithm) { 0 }));
+  /* The lists messages and help give are made from the table. */
+  ck_assert_str_eq (weft_algorithm_list (),
+                    "auto, ring, tree, rhd, direct, pairwise, nvls, "
+                    "hierarchical, hierarchical-rhd, hierarchical-tree, "
+                    "nvls-tree");
+  ck_assert_str_eq (weft_algorithm_names (),
+                    "auto, ring, tree, rhd, direct, pairwise, nvls, "
+                    "hierarchical, hierarchical-rhd, hierarchical-tree, "
+                    "nvls-tree, or a schedule file");
+  ck_assert_str_eq (weft_algorithm_help (),
+                    "auto, ring, tree, rhd, direct, pairwise, nvls, "
+                    "hierarchical, hierarchical-rhd, hierarchical-tree, "
+                    "nvls-tree, or a schedule file; auto runs each that fits "
+                    "(all but rhd, hierarchical-rhd and hierarchical-tree, "
+                    "which NCCL lacks) and keeps the fastest (default: "
+                    "auto)");
+  /* NCCL's sets: the tree's own, NVLS Simple only. */
+  ck_assert_uint_eq (weft_protocol_get (WEFT_PROTOCOL_LL,
+                                        WEFT_ALG_TREE)->hop_network,
+                     5000000);
+  ck_assert_uint_eq (weft_protocol_get (WEFT_PROTOCOL_LL,
+                                        WEFT_ALG_HIER_TREE)->hop_network,
+                     2700000);
+  ck_assert_ptr_null (weft_protocol_get (WEFT_PROTOCOL_LL128,
+                                         WEFT_ALG_NVLS_TREE));
+  ck_assert_double_eq (weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                          WEFT_ALG_NVLS)->efficiency, 0.85);
 }
 END_TEST
 
@@ -1488,6 +1544,7 @@ collective_suite (void)
   tc = tcase_create ("schedules");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_bus_factors);
+  tcase_add_test (tc, test_algorithm_table);
   tcase_add_test (tc, test_give_up_past_a_time);
   tcase_add_test (tc, test_ll_held_to_ll_bandwidth);
   tcase_add_test (tc, test_ll_held_across_servers);

@@ -5,10 +5,12 @@
 #include "collectives/collective-private.h"
 
 void
-weft_direct_all_to_all (WeftSchedule *s, uint64_t size)
+weft_direct_all_to_all (WeftSchedule *s, uint64_t size,
+                        const WeftCollectiveParams *p)
 {
   uint32_t n = s->n_ranks;
 
+  (void) p;                     /* one message a pair: no pieces */
   for (uint32_t r = 0; r < n; r++)
     for (uint32_t q = 0; q < n; q++)
       if (q != r)
@@ -20,10 +22,12 @@ weft_direct_all_to_all (WeftSchedule *s, uint64_t size)
 }
 
 void
-weft_pairwise_all_to_all (WeftSchedule *s, uint64_t size)
+weft_pairwise_all_to_all (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p)
 {
   uint32_t n = s->n_ranks;
 
+  (void) p;                     /* one message a pair: no pieces */
   for (uint32_t r = 0; r < n; r++)
     {
       uint32_t sent = WEFT_NO_STEP, got = WEFT_NO_STEP;

@@ -1,7 +1,7 @@
 /* weft: what the collective algorithms share. */
 #pragma once
 
-#include "collectives/collective.h"
+#include "collectives/algorithm.h"
 
 /* Piece @i of @size split into @parts as evenly as whole bytes allow: the
  * first size % parts pieces get one byte more. */
@@ -18,6 +18,11 @@ weft_mod (int64_t a, uint32_t n)
   return (uint32_t) (m < 0 ? m + n : m);
 }
 
+/* The algorithms' builders (WeftBuildFn), fit checks (WeftFitFn) and the
+ * rest of their rows' functions, file by file; the rows are in
+ * algorithm.c. */
+
+/* ring.c */
 void weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
 void weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
@@ -30,26 +35,57 @@ void weft_ring_reduce (WeftSchedule *s, uint64_t size,
                        const WeftCollectiveParams *p);
 void weft_ring_send_recv (WeftSchedule *s, uint64_t size,
                           const WeftCollectiveParams *p);
+gboolean weft_ring_fit (WeftFit *fit, WeftCollectiveParams *p,
+                        GError **error);
+void weft_ring_defaults (WeftOp op, WeftCollectiveParams *p);
+
+/* tree.c */
 void weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
-void weft_rhd_all_reduce (WeftSchedule *s, uint64_t size);
-void weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
-                           const WeftCollectiveParams *p, WeftAlgorithm inter);
+gboolean weft_tree_fit (WeftFit *fit, WeftCollectiveParams *p,
+                        GError **error);
+void weft_tree_defaults (WeftOp op, WeftCollectiveParams *p);
 
 /* An in-order binary tree over positions [lo, hi]: its root is the middle.
  * Fills parent[] (G_MAXUINT32 for the root) and returns the root. */
 uint32_t weft_tree_build (uint32_t lo, uint32_t hi, uint32_t *parent);
+
+/* rhd.c */
+void weft_rhd_all_reduce (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p);
 
 /* Halving-doubling all_reduce of @size bytes among the @n ranks @members
  * on @tag.  @after[j] is what member j's first send waits for (WEFT_NO_STEP
  * for nothing), and becomes its last step. */
 void weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
                      uint64_t size, uint32_t tag, uint32_t *after);
+
+/* nvls.c */
+void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+gboolean weft_nvls_fit (WeftFit *fit, WeftCollectiveParams *p,
+                        GError **error);
+uint32_t weft_nvls_switch_ranks (uint32_t n, const WeftCollectiveParams *p);
+
+/* hierarchical.c: ring, halving-doubling or tree across servers */
+void weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_hier_rhd_all_reduce (WeftSchedule *s, uint64_t size,
+                               const WeftCollectiveParams *p);
+void weft_hier_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                                const WeftCollectiveParams *p);
+
 /* NVLS inside each server (p->local GPUs, p->n_switches switches each,
  * ranks n + g * n_switches ..), double binary tree across servers. */
 void weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
                                 const WeftCollectiveParams *p);
-void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
-                           const WeftCollectiveParams *p);
-void weft_direct_all_to_all (WeftSchedule *s, uint64_t size);
-void weft_pairwise_all_to_all (WeftSchedule *s, uint64_t size);
+gboolean weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p,
+                             GError **error);
+uint32_t weft_nvls_tree_switch_ranks (uint32_t n,
+                                      const WeftCollectiveParams *p);
+
+/* all_to_all.c */
+void weft_direct_all_to_all (WeftSchedule *s, uint64_t size,
+                             const WeftCollectiveParams *p);
+void weft_pairwise_all_to_all (WeftSchedule *s, uint64_t size,
+                               const WeftCollectiveParams *p);

@@ -18,6 +18,9 @@ typedef enum {
   WEFT_OP_COUNT,
 } WeftOp;
 
+/* The built-in algorithms, each the index of its row in the table of
+ * algorithms (algorithm.h).  The order numbers auto's candidates
+ * (WEFT_PAIRS), and of equal times the first wins: a new one goes last. */
 typedef enum {
   WEFT_ALG_RING,
   WEFT_ALG_TREE,                /* double binary tree */
@@ -63,14 +66,17 @@ typedef struct {
 
 const char *weft_op_name (WeftOp op);
 gboolean weft_op_parse (const char *name, WeftOp *op);
+/* @alg's name, or the algorithm named @name (FALSE if none is): read from
+ * the table of algorithms, as are the next four. */
 const char *weft_algorithm_name (WeftAlgorithm alg);
 gboolean weft_algorithm_parse (const char *name, WeftAlgorithm *alg);
 
-/* The valid names, comma-separated, for messages. */
+/* The valid names, comma-separated, for messages (the algorithms' with
+ * auto first and a schedule file last).  Static. */
 const char *weft_op_names (void);
 const char *weft_algorithm_names (void);
 
-/* Whether @alg implements @op. */
+/* Whether @alg implements @op (its row has a builder for it). */
 gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
 
 /* Whether @alg is one of the two-level algorithms, which need the ranks
@@ -90,13 +96,14 @@ uint64_t weft_op_bytes (WeftOp op, uint32_t n, uint64_t size);
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor. */
 double weft_op_bus_factor (WeftOp op, uint32_t n_ranks);
 
-/* Build the schedule of @op by @alg over @n_ranks ranks for a buffer of
- * @size bytes, as nccl-tests counts size: per rank for all_reduce,
- * broadcast, reduce, all_to_all and send_recv; the whole gathered or
- * scattered buffer for all_gather and reduce_scatter.  Sizes that do not
- * divide evenly are split exactly.  Broadcast and reduce use rank 0 as the
- * root.  NVLS adds params->n_switches switch ranks after the GPUs, and
- * nvls-tree that many for each server. */
+/* Build the schedule of @op by @alg (its row's builder) over @n_ranks
+ * ranks for a buffer of @size bytes, as nccl-tests counts size: per rank
+ * for all_reduce, broadcast, reduce, all_to_all and send_recv; the whole
+ * gathered or scattered buffer for all_gather and reduce_scatter.  Sizes
+ * that do not divide evenly are split exactly.  Broadcast and reduce use
+ * rank 0 as the root.  NVLS adds params->n_switches switch ranks after the
+ * GPUs, and nvls-tree that many for each server.  @alg must implement @op
+ * (an assertion); the caller frees the schedule. */
 WeftSchedule *weft_collective_schedule (WeftOp op, WeftAlgorithm alg,
                                         uint32_t n_ranks, uint64_t size,
                                         const WeftCollectiveParams *params);

@@ -5,7 +5,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "union_find.h"
+#include "collectives/algorithm.h"
 
 static void
 finished (WeftSim *sim, void *target, void *data)
@@ -13,65 +13,6 @@ finished (WeftSim *sim, void *target, void *data)
   (void) data;
   *(WeftTime *) target = weft_sim_now (sim);
   weft_sim_stop (sim);
-}
-
-/* The hierarchical algorithm needs the ranks server by server, as many in
- * each server (a server: a top-level template instance); it returns that
- * count. */
-static gboolean
-ranks_per_server (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
-                  uint32_t *local, GError **error)
-{
-  uint32_t count = 1;
-  gboolean ok = topo->nodes[gpus[0]].zone != WEFT_ZONE_ROOT;
-  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash,
-                                                  g_direct_equal);
-
-  while (count < n && topo->nodes[gpus[count]].zone == topo->nodes[gpus[0]].zone)
-    count++;
-  ok = ok && n % count == 0;
-  for (uint32_t b = 0; ok && b < n; b += count)
-    {
-      uint32_t zone = topo->nodes[gpus[b]].zone;
-      ok = zone != WEFT_ZONE_ROOT
-           && !g_hash_table_contains (seen, GUINT_TO_POINTER (zone + 1));
-      g_hash_table_add (seen, GUINT_TO_POINTER (zone + 1));
-      for (uint32_t r = b; ok && r < b + count; r++)
-        ok = topo->nodes[gpus[r]].zone == zone;
-    }
-  if (!ok)
-    {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
-                   "hierarchical needs the ranks server by server (templates "
-                   "instantiated at the top level), as many in every server");
-      return FALSE;
-    }
-  *local = count;
-  return TRUE;
-}
-
-/* Each GPU's server, as NCCL counts nodes: the GPUs that reach each other
- * without crossing the network (NVLink, PCIe, the links between sockets),
- * so a GB200 NVL72 rack is one; a server is named by its first node. */
-static uint32_t *
-servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
-{
-  g_autofree uint32_t *parent = g_new (uint32_t, topo->n_nodes);
-  uint32_t *server = g_new (uint32_t, MAX (n, 1));
-
-  for (uint32_t v = 0; v < topo->n_nodes; v++)
-    parent[v] = v;
-  for (uint32_t l = 0; l < topo->n_links; l++)
-    {
-      const WeftLink *link = &topo->links[l];
-      const WeftLinkType *type = g_ptr_array_index (topo->link_types,
-                                                    link->type);
-      if (type->family != WEFT_FAMILY_NETWORK)
-        weft_union (parent, link->src, link->dst);
-    }
-  for (uint32_t r = 0; r < n; r++)
-    server[r] = weft_find_root (parent, gpus[r]);
-  return server;
 }
 
 /* weft_protocol_share() for LL on ranks that span @n_servers servers. */
@@ -114,132 +55,31 @@ weft_protocol_share (const WeftProtocol *costs, WeftOp op,
   if (!costs->ll || n == 0 || op == WEFT_OP_SEND_RECV
       || op == WEFT_OP_ALL_TO_ALL)
     return costs->efficiency;
-  g_autofree uint32_t *server = servers (topo, nodes, n);
+  g_autofree uint32_t *server = weft_fit_servers (topo, nodes, n);
   g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
   for (uint32_t r = 0; r < n; r++)
     g_hash_table_add (seen, GUINT_TO_POINTER (server[r]));
   return ll_share (costs, topo, nodes, n, g_hash_table_size (seen));
 }
 
-/* NVLS needs switches that reduce, each joined to every GPU of the run;
- * a switch's share of the buffer is the lanes the first GPU has to it. */
+/* What @alg takes from the fabric (@fit; into @p, or with @p NULL only
+ * whether it fits): the ranks a server has for the two-level algorithms,
+ * then what the row's fit check finds. */
 static gboolean
-nvls_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
-               GArray *nodes, GArray *shares, GError **error)
+fit_fabric (WeftAlgorithm alg, WeftFit *fit, WeftCollectiveParams *p,
+            GError **error)
 {
-  for (uint32_t i = topo->out_start[gpus[0]]; i < topo->out_start[gpus[0] + 1];
-       i++)
-    {
-      const WeftLink *l = &topo->links[topo->out_links[i]];
-      const WeftNode *sw = &topo->nodes[l->dst];
-      if (sw->kind != WEFT_NODE_SWITCH || sw->device->reduce_bandwidth <= 0)
-        continue;
-      gboolean everyone = TRUE;
-      for (uint32_t r = 1; r < n && everyone; r++)
-        {
-          gboolean joined = FALSE;
-          for (uint32_t k = topo->out_start[gpus[r]];
-               k < topo->out_start[gpus[r] + 1] && !joined; k++)
-            joined = topo->links[topo->out_links[k]].dst == l->dst;
-          everyone = joined;
-        }
-      if (!everyone)
-        continue;
-      double lanes = l->lanes;
-      g_array_append_val (nodes, l->dst);
-      g_array_append_val (shares, lanes);
-    }
-  if (nodes->len > (guint) n)
-    return TRUE;
-  g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
-               "the fabric cannot run nvls: it needs switches that reduce "
-               "(reduce_bandwidth above 0) joined to every rank's GPU, and "
-               "has none");
-  return FALSE;
-}
+  const WeftAlgorithmInfo *a = weft_algorithm_get (alg);
 
-/* nvls-tree: each server's switches that reduce (joined to all of its
- * GPUs), as many in every server, appended server by server; the shares
- * are the first server's. */
-static gboolean
-server_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
-                 uint32_t local, GArray *nodes, GArray *shares,
-                 GError **error)
-{
-  uint32_t per = 0;
-
-  if (n / local < 2)
+  if (a->hierarchical)
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs GPUs in "
-                   "two servers or more (inside one server, use nvls)");
-      return FALSE;
+      if (!weft_fit_ranks_per_server (fit->topo, fit->gpus, fit->n,
+                                      &fit->local, error))
+        return FALSE;
+      if (p != NULL)
+        p->local = fit->local;
     }
-  for (uint32_t g = 0; g < n / local; g++)
-    {
-      g_autoptr (GArray) mine = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-      g_autoptr (GArray) share = g_array_new (FALSE, FALSE, sizeof (double));
-      g_autoptr (GError) why = NULL;
-      g_array_append_vals (mine, gpus + g * local, local);
-      if (!nvls_switches (topo, gpus + g * local, local, mine, share, &why))
-        {
-          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "the fabric cannot run "
-                       "nvls-tree: the GPUs of server %u have no switches "
-                       "that reduce (reduce_bandwidth above 0) joined to all "
-                       "of them", g);
-          return FALSE;
-        }
-      if (g == 0)
-        {
-          per = share->len;
-          g_array_append_vals (shares, share->data, share->len);
-        }
-      else if (share->len != per)
-        {
-          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs as "
-                       "many switches that reduce in every server: server 0 "
-                       "has %u, server %u %u", per, g, share->len);
-          return FALSE;
-        }
-      g_array_append_vals (nodes, &g_array_index (mine, uint32_t, local), per);
-    }
-  return TRUE;
-}
-
-/* NVLS's pieces when left to auto.  They follow each other on each GPU's
- * way to a switch and back, each send waiting NVLS's latency h before it
- * moves, so P pieces take about (P + 1) h + (1 + 1/P) S / B, where B is
- * what the GPU's links to the @m @switches carry: few pieces for a small
- * buffer, as NCCL cuts NVLS into smaller chunks for smaller messages.  The
- * P of 1 to WEFT_CHUNKS that makes that least. */
-static uint32_t
-nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
-             uint32_t m, uint64_t size)
-{
-  const WeftProtocol *costs = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
-                                                 WEFT_ALG_NVLS);
-  double rate = 0;
-
-  for (uint32_t i = topo->out_start[gpu]; i < topo->out_start[gpu + 1]; i++)
-    {
-      const WeftLink *l = &topo->links[topo->out_links[i]];
-      for (uint32_t j = 0; j < m; j++)
-        if (l->dst == switches[j])
-          rate += weft_link_nccl_rate (topo, l);
-    }
-  double h = (double) costs->hop_nvlink * 1e-12;
-  double move = (double) size / (rate * costs->efficiency);
-  uint32_t best = WEFT_CHUNKS;
-  double best_time = G_MAXDOUBLE;
-  for (uint32_t pieces = 1; pieces <= WEFT_CHUNKS; pieces++)
-    {
-      double t = (pieces + 1) * h + (1 + 1.0 / pieces) * move;
-      if (t < best_time)
-        {
-          best = pieces;
-          best_time = t;
-        }
-    }
-  return best;
+  return a->fit == NULL || a->fit (fit, p, error);
 }
 
 WeftSchedule *
@@ -249,56 +89,16 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
                       GError **error)
 {
   g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+  g_auto (WeftFit) fit = { topo, gpus, n, op, size, 0, nodes, shares,
+                           NULL, NULL };
   WeftCollectiveParams p = *params;
 
   g_array_set_size (nodes, 0);
   g_array_append_vals (nodes, gpus, n);
-  if (alg == WEFT_ALG_NVLS)
-    {
-      if (!nvls_switches (topo, gpus, n, nodes, shares, error))
-        return NULL;
-      p.n_switches = shares->len;
-      p.switch_share = (const double *) shares->data;
-      if (p.chunks == 0 && p.channels <= 1)
-        p.chunks = nvls_pieces (topo, gpus[0],
-                                &g_array_index (nodes, uint32_t, n),
-                                p.n_switches, size);
-    }
-  if (weft_algorithm_is_hierarchical (alg)
-      && !ranks_per_server (topo, gpus, n, &p.local, error))
+  /* Rings are the fabric's to give. */
+  p.rings = NULL;
+  if (!fit_fabric (alg, &fit, &p, error))
     return NULL;
-  gboolean ringed = alg == WEFT_ALG_RING
-                    && (op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_ALL_GATHER
-                        || op == WEFT_OP_REDUCE_SCATTER);
-  g_autofree uint32_t *server = NULL;
-  if (alg == WEFT_ALG_TREE || ringed)
-    {
-      server = servers (topo, gpus, n);
-      p.server = server;
-    }
-  /* Across servers a ring's channels are rings of their own that cross
-   * the servers' boundaries beside different GPUs (by default one for each
-   * GPU of a server; a single ring keeps rank order); GPUs joined directly
-   * (NVLink meshes) get rings along the links. */
-  g_autoptr (WeftRings) rings = NULL;
-  uint32_t local = ringed ? weft_rings_local (server, n) : 0;
-  uint32_t count = p.channels ? p.channels : local;
-  if (local >= 2 && count >= 2)
-    {
-      rings = weft_rings_across (server, n, count);
-      p.channels = 1;
-    }
-  if (rings == NULL && ((alg == WEFT_ALG_RING && op != WEFT_OP_SEND_RECV)
-                        || alg == WEFT_ALG_TREE))
-    rings = weft_rings_find (topo, gpus, n);
-  p.rings = rings;
-  if (alg == WEFT_ALG_NVLS_TREE)
-    {
-      if (!server_switches (topo, gpus, n, p.local, nodes, shares, error))
-        return NULL;
-      p.n_switches = shares->len;
-      p.switch_share = (const double *) shares->data;
-    }
   g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
                                                                 size, &p);
   /* The built-in algorithms do not deadlock: the tests search every one
@@ -640,6 +440,8 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
 {
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+  g_auto (WeftFit) fit = { topo, gpus, n, op, 0, 0, nodes, shares,
+                           NULL, NULL };
 
   if (!weft_algorithm_supports (alg, op))
     {
@@ -655,13 +457,7 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
       return FALSE;
     }
   g_array_append_vals (nodes, gpus, n);
-  uint32_t local;
-  if (weft_algorithm_is_hierarchical (alg) && !ranks_per_server (topo, gpus, n, &local, error))
-    return FALSE;
-  if (alg == WEFT_ALG_NVLS_TREE)
-    return server_switches (topo, gpus, n, local, nodes, shares, error);
-  return alg != WEFT_ALG_NVLS || n < 2
-         || nvls_switches (topo, gpus, n, nodes, shares, error);
+  return fit_fabric (alg, &fit, NULL, error);
 }
 
 /* The candidates of one choice, shared by the threads that simulate them. */

@@ -127,9 +127,25 @@ tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
                      done[2 * (size_t) j + 1]);
 }
 
-void
-weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
-                      const WeftCollectiveParams *p, WeftAlgorithm inter)
+/* An all_reduce of @region bytes among the @m ranks @members on @tag, the
+ * level across servers; @after as for ring(). */
+typedef void (*AcrossFn) (WeftSchedule *s, const uint32_t *members,
+                          uint32_t m, uint64_t region, uint32_t tag,
+                          uint32_t *after);
+
+/* The ring all_reduce across servers: reduce-scatter, then all-gather. */
+static void
+ring_across (WeftSchedule *s, const uint32_t *members, uint32_t m,
+             uint64_t region, uint32_t tag, uint32_t *after)
+{
+  ring (s, members, m, region, 0, TRUE, tag, after);
+  ring (s, members, m, region, -1, FALSE, tag, after);
+}
+
+/* The two-level all_reduce with @across between servers. */
+static void
+two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
+           AcrossFn across)
 {
   uint32_t n = s->n_gpus, local = p->local, servers = n / local;
   uint32_t pieces = p->channels * p->chunks, first_deps = 0;
@@ -172,19 +188,7 @@ weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
               members[g] = g * local + i;
               dep[g] = after[members[g]];
             }
-          switch (inter)
-            {
-            case WEFT_ALG_RHD:
-              weft_rhd_group (s, members, servers, slice, tag + 1, dep);
-              break;
-            case WEFT_ALG_TREE:
-              tree (s, members, servers, slice, tag + 1, dep);
-              break;
-            default:
-              ring (s, members, servers, slice, 0, TRUE, tag + 1, dep);
-              ring (s, members, servers, slice, -1, FALSE, tag + 1, dep);
-              break;
-            }
+          across (s, members, servers, slice, tag + 1, dep);
           for (uint32_t g = 0; g < servers; g++)
             after[members[g]] = dep[g];
         }
@@ -211,6 +215,27 @@ weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
         weft_schedule_reserve (s, 0, 0, (uint64_t) (pieces - 2)
                                             * (s->n_deps - first_deps));
     }
+}
+
+void
+weft_hier_all_reduce (WeftSchedule *s, uint64_t size,
+                      const WeftCollectiveParams *p)
+{
+  two_level (s, size, p, ring_across);
+}
+
+void
+weft_hier_rhd_all_reduce (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p)
+{
+  two_level (s, size, p, weft_rhd_group);
+}
+
+void
+weft_hier_tree_all_reduce (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p)
+{
+  two_level (s, size, p, tree);
 }
 
 /* NCCL's NVLS_TREE: inside each server the GPUs upload their buffer to the
@@ -329,4 +354,60 @@ weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
                                       WEFT_NO_STEP);
           }
     }
+}
+
+uint32_t
+weft_nvls_tree_switch_ranks (uint32_t n, const WeftCollectiveParams *p)
+{
+  return p->n_switches * (n / MAX (p->local, 1));
+}
+
+/* Each server's switches that reduce (joined to all of its GPUs), as many
+ * in every server, appended server by server; the shares are the first
+ * server's, as the builder gives every server the same. */
+gboolean
+weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
+{
+  uint32_t n = fit->n, local = fit->local, per = 0;
+
+  if (n / local < 2)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs GPUs in "
+                   "two servers or more (inside one server, use nvls)");
+      return FALSE;
+    }
+  for (uint32_t g = 0; g < n / local; g++)
+    {
+      const uint32_t *gpus = fit->gpus + (size_t) g * local;
+      g_autoptr (GArray) mine = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      g_autoptr (GArray) share = g_array_new (FALSE, FALSE, sizeof (double));
+      g_autoptr (GError) why = NULL;
+      if (!weft_fit_switches (fit->topo, gpus, local, mine, share, &why))
+        {
+          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "the fabric cannot run "
+                       "nvls-tree: the GPUs of server %u have no switches "
+                       "that reduce (reduce_bandwidth above 0) joined to all "
+                       "of them", g);
+          return FALSE;
+        }
+      if (g == 0)
+        {
+          per = share->len;
+          g_array_append_vals (fit->shares, share->data, share->len);
+        }
+      else if (share->len != per)
+        {
+          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs as "
+                       "many switches that reduce in every server: server 0 "
+                       "has %u, server %u %u", per, g, share->len);
+          return FALSE;
+        }
+      g_array_append_vals (fit->nodes, mine->data, per);
+    }
+  if (p != NULL)
+    {
+      p->n_switches = fit->shares->len;
+      p->switch_share = (const double *) fit->shares->data;
+    }
+  return TRUE;
 }

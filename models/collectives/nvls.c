@@ -64,3 +64,69 @@ weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
         }
     }
 }
+
+uint32_t
+weft_nvls_switch_ranks (uint32_t n, const WeftCollectiveParams *p)
+{
+  (void) n;
+  return p->n_switches;
+}
+
+/* NVLS's pieces when left to auto.  They follow each other on each GPU's
+ * way to a switch and back, each send waiting NVLS's latency h before it
+ * moves, so P pieces take about (P + 1) h + (1 + 1/P) S / B, where B is
+ * what the GPU's links to the @m @switches carry: few pieces for a small
+ * buffer, as NCCL cuts NVLS into smaller chunks for smaller messages.  The
+ * P of 1 to WEFT_CHUNKS that makes that least. */
+static uint32_t
+nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
+             uint32_t m, uint64_t size)
+{
+  const WeftProtocol *costs = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                                 WEFT_ALG_NVLS);
+  double rate = 0;
+
+  for (uint32_t i = topo->out_start[gpu]; i < topo->out_start[gpu + 1]; i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      for (uint32_t j = 0; j < m; j++)
+        if (l->dst == switches[j])
+          rate += weft_link_nccl_rate (topo, l);
+    }
+  double h = (double) costs->hop_nvlink * 1e-12;
+  double move = (double) size / (rate * costs->efficiency);
+  uint32_t best = WEFT_CHUNKS;
+  double best_time = G_MAXDOUBLE;
+  for (uint32_t pieces = 1; pieces <= WEFT_CHUNKS; pieces++)
+    {
+      double t = (pieces + 1) * h + (1 + 1.0 / pieces) * move;
+      if (t < best_time)
+        {
+          best = pieces;
+          best_time = t;
+        }
+    }
+  return best;
+}
+
+/* The switches that reduce joined to every GPU of the run, each with the
+ * share of the buffer the first GPU's lanes to it carry. */
+gboolean
+weft_nvls_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
+{
+  /* Asked only whether it fits, one GPU does: it moves nothing. */
+  if (p == NULL && fit->n < 2)
+    return TRUE;
+  if (!weft_fit_switches (fit->topo, fit->gpus, fit->n, fit->nodes,
+                          fit->shares, error))
+    return FALSE;
+  if (p == NULL)
+    return TRUE;
+  p->n_switches = fit->shares->len;
+  p->switch_share = (const double *) fit->shares->data;
+  if (p->chunks == 0 && p->channels <= 1)
+    p->chunks = nvls_pieces (fit->topo, fit->gpus[0],
+                             &g_array_index (fit->nodes, uint32_t, fit->n),
+                             p->n_switches, fit->size);
+  return TRUE;
+}

@@ -13,9 +13,23 @@ typedef enum {
   WEFT_PROTOCOL_COUNT,
 } WeftProtocolKind;
 
-/* The costs of protocol @kind for algorithm @alg (NCCL's tree constants
- * for the tree, its NVLS constants for NVLS, which runs Simple only (NULL
- * for the others), its ring constants for the rest). */
+/* NCCL's sets of constants, each an algorithm of NCCL's (tuning.cc); an
+ * algorithm of weft pays one of them (its row's `costs`). */
+typedef enum {
+  WEFT_COSTS_RING,              /* NCCL's ring, and the algorithms it lacks */
+  WEFT_COSTS_TREE,
+  WEFT_COSTS_NVLS,              /* Simple only */
+  WEFT_COSTS_NVLS_TREE,         /* Simple only */
+  WEFT_COSTS_COUNT,
+} WeftCostSet;
+
+/* Protocol @kind's costs in @set, or NULL if the set has none for it
+ * (NVLS and NVLS_TREE run Simple only).  Static. */
+const WeftProtocol *weft_protocol_costs (WeftCostSet set,
+                                         WeftProtocolKind kind);
+
+/* The costs of protocol @kind for algorithm @alg: those of the cost set
+ * its row names, or NULL if the algorithm does not run with @kind. */
 const WeftProtocol *weft_protocol_get (WeftProtocolKind kind,
                                        WeftAlgorithm alg);
 gboolean weft_protocol_parse (const char *name, WeftProtocolKind *kind);

@@ -114,7 +114,8 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
 }
 
 void
-weft_rhd_all_reduce (WeftSchedule *s, uint64_t size)
+weft_rhd_all_reduce (WeftSchedule *s, uint64_t size,
+                     const WeftCollectiveParams *p)
 {
   uint32_t n = s->n_ranks;
   g_autofree uint32_t *members = g_new (uint32_t, n);
@@ -125,5 +126,7 @@ weft_rhd_all_reduce (WeftSchedule *s, uint64_t size)
       members[r] = r;
       after[r] = WEFT_NO_STEP;
     }
+  /* One piece: halving-doubling has no channels or chunks. */
+  (void) p;
   weft_rhd_group (s, members, n, size, 0, after);
 }

@@ -374,3 +374,53 @@ weft_ring_send_recv (WeftSchedule *s, uint64_t size,
           weft_schedule_recv (s, r, (r + n - 1) % n, tag, bytes, WEFT_NO_STEP);
       }
 }
+
+/* Whether @op is made of ring phases (and shares its chunks among its
+ * rings). */
+static gboolean
+phased (WeftOp op)
+{
+  return op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_ALL_GATHER
+         || op == WEFT_OP_REDUCE_SCATTER;
+}
+
+/* The ring runs anywhere.  Across servers a ring's channels are rings of
+ * their own that cross the servers' boundaries beside different GPUs (by
+ * default one for each GPU of a server; a single ring keeps rank order);
+ * GPUs joined directly (NVLink meshes) get rings along the links. */
+gboolean
+weft_ring_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
+{
+  (void) error;
+  if (p == NULL || fit->op == WEFT_OP_SEND_RECV)
+    return TRUE;
+  if (phased (fit->op))
+    {
+      fit->server = weft_fit_servers (fit->topo, fit->gpus, fit->n);
+      p->server = fit->server;
+      uint32_t local = weft_rings_local (fit->server, fit->n);
+      uint32_t count = p->channels ? p->channels : local;
+      if (local >= 2 && count >= 2)
+        {
+          fit->rings = weft_rings_across (fit->server, fit->n, count);
+          p->channels = 1;
+        }
+    }
+  if (fit->rings == NULL)
+    fit->rings = weft_rings_find (fit->topo, fit->gpus, fit->n);
+  p->rings = fit->rings;
+  return TRUE;
+}
+
+/* The phases' default chunks are shared out among the rings, so that a
+ * ring step of many rings moves as many pieces as one ring's did. */
+void
+weft_ring_defaults (WeftOp op, WeftCollectiveParams *p)
+{
+  p->channels = MAX (p->channels, 1);
+  if (p->chunks == 0)
+    {
+      uint32_t rings = (p->rings ? p->rings->n_rings : 1) * p->channels;
+      p->chunks = phased (op) ? MAX (WEFT_CHUNKS / rings, 1) : WEFT_CHUNKS;
+    }
+}

@@ -230,3 +230,29 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
           }
       }
 }
+
+/* The tree runs anywhere; it takes each rank's server from the fabric (its
+ * chains run inside them) and, for chains inside one server of GPUs joined
+ * directly, the rings along the links. */
+gboolean
+weft_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
+{
+  (void) error;
+  if (p == NULL)
+    return TRUE;
+  fit->server = weft_fit_servers (fit->topo, fit->gpus, fit->n);
+  p->server = fit->server;
+  fit->rings = weft_rings_find (fit->topo, fit->gpus, fit->n);
+  p->rings = fit->rings;
+  return TRUE;
+}
+
+/* Channels left 0 stay 0: the builder takes one for each GPU of a server
+ * across servers (it knows the servers), one inside a server. */
+void
+weft_tree_defaults (WeftOp op, WeftCollectiveParams *p)
+{
+  (void) op;
+  if (p->chunks == 0)
+    p->chunks = WEFT_CHUNKS;
+}

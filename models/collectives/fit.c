@@ -1,0 +1,101 @@
+/* weft: what an algorithm looks at in the fabric before it is built. */
+#include "collectives/fit.h"
+
+#include "union_find.h"
+
+void
+weft_fit_clear (WeftFit *fit)
+{
+  g_clear_pointer (&fit->server, g_free);
+  g_clear_pointer (&fit->rings, weft_rings_free);
+}
+
+gboolean
+weft_fit_ranks_per_server (const WeftTopology *topo, const uint32_t *gpus,
+                           uint32_t n, uint32_t *local, GError **error)
+{
+  uint32_t count = 1;
+  gboolean ok = topo->nodes[gpus[0]].zone != WEFT_ZONE_ROOT;
+  g_autoptr (GHashTable) seen = g_hash_table_new (g_direct_hash,
+                                                  g_direct_equal);
+
+  while (count < n && topo->nodes[gpus[count]].zone == topo->nodes[gpus[0]].zone)
+    count++;
+  ok = ok && n % count == 0;
+  for (uint32_t b = 0; ok && b < n; b += count)
+    {
+      uint32_t zone = topo->nodes[gpus[b]].zone;
+      ok = zone != WEFT_ZONE_ROOT
+           && !g_hash_table_contains (seen, GUINT_TO_POINTER (zone + 1));
+      g_hash_table_add (seen, GUINT_TO_POINTER (zone + 1));
+      for (uint32_t r = b; ok && r < b + count; r++)
+        ok = topo->nodes[gpus[r]].zone == zone;
+    }
+  if (!ok)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+                   "hierarchical needs the ranks server by server (templates "
+                   "instantiated at the top level), as many in every server");
+      return FALSE;
+    }
+  *local = count;
+  return TRUE;
+}
+
+uint32_t *
+weft_fit_servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
+{
+  g_autofree uint32_t *parent = g_new (uint32_t, topo->n_nodes);
+  uint32_t *server = g_new (uint32_t, MAX (n, 1));
+
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    parent[v] = v;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      const WeftLinkType *type = g_ptr_array_index (topo->link_types,
+                                                    link->type);
+      if (type->family != WEFT_FAMILY_NETWORK)
+        weft_union (parent, link->src, link->dst);
+    }
+  for (uint32_t r = 0; r < n; r++)
+    server[r] = weft_find_root (parent, gpus[r]);
+  return server;
+}
+
+gboolean
+weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+                   GArray *nodes, GArray *shares, GError **error)
+{
+  guint before = nodes->len;
+
+  for (uint32_t i = topo->out_start[gpus[0]]; i < topo->out_start[gpus[0] + 1];
+       i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      const WeftNode *sw = &topo->nodes[l->dst];
+      if (sw->kind != WEFT_NODE_SWITCH || sw->device->reduce_bandwidth <= 0)
+        continue;
+      gboolean everyone = TRUE;
+      for (uint32_t r = 1; r < n && everyone; r++)
+        {
+          gboolean joined = FALSE;
+          for (uint32_t k = topo->out_start[gpus[r]];
+               k < topo->out_start[gpus[r] + 1] && !joined; k++)
+            joined = topo->links[topo->out_links[k]].dst == l->dst;
+          everyone = joined;
+        }
+      if (!everyone)
+        continue;
+      double lanes = l->lanes;
+      g_array_append_val (nodes, l->dst);
+      g_array_append_val (shares, lanes);
+    }
+  if (nodes->len > before)
+    return TRUE;
+  g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+               "the fabric cannot run nvls: it needs switches that reduce "
+               "(reduce_bandwidth above 0) joined to every rank's GPU, and "
+               "has none");
+  return FALSE;
+}

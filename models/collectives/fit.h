@@ -1,0 +1,67 @@
+/* weft: what an algorithm looks at in the fabric before it is built: the
+ * ranks' servers, the switches that reduce.  Its fit check says whether it
+ * can run there, and what it found. */
+#pragma once
+
+#include "collectives/collective.h"
+#include "topology/topology.h"
+
+G_BEGIN_DECLS
+
+/* What an algorithm's fit check looks at, and what it finds there. */
+typedef struct {
+  const WeftTopology *topo;
+  const uint32_t *gpus;         /* rank i runs on node gpus[i] */
+  uint32_t n;                   /* GPU ranks */
+  WeftOp op;
+  uint64_t size;                /* nccl-tests' size */
+  uint32_t local;               /* two-level algorithms: ranks per server,
+                                   found before the fit check runs */
+  GArray *nodes;                /* uint32_t: the node of every rank; holds
+                                   the GPUs, and the check appends the
+                                   switches of the ranks it adds */
+  GArray *shares;               /* double: each added switch's share of
+                                   the buffer */
+  uint32_t *server;             /* each rank's server, if the check found
+                                   them (freed by weft_fit_clear()) */
+  WeftRings *rings;             /* the rings it found (likewise) */
+} WeftFit;
+
+/* Whether the algorithm can run on @fit's GPUs: FALSE with @error
+ * (WEFT_SCHEDULE_ERROR, code 1) saying why not.  With @p NULL that is all
+ * it says, as cheaply as it can; otherwise it also fills in @p what the
+ * builder needs of the fabric (switches, servers, rings, channels and
+ * chunks chosen by the fabric), pointing into @fit. */
+typedef gboolean (*WeftFitFn) (WeftFit *fit, WeftCollectiveParams *p,
+                               GError **error);
+
+/* Free what a fit check found (@fit->server, @fit->rings), not the arrays
+ * the caller gave it. */
+void weft_fit_clear (WeftFit *fit);
+
+/* Each of the @n GPUs' server, as NCCL counts nodes: the GPUs that reach
+ * each other without crossing the network (NVLink, PCIe, the links between
+ * sockets), so a GB200 NVL72 rack is one; a server is named by its first
+ * node.  The caller frees the array. */
+uint32_t *weft_fit_servers (const WeftTopology *topo, const uint32_t *gpus,
+                            uint32_t n);
+
+/* The ranks a server has in @gpus[0..n-1], which must come server by
+ * server (a server: a top-level template instance), as many in each, into
+ * @local; FALSE with @error (WEFT_SCHEDULE_ERROR, code 1) if they do not,
+ * which is what the two-level algorithms need. */
+gboolean weft_fit_ranks_per_server (const WeftTopology *topo,
+                                    const uint32_t *gpus, uint32_t n,
+                                    uint32_t *local, GError **error);
+
+/* The switches that reduce (reduce_bandwidth above 0) joined to every one
+ * of the @n GPUs @gpus, appended to @nodes (uint32_t) with their share of
+ * the buffer (the lanes the first GPU has to each) in @shares (double);
+ * FALSE with @error (WEFT_SCHEDULE_ERROR, code 1) if there are none. */
+gboolean weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus,
+                            uint32_t n, GArray *nodes, GArray *shares,
+                            GError **error);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WeftFit, weft_fit_clear)
+
+G_END_DECLS
