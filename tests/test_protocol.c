@@ -1,0 +1,170 @@
+/* Tests of NCCL's protocols as weft runs them: LL held to the GPUs'
+ * ll_bandwidth, NVLS's pieces by size, the latency of a small message. */
+#include "collectives/collective_run.h"
+#include "topology/scenario.h"
+
+#include <check.h>
+
+#define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
+
+static WeftScenario *
+load (const char *file)
+{
+  g_autofree char *path = g_build_filename (SCENARIOS, file, NULL);
+  g_autoptr (GError) error = NULL;
+  WeftScenario *s = weft_scenario_load (path, &error);
+
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  return s;
+}
+
+static GArray *
+all_gpus (const WeftTopology *topo)
+{
+  GArray *gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+  return gpus;
+}
+
+static WeftTime
+h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
+                 WeftProtocolKind proto, uint32_t chunks, uint64_t size)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 0, chunks, 0, NULL, 1, NULL, NULL, 0 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1 };
+  WeftCollectiveResult r;
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, alg, proto, size,
+                                  &params, &options, &r, NULL));
+  g_free (r.spans);
+  return r.time;
+}
+
+START_TEST (test_ll_held_to_ll_bandwidth)
+{
+  /* Inside a server LL reaches at most the GPU's ll_bandwidth of bus
+   * bandwidth (NCCL's llMaxBw, 141 GB/s on an H100), below half of NCCL's
+   * 370.8 GB/s over its NVLinks: a large ring all_reduce with LL comes to
+   * it, within the latencies. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  uint64_t size = 256 << 20;
+  double t = (double) h100_all_reduce (s, WEFT_ALG_RING, WEFT_PROTOCOL_LL, 0,
+                                       size) * 1e-12;
+  double busbw = size / t * 2 * 7 / 8 / 1e9;
+  ck_assert_msg (busbw <= 141 && busbw >= 0.99 * 141, "%.2f GB/s", busbw);
+}
+END_TEST
+
+START_TEST (test_ll_held_across_servers)
+{
+  /* Across servers NCCL's llMaxBw is lower (an H100's 45 GB/s across two
+   * servers, 35 across more): a large ring all_reduce with LL over 2 and 4
+   * DGX H100 comes to it, less what weft's ring loses to NCCL's model
+   * there (its Simple ring reaches 345 of 370.8 GB/s over 2 servers). */
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1 };
+  const uint32_t ranks[] = { 16, 32 };
+  const double cap[] = { 45, 35 };
+  uint64_t size = 256 << 20;
+
+  for (int i = 0; i < 2; i++)
+    {
+      WeftCollectiveResult r;
+      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data,
+                                      ranks[i], WEFT_OP_ALL_REDUCE,
+                                      WEFT_ALG_RING, WEFT_PROTOCOL_LL, size,
+                                      &params, &options, &r, NULL));
+      g_free (r.spans);
+      double busbw = size / (r.time * 1e-12) / 1e9 * 2 * (ranks[i] - 1)
+                     / ranks[i];
+      ck_assert_msg (busbw <= cap[i] && busbw >= 0.9 * cap[i],
+                     "%u GPUs: %.2f GB/s", ranks[i], busbw);
+    }
+}
+END_TEST
+
+START_TEST (test_nvls_pieces_by_size)
+{
+  /* Left to auto, NVLS cuts a buffer into the pieces that make its
+   * pipeline's latencies against its fill least: one for a small buffer,
+   * eight (the most) for a large one, and in between about as fast as the
+   * best count simulated. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  uint64_t sizes[] = { 1 << 20, 16 << 20, 64 << 20, 1 << 30 };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      WeftTime got = h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      0, sizes[i]);
+      WeftTime best = WEFT_TIME_MAX;
+      for (uint32_t c = 1; c <= 8; c++)
+        best = MIN (best, h100_all_reduce (s, WEFT_ALG_NVLS,
+                                           WEFT_PROTOCOL_SIMPLE, c, sizes[i]));
+      ck_assert_msg (got <= best * 1.01,
+                     "%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT " ps, best %"
+                     G_GUINT64_FORMAT, sizes[i], got, best);
+    }
+  ck_assert_uint_eq (h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      0, 1 << 20),
+                     h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      1, 1 << 20));
+  ck_assert_uint_eq (h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      0, 1 << 30),
+                     h100_all_reduce (s, WEFT_ALG_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                      8, 1 << 30));
+}
+END_TEST
+
+START_TEST (test_small_message_latency)
+{
+  /* An 8-byte ring all_reduce over 8 GPUs with LL costs NCCL's base
+   * latency and 14 NVLink hops: 6.6 + 14 x 0.6 = 15.0 us (hardware.md's
+   * worked example), plus what the network adds for 8 bytes. */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveResult r;
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_LL, 8, &params,
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
+  double us = r.time / 1e6;
+  ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
+}
+END_TEST
+
+static Suite *
+protocol_suite (void)
+{
+  Suite *s = suite_create ("protocol");
+  TCase *tc;
+
+  tc = tcase_create ("costs");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_ll_held_to_ll_bandwidth);
+  tcase_add_test (tc, test_ll_held_across_servers);
+  tcase_add_test (tc, test_nvls_pieces_by_size);
+  tcase_add_test (tc, test_small_message_latency);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (protocol_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,526 @@
+/* Tests of schedules and the algorithms that build them: what each moves,
+ * that its sends and receives pair up and nothing deadlocks, the table of
+ * algorithms, and schedule files that are wrong. */
+#include "collectives/algorithm.h"
+#include "collectives/executor.h"
+#include "collectives/schedule_file.h"
+
+#include <glib/gstdio.h>
+
+#include <check.h>
+#include <string.h>
+
+START_TEST (test_bus_factors)
+{
+  /* nccl-tests' factors, exactly. */
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_ALL_REDUCE, 8), 14.0 / 8);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_ALL_GATHER, 8), 7.0 / 8);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_REDUCE_SCATTER, 4), 0.75);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_ALL_TO_ALL, 2), 0.5);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_BROADCAST, 8), 1.0);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_REDUCE, 8), 1.0);
+  ck_assert_double_eq (weft_op_bus_factor (WEFT_OP_SEND_RECV, 8), 1.0);
+}
+END_TEST
+
+START_TEST (test_algorithm_table)
+{
+  /* Every algorithm has a full row: a name that parses back to it, a
+   * builder, and protocols its cost set has costs for. */
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    {
+      const WeftAlgorithmInfo *row = weft_algorithm_get (a);
+      WeftAlgorithm back;
+      int builders = 0;
+      ck_assert_ptr_nonnull (row->name);
+      ck_assert (weft_algorithm_parse (row->name, &back));
+      ck_assert_int_eq (back, a);
+      for (int op = 0; op < WEFT_OP_COUNT; op++)
+        builders += row->build[op] != NULL;
+      ck_assert_int_gt (builders, 0);
+      ck_assert_uint_ne (row->protocols, 0);
+      for (int k = 0; k < WEFT_PROTOCOL_COUNT; k++)
+        {
+          gboolean runs = (row->protocols & WEFT_PROTOCOL_BIT (k)) != 0;
+          ck_assert (!runs || weft_protocol_costs (row->costs, k) != NULL);
+          ck_assert_ptr_eq (weft_protocol_get (k, a),
+                            runs ? weft_protocol_costs (row->costs, k) : NULL);
+        }
+    }
+  ck_assert (!weft_algorithm_parse ("auto", &(WeftAlgorithm) { 0 }));
+  /* The lists messages and help give are made from the table. */
+  ck_assert_str_eq (weft_algorithm_list (),
+                    "auto, ring, tree, rhd, direct, pairwise, nvls, "
+                    "hierarchical, hierarchical-rhd, hierarchical-tree, "
+                    "nvls-tree");
+  ck_assert_str_eq (weft_algorithm_names (),
+                    "auto, ring, tree, rhd, direct, pairwise, nvls, "
+                    "hierarchical, hierarchical-rhd, hierarchical-tree, "
+                    "nvls-tree, or a schedule file");
+  ck_assert_str_eq (weft_algorithm_help (),
+                    "auto, ring, tree, rhd, direct, pairwise, nvls, "
+                    "hierarchical, hierarchical-rhd, hierarchical-tree, "
+                    "nvls-tree, or a schedule file; auto runs each that fits "
+                    "(all but rhd, hierarchical-rhd and hierarchical-tree, "
+                    "which NCCL lacks) and keeps the fastest (default: "
+                    "auto)");
+  /* NCCL's sets: the tree's own, NVLS Simple only. */
+  ck_assert_uint_eq (weft_protocol_get (WEFT_PROTOCOL_LL,
+                                        WEFT_ALG_TREE)->hop_network,
+                     5000000);
+  ck_assert_uint_eq (weft_protocol_get (WEFT_PROTOCOL_LL,
+                                        WEFT_ALG_HIER_TREE)->hop_network,
+                     2700000);
+  ck_assert_ptr_null (weft_protocol_get (WEFT_PROTOCOL_LL128,
+                                         WEFT_ALG_NVLS_TREE));
+  ck_assert_double_eq (weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                          WEFT_ALG_NVLS)->efficiency, 0.85);
+}
+END_TEST
+
+/* What each operation must move in all, whatever the algorithm; NVLS
+ * moves every GPU's buffer to the switches and the sums back. */
+static uint64_t
+expected_bytes (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size)
+{
+  if (alg == WEFT_ALG_NVLS)
+    return 2 * (uint64_t) n * size;
+  if (alg == WEFT_ALG_NVLS_TREE)
+    /* One GPU a server: its buffer to the switches and back, then the
+     * tree across servers. */
+    return (4 * (uint64_t) n - 2) * size;
+  switch (op)
+    {
+    case WEFT_OP_ALL_REDUCE:
+      return 2 * (uint64_t) (n - 1) * size;
+    case WEFT_OP_SEND_RECV:
+      return (uint64_t) n * size;
+    default:
+      return (uint64_t) (n - 1) * size;
+    }
+}
+
+/* Whether the pairs @s's builder gave (complete, if @complete) are those
+ * the search finds. */
+static void
+check_pairs (WeftSchedule *s, gboolean complete, const char *what)
+{
+  if (complete)
+    ck_assert_msg (s->n_ends > 0 && 2 * s->n_matched == s->n_ends,
+                   "%s: %" G_GUINT64_FORMAT " pairs for %" G_GUINT64_FORMAT
+                   " ends", what, s->n_matched, s->n_ends);
+  if (2 * s->n_matched != s->n_ends)
+    return;
+  ck_assert (weft_schedule_pair (s, NULL));
+  g_autoptr (GPtrArray) given = g_ptr_array_new_with_free_func (g_free);
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    g_ptr_array_add (given, g_memdup2 (weft_schedule_matches (s, r),
+                                       s->n_steps[r] * sizeof (uint32_t)));
+  g_autoptr (GError) error = NULL;
+  ck_assert_msg (weft_schedule_pair_search (s, &error), "%s: %s", what,
+                 error ? error->message : "");
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    ck_assert_msg (memcmp (g_ptr_array_index (given, r),
+                           weft_schedule_matches (s, r),
+                           s->n_steps[r] * sizeof (uint32_t)) == 0,
+                   "%s: rank %u's pairs differ from the search's", what, r);
+}
+
+START_TEST (test_bytes_moved_exactly)
+{
+  /* Sizes that divide by nothing, rank counts that are not powers of two,
+   * several channels and chunks: every algorithm still moves exactly what
+   * the operation needs, and its schedule is complete and deadlock-free. */
+  const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
+  const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
+  const double shares[] = { 5, 4, 4, 5 };
+  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL, 0 };
+
+  for (int op = 0; op < WEFT_OP_COUNT; op++)
+    for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
+      {
+        if (!weft_algorithm_supports (alg, op))
+          continue;
+        for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+          for (guint j = 0; j < G_N_ELEMENTS (ranks); j++)
+            {
+              g_autoptr (WeftSchedule) s = weft_collective_schedule (
+                  op, alg, ranks[j], sizes[i], &params);
+              g_autoptr (GError) error = NULL;
+              ck_assert_msg (weft_schedule_check (s, &error), "%s/%s n=%u: %s",
+                             weft_op_name (op), weft_algorithm_name (alg),
+                             ranks[j], error ? error->message : "");
+              /* Ring, halving-doubling and the hierarchical algorithms
+               * pair their sends and receives as they build them. */
+              gboolean paired = (alg == WEFT_ALG_RING
+                                 && (op == WEFT_OP_ALL_REDUCE
+                                     || op == WEFT_OP_ALL_GATHER
+                                     || op == WEFT_OP_REDUCE_SCATTER))
+                                || alg == WEFT_ALG_RHD || alg == WEFT_ALG_HIER
+                                || alg == WEFT_ALG_HIER_RHD
+                                || alg == WEFT_ALG_HIER_TREE;
+              check_pairs (s, paired, weft_algorithm_name (alg));
+              /* The ring phases, and the hierarchical algorithms, make
+               * room for just their steps. */
+              for (uint32_t r = 0; paired && alg != WEFT_ALG_RHD
+                                   && r < s->n_ranks; r++)
+                ck_assert_uint_eq (s->steps_cap[r], s->n_steps[r]);
+              ck_assert_msg (weft_schedule_bytes_sent (s)
+                                 == expected_bytes (op, alg, ranks[j],
+                                                    sizes[i]),
+                             "%s/%s n=%u size=%" G_GUINT64_FORMAT ": %"
+                             G_GUINT64_FORMAT, weft_op_name (op),
+                             weft_algorithm_name (alg), ranks[j], sizes[i],
+                             weft_schedule_bytes_sent (s));
+            }
+      }
+}
+END_TEST
+
+START_TEST (test_hierarchical_bytes)
+{
+  /* Two levels, 4 GPUs a server, with ring, halving-doubling or trees
+   * across 1 to 7 servers: still exactly 2(n-1) size in all. */
+  const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
+                                 WEFT_ALG_HIER_TREE };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL, 0 };
+
+  for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
+    for (uint32_t n = 4; n <= 28; n += 4)
+      {
+        g_autoptr (WeftSchedule) s = weft_collective_schedule (
+            WEFT_OP_ALL_REDUCE, algs[a], n, 1000003, &params);
+        g_autoptr (GError) error = NULL;
+        ck_assert_msg (weft_schedule_check (s, &error), "%s n=%u: %s",
+                       weft_algorithm_name (algs[a]), n,
+                       error ? error->message : "");
+        ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                           2 * (uint64_t) (n - 1) * 1000003);
+        check_pairs (s, TRUE, weft_algorithm_name (algs[a]));
+      }
+}
+END_TEST
+
+START_TEST (test_tree_servers_bytes)
+{
+  /* The tree with its ranks grouped into servers (chains inside, trees
+   * across, one tree per local index): servers of 4, of uneven sizes, and
+   * not contiguous in rank order.  Still exactly 2(n-1) size in all, every
+   * send paired and no deadlock. */
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL, 0 };
+
+  for (uint32_t n = 2; n <= 27; n += 5)
+    for (int grouping = 0; grouping < 3; grouping++)
+      {
+        g_autofree uint32_t *server = g_new (uint32_t, n);
+        for (uint32_t r = 0; r < n; r++)
+          server[r] = grouping == 0   ? r / 4
+                      : grouping == 1 ? (r < 3 ? 0 : r < 10 ? 1 : 2 + r / 9)
+                                      : r % 3;
+        params.server = server;
+        g_autoptr (WeftSchedule) s = weft_collective_schedule (
+            WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE, n, 1000003, &params);
+        g_autoptr (GError) error = NULL;
+        ck_assert_msg (weft_schedule_check (s, &error), "n=%u grouping %d: %s",
+                       n, grouping, error ? error->message : "");
+        ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                           2 * (uint64_t) (n - 1) * 1000003);
+      }
+}
+END_TEST
+
+START_TEST (test_rings_bytes)
+{
+  /* Rings along the links (any orders, uneven weights), cut into channels
+   * and chunks: ring, its chains and the tree still move exactly what the
+   * operation needs, every send paired and no deadlock. */
+  const uint32_t n = 5;
+  uint32_t order[3 * 5] = { 0, 1, 2, 3, 4, 0, 4, 3, 2, 1, 2, 0, 4, 1, 3 };
+  uint64_t weight[] = { 40, 40, 20 };
+  WeftRings rings = { n, 3, order, weight };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 0 };
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
+                         WEFT_OP_REDUCE_SCATTER, WEFT_OP_BROADCAST,
+                         WEFT_OP_REDUCE };
+
+  for (guint i = 0; i < G_N_ELEMENTS (ops) + 1; i++)
+    {
+      WeftOp op = i < G_N_ELEMENTS (ops) ? ops[i] : WEFT_OP_ALL_REDUCE;
+      WeftAlgorithm alg = i < G_N_ELEMENTS (ops) ? WEFT_ALG_RING
+                                                 : WEFT_ALG_TREE;
+      /* The tree's chains follow the rings inside one server. */
+      const uint32_t one_server[5] = { 0 };
+      params.server = alg == WEFT_ALG_TREE ? one_server : NULL;
+      g_autoptr (WeftSchedule) s = weft_collective_schedule (op, alg, n,
+                                                             1000003, &params);
+      g_autoptr (GError) error = NULL;
+      ck_assert_msg (weft_schedule_check (s, &error), "%s/%s: %s",
+                     weft_op_name (op), weft_algorithm_name (alg),
+                     error ? error->message : "");
+      ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                         expected_bytes (op, alg, n, 1000003));
+    }
+}
+END_TEST
+
+START_TEST (test_image_threads)
+{
+  /* The executor's image of a schedule is the same, record by record,
+   * made by one thread or several, whatever the schedule's shape (ranks
+   * with steps past the levels all have: halving-doubling over 13, NVLS's
+   * switches). */
+  const double shares[] = { 5, 4, 4, 5 };
+  WeftCollectiveParams params = { 2, 3, 4, shares, 4, NULL, NULL, 0 };
+  const WeftAlgorithm algs[] = { WEFT_ALG_RING, WEFT_ALG_TREE, WEFT_ALG_RHD,
+                                 WEFT_ALG_NVLS, WEFT_ALG_HIER_RHD };
+  const uint32_t ranks[] = { 12, 13, 40 };
+
+  for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
+    for (guint j = 0; j < G_N_ELEMENTS (ranks); j++)
+      {
+        if (algs[a] == WEFT_ALG_HIER_RHD && ranks[j] % 4 != 0)
+          continue;
+        g_autoptr (WeftSchedule) s = weft_collective_schedule (
+            WEFT_OP_ALL_REDUCE, algs[a], ranks[j], 1000003, &params);
+        ck_assert (weft_schedule_pair (s, NULL));
+        WeftExecImage *one = weft_exec_image_new (s);
+        for (uint32_t t = 2; t <= 5; t++)
+          {
+            WeftExecImage *many = weft_exec_image_new_threads (s, t);
+            ck_assert_msg (weft_exec_image_equal (one, many), "%s over %u, "
+                           "%u threads", weft_algorithm_name (algs[a]),
+                           ranks[j], t);
+            weft_exec_image_free (many);
+          }
+        weft_exec_image_free (one);
+      }
+}
+END_TEST
+
+/* Whether @a and @b hold the same steps, dependencies and pairs. */
+static gboolean
+schedules_equal (const WeftSchedule *a, const WeftSchedule *b)
+{
+  if (a->n_ranks != b->n_ranks || a->n_deps != b->n_deps
+      || a->n_ends != b->n_ends || a->n_matched != b->n_matched
+      || memcmp (a->deps, b->deps, a->n_deps * sizeof (uint32_t)) != 0)
+    return FALSE;
+  for (uint32_t r = 0; r < a->n_ranks; r++)
+    {
+      if (a->n_steps[r] != b->n_steps[r]
+          || memcmp (a->matches[r], b->matches[r],
+                     a->n_steps[r] * sizeof (uint32_t)) != 0)
+        return FALSE;
+      for (uint32_t i = 0; i < a->n_steps[r]; i++)
+        {
+          const WeftStep *x = weft_schedule_step (a, r, i);
+          const WeftStep *y = weft_schedule_step (b, r, i);
+          if (x->bytes != y->bytes || x->peer != y->peer || x->tag != y->tag
+              || x->first_dep != y->first_dep || x->n_deps != y->n_deps
+              || x->kind != y->kind)
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+START_TEST (test_ring_schedule_threads)
+{
+  /* A large ring schedule is made by several threads, each rank's steps
+   * where one thread would put them: the same steps, dependencies and
+   * pairs, over two rings cut into channels and chunks (each phase over
+   * 210 ranks is over a million steps, from which threads share it). */
+  const uint32_t n = 210;
+  g_autofree uint32_t *order = g_new (uint32_t, 2 * n);
+  for (uint32_t i = 0; i < n; i++)
+    {
+      order[i] = i;
+      order[n + i] = (i * 11 + 3) % n;    /* 11 is prime to 210 */
+    }
+  uint64_t weight[] = { 60, 40 };
+  WeftRings rings = { n, 2, order, weight };
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
+                         WEFT_OP_REDUCE_SCATTER };
+
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    {
+      WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 1 };
+      g_autoptr (WeftSchedule) one = weft_collective_schedule (
+          ops[i], WEFT_ALG_RING, n, 1000000007, &params);
+      params.threads = 3;
+      g_autoptr (WeftSchedule) three = weft_collective_schedule (
+          ops[i], WEFT_ALG_RING, n, 1000000007, &params);
+      ck_assert_msg (schedules_equal (one, three), "%s",
+                     weft_op_name (ops[i]));
+      ck_assert (weft_schedule_pair (three, NULL));
+    }
+}
+END_TEST
+
+START_TEST (test_one_rank_moves_nothing)
+{
+  const double shares[] = { 1 };
+  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL, 0 };
+
+  for (int op = 0; op < WEFT_OP_COUNT; op++)
+    for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
+      if (weft_algorithm_supports (alg, op))
+        {
+          g_autoptr (WeftSchedule) s = weft_collective_schedule (op, alg, 1,
+                                                                 1 << 20,
+                                                                 &params);
+          ck_assert (weft_schedule_check (s, NULL));
+          ck_assert_uint_eq (weft_schedule_bytes_sent (s), 0);
+        }
+}
+END_TEST
+
+START_TEST (test_bad_schedules)
+{
+  g_autoptr (GError) error = NULL;
+
+  /* A send nobody receives. */
+  g_autoptr (WeftSchedule) a = weft_schedule_new (2);
+  weft_schedule_send (a, 0, 1, 0, 100, WEFT_NO_STEP);
+  ck_assert (!weft_schedule_check (a, &error));
+  ck_assert_str_eq (error->message, "rank 0 step 0 sends to rank 1, which "
+                                    "never receives it");
+  g_clear_error (&error);
+
+  /* Sizes that do not match. */
+  g_autoptr (WeftSchedule) b = weft_schedule_new (2);
+  weft_schedule_send (b, 0, 1, 0, 100, WEFT_NO_STEP);
+  weft_schedule_recv (b, 1, 0, 0, 99, WEFT_NO_STEP);
+  ck_assert (!weft_schedule_check (b, &error));
+  ck_assert_str_eq (error->message, "rank 1 step 0 receives 99 bytes from "
+                                    "rank 0, whose step 0 sends 100");
+  g_clear_error (&error);
+  /* Pairing alone finds both. */
+  ck_assert (!weft_schedule_pair (a, NULL));
+  ck_assert (!weft_schedule_pair (b, NULL));
+
+  /* Each rank waits to receive before it sends: a deadlock. */
+  g_autoptr (WeftSchedule) c = weft_schedule_new (2);
+  for (uint32_t r = 0; r < 2; r++)
+    {
+      uint32_t got = weft_schedule_recv (c, r, 1 - r, 0, 8, WEFT_NO_STEP);
+      weft_schedule_send (c, r, 1 - r, 0, 8, got);
+    }
+  ck_assert (!weft_schedule_check (c, &error));
+  ck_assert (g_str_has_prefix (error->message, "the schedule deadlocks: rank 0 "
+                                               "step 0 (receive from rank 1)"));
+  /* Pairing alone does not look for deadlocks: it pairs them. */
+  ck_assert (weft_schedule_pair (c, NULL));
+  ck_assert_uint_eq (weft_schedule_matches (c, 0)[0], 1);
+}
+END_TEST
+
+static char *
+schedule_error (const char *text)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-sched-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "s.yaml", NULL);
+  g_autoptr (GError) error = NULL;
+  char *message = NULL;
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path, &error);
+  if (file != NULL)
+    {
+      g_autoptr (WeftSchedule) s = weft_schedule_file_build (file, 1000,
+                                                             &error);
+      ck_assert_ptr_null (s);
+    }
+  ck_assert_ptr_nonnull (error);
+  message = g_strdup (error->message + strlen (dir) + 1);
+  g_remove (path);
+  g_rmdir (dir);
+  return message;
+}
+
+#define HEAD "weft_schedule: 1\nop: all_gather\nranks: 2\nchunks: 2\nprogram:\n"
+
+START_TEST (test_bad_schedule_files)
+{
+  struct {
+    const char *text, *message;
+  } cases[] = {
+    { HEAD "  0: [{op: send, peer: 1, chunk: 0}, {op: recv, peer: 1, chunk: 1}]\n"
+           "  1: [{op: recv, peer: 0, chunk: 0}]\n",
+      "s.yaml: rank 0 step 1 receives from rank 1, which sends it nothing "
+      "to match" },
+    { HEAD "  0: [{id: a, op: recv, peer: 1, chunk: 1}, "
+           "{op: send, peer: 1, chunk: 0, after: [a]}]\n"
+           "  1: [{id: b, op: recv, peer: 0, chunk: 0}, "
+           "{op: send, peer: 0, chunk: 1, after: [b]}]\n",
+      "s.yaml: the schedule deadlocks: rank 0 step 0 (receive from rank 1)" },
+    { HEAD "  0: [{op: send, peer: 1, chunks: [0, 1]}, "
+           "{op: recv, peer: 1, chunk: 1}]\n"
+           "  1: [{op: recv, peer: 0, chunks: [0, 1]}, "
+           "{op: send, peer: 0, chunk: 1}]\n",
+      "s.yaml: the schedule moves 1500 bytes for a all_gather of 1000 bytes "
+      "over 2 ranks, which moves 1000" },
+    { HEAD "  0: [{op: send, peer: 1, chunk: 0, after: [nope]}]\n",
+      "s.yaml:6:45: no earlier step of rank 0 has the id 'nope'" },
+    { HEAD "  0: [{op: send, peer: 2, chunk: 0}]\n",
+      "s.yaml:6:24: '2' should be a whole number from 0 to 1" },
+    { HEAD "  0: [{op: shout, peer: 1, chunk: 0}]\n",
+      "s.yaml:6:12: unknown step 'shout'; valid: send, recv, reduce" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *got = schedule_error (cases[i].text);
+      ck_assert_msg (strstr (got, cases[i].message) != NULL,
+                     "expected '%s'\n got '%s'", cases[i].message, got);
+    }
+
+  /* A step may wait for at most 65,535 others. */
+  g_autoptr (GString) many = g_string_new (HEAD "  0: [{id: a, op: send, "
+                                           "peer: 1, chunk: 0}, {op: send, "
+                                           "peer: 1, chunk: 1, after: [a");
+  for (int i = 1; i < WEFT_STEP_MAX_DEPS + 1; i++)
+    g_string_append (many, ", a");
+  g_string_append (many, "]}]\n");
+  g_autofree char *got = schedule_error (many->str);
+  ck_assert_str_eq (got, "s.yaml:6:82: a step waits for at most 65535 steps, "
+                         "not 65536");
+}
+END_TEST
+
+static Suite *
+schedule_suite (void)
+{
+  Suite *s = suite_create ("schedule");
+  TCase *tc;
+
+  tc = tcase_create ("algorithms");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_bus_factors);
+  tcase_add_test (tc, test_algorithm_table);
+  tcase_add_test (tc, test_bytes_moved_exactly);
+  tcase_add_test (tc, test_one_rank_moves_nothing);
+  tcase_add_test (tc, test_hierarchical_bytes);
+  tcase_add_test (tc, test_tree_servers_bytes);
+  tcase_add_test (tc, test_rings_bytes);
+  tcase_add_test (tc, test_image_threads);
+  tcase_add_test (tc, test_ring_schedule_threads);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("checks");
+  tcase_add_test (tc, test_bad_schedules);
+  tcase_add_test (tc, test_bad_schedule_files);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *runner = srunner_create (schedule_suite ());
+
+  srunner_run_all (runner, CK_NORMAL);
+  int failed = srunner_ntests_failed (runner);
+  srunner_free (runner);
+  return failed == 0 ? 0 : 1;
+}
