@@ -1,7 +1,7 @@
 /* Tests of schedules and the algorithms that build them: what each moves,
  * that its sends and receives pair up and nothing deadlocks, the table of
  * algorithms, and schedule files that are wrong. */
-#include "collectives/algorithm.h"
+#include "collectives/collective-private.h"
 #include "collectives/executor.h"
 #include "collectives/schedule_file.h"
 
@@ -357,6 +357,131 @@ START_TEST (test_ring_schedule_threads)
 }
 END_TEST
 
+/* Where @fast (paired by its builder) and @ref (paired here by the search)
+ * first differ in their steps (kind, peer, tag, bytes), the steps each
+ * waits for, or the pairs; NULL if nowhere.  Where a builder keeps the
+ * dependencies in the pool is its own affair. */
+static char *
+first_difference (const WeftSchedule *fast, const WeftSchedule *ref)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (!weft_schedule_pair_search (ref, &error))
+    return g_strdup_printf ("the reference does not pair: %s",
+                            error->message);
+  if (fast->n_ranks != ref->n_ranks || fast->n_gpus != ref->n_gpus
+      || fast->n_ends != ref->n_ends || fast->n_deps != ref->n_deps)
+    return g_strdup ("the counts of ranks, sends and receives or "
+                     "dependencies differ");
+  if (fast->n_ends > 0 && 2 * fast->n_matched != fast->n_ends)
+    return g_strdup ("the fast builder left sends and receives unpaired");
+  for (uint32_t r = 0; r < fast->n_ranks; r++)
+    {
+      if (fast->n_steps[r] != ref->n_steps[r])
+        return g_strdup_printf ("rank %u: %u steps against %u", r,
+                                fast->n_steps[r], ref->n_steps[r]);
+      for (uint32_t i = 0; i < fast->n_steps[r]; i++)
+        {
+          const WeftStep *x = weft_schedule_step (fast, r, i);
+          const WeftStep *y = weft_schedule_step (ref, r, i);
+          gboolean same = x->kind == y->kind && x->peer == y->peer
+                          && x->tag == y->tag && x->bytes == y->bytes
+                          && x->n_deps == y->n_deps
+                          && weft_schedule_matches (fast, r)[i]
+                                 == weft_schedule_matches (ref, r)[i];
+          for (uint32_t d = 0; same && d < x->n_deps; d++)
+            same = weft_schedule_dep (fast, x, d)
+                   == weft_schedule_dep (ref, y, d);
+          if (!same)
+            return g_strdup_printf ("rank %u step %u", r, i);
+        }
+    }
+  return NULL;
+}
+
+/* Rings over @n ranks for the builders to follow: rank order backwards,
+ * shuffled, and rank order from rank 1, with uneven weights. */
+static WeftRings *
+test_rings (uint32_t n)
+{
+  WeftRings *rings = g_new0 (WeftRings, 1);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (n);
+
+  rings->n = n;
+  rings->n_rings = 3;
+  rings->order = g_new (uint32_t, 3 * (size_t) n);
+  rings->weight = g_new (uint64_t, 3);
+  for (uint32_t q = 0; q < n; q++)
+    {
+      rings->order[q] = n - 1 - q;
+      rings->order[n + q] = q;
+      rings->order[2 * n + q] = (q + 1) % n;
+    }
+  for (uint32_t q = n - 1; q > 0; q--)
+    {
+      uint32_t j = g_rand_int_range (rand, 0, q + 1), keep;
+      keep = rings->order[n + q];
+      rings->order[n + q] = rings->order[n + j];
+      rings->order[n + j] = keep;
+    }
+  rings->weight[0] = 50;
+  rings->weight[1] = 30;
+  rings->weight[2] = 21;
+  return rings;
+}
+
+START_TEST (test_ring_reference)
+{
+  /* The fast ring builders (each rank's steps made at once, on several
+   * threads for a large ring, paired as they are made) give the schedule
+   * the plain reference builds step by step and leaves to the search to
+   * pair: over 1 to 17 ranks with every size, channel and chunk count
+   * below, in rank order and along rings, and over 64 and 130 ranks with
+   * fewer (130 ranks on 27 tags is over a million steps a phase, so
+   * threads share its making). */
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_REDUCE_SCATTER,
+                         WEFT_OP_ALL_GATHER };
+  const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
+  const uint32_t channels[] = { 1, 2, 3 }, chunks[] = { 0, 1, 3, 5 };
+  const uint32_t large[] = { 64, 130 };
+
+  for (uint32_t i = 0; i < 17 + G_N_ELEMENTS (large); i++)
+    {
+      uint32_t n = i < 17 ? i + 1 : large[i - 17];
+      gboolean small = n <= 17;
+      g_autoptr (WeftRings) rings = n >= 2 ? test_rings (n) : NULL;
+      for (int along = 0; along < 1 + (rings != NULL); along++)
+        for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+          for (guint z = small ? 0 : 2; z < (small ? 4 : 3); z++)
+            for (guint c = small ? 0 : 2; c < 3; c++)
+              for (guint k = 0; k < 4; k += small ? 1 : 2)
+                {
+                  WeftCollectiveParams params = {
+                    channels[c], chunks[k], 0, NULL, 1, NULL,
+                    along ? rings : NULL, 3,
+                  };
+                  g_autoptr (WeftSchedule) fast = weft_collective_schedule (
+                      ops[o], WEFT_ALG_RING, n, sizes[z], &params);
+                  WeftCollectiveParams p = params;
+                  weft_ring_defaults (ops[o], &p);
+                  g_autoptr (WeftSchedule) ref = weft_schedule_new (n);
+                  if (n >= 2 && ops[o] == WEFT_OP_ALL_REDUCE)
+                    weft_ring_reference_all_reduce (ref, sizes[z], &p);
+                  else if (n >= 2 && ops[o] == WEFT_OP_REDUCE_SCATTER)
+                    weft_ring_reference_reduce_scatter (ref, sizes[z], &p);
+                  else if (n >= 2)
+                    weft_ring_reference_all_gather (ref, sizes[z], &p);
+                  g_autofree char *where = first_difference (fast, ref);
+                  ck_assert_msg (where == NULL, "%s over %u, %s, size %"
+                                 G_GUINT64_FORMAT ", %u channels, %u "
+                                 "chunks: %s", weft_op_name (ops[o]), n,
+                                 along ? "along rings" : "in rank order",
+                                 sizes[z], p.channels, p.chunks, where);
+                }
+    }
+}
+END_TEST
+
 START_TEST (test_one_rank_moves_nothing)
 {
   const double shares[] = { 1 };
@@ -505,6 +630,7 @@ schedule_suite (void)
   tcase_add_test (tc, test_rings_bytes);
   tcase_add_test (tc, test_image_threads);
   tcase_add_test (tc, test_ring_schedule_threads);
+  tcase_add_test (tc, test_ring_reference);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("checks");

@@ -39,6 +39,18 @@ gboolean weft_ring_fit (WeftFit *fit, WeftCollectiveParams *p,
                         GError **error);
 void weft_ring_defaults (WeftOp op, WeftCollectiveParams *p);
 
+/* ring_reference.c: the same ring all_reduce, reduce_scatter and
+ * all_gather as ring.c's, built step by step on one thread and paired by
+ * the search, for the tests to hold the fast builders to.  @p as a
+ * builder gets it (weft_ring_defaults() applied); the caller pairs the
+ * schedule (weft_schedule_pair_search()). */
+void weft_ring_reference_all_reduce (WeftSchedule *s, uint64_t size,
+                                     const WeftCollectiveParams *p);
+void weft_ring_reference_reduce_scatter (WeftSchedule *s, uint64_t size,
+                                         const WeftCollectiveParams *p);
+void weft_ring_reference_all_gather (WeftSchedule *s, uint64_t size,
+                                     const WeftCollectiveParams *p);
+
 /* tree.c */
 void weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
