@@ -42,6 +42,15 @@ typedef struct {
 } Servers;
 
 static void
+servers_clear (Servers *sv)
+{
+  g_clear_pointer (&sv->first, g_free);
+  g_clear_pointer (&sv->member, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Servers, servers_clear)
+
+static void
 servers_of (uint32_t n_ranks, const uint32_t *server, Servers *sv)
 {
   g_autoptr (GHashTable) index = g_hash_table_new (g_direct_hash,
@@ -191,11 +200,9 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
                       const WeftCollectiveParams *p)
 {
   uint32_t n = s->n_gpus;
-  Servers sv;
+  g_auto (Servers) sv = { 0 };
 
   servers_of (n, p->server, &sv);
-  g_autofree uint32_t *first = sv.first;
-  g_autofree uint32_t *member = sv.member;
   g_autofree uint32_t *pos_parent = g_new (uint32_t, sv.n);
   g_autofree uint32_t *parent = g_new (uint32_t, n);
   g_autofree uint32_t *n_children = g_new (uint32_t, n);
@@ -217,14 +224,16 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
     for (uint32_t i = 0; i < n_rings; i++)
       {
         uint64_t mine = weft_part (size, 2, half);
+        /* With rings, the one server's members in ring i's order. */
+        Servers chains = sv;
         if (rings)
           {
             mine = weft_rings_bytes (rings, mine, i);
-            sv.member = rings->order + (size_t) i * n;
+            chains.member = rings->order + (size_t) i * n;
           }
         for (uint32_t c = 0; c < trees; c++)
           {
-            tree_make (&t, &sv, pos_parent, half, c, n);
+            tree_make (&t, &chains, pos_parent, half, c, n);
             tree_run (s, &t, weft_part (mine, trees, c), p->chunks,
                       (half * n_rings + i) * trees + c, prev_up, prev_down);
           }
