@@ -83,8 +83,9 @@ gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
  * server by server (params->local of them in each). */
 gboolean weft_algorithm_is_hierarchical (WeftAlgorithm alg);
 
-/* Whether `auto` considers @alg: NCCL's own algorithms (ring, tree, NVLS,
- * and point-to-point all_to_all), so that auto picks what NCCL would. */
+/* Whether `auto` considers @alg (its row's in_auto): all but the
+ * algorithms with halving-doubling or a tree across servers, which NCCL
+ * lacks, so that auto picks much as NCCL would. */
 gboolean weft_algorithm_in_auto (WeftAlgorithm alg);
 
 /* The bytes @op over @n ranks moves in all for a buffer of @size bytes, as

@@ -179,8 +179,8 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   if (schedule == NULL)
     return FALSE;
   /* The run needs only the executor's image: the schedule goes before the
-   * network's state is made, which takes its memory's place (at scale the
-   * schedule is a third of the peak). */
+   * network's state is made, which takes its memory's place, so the two
+   * are never held at once. */
   RunImage image = run_image (schedule, NULL, options->threads);
   weft_schedule_free (schedule);
   WeftProtocol at = *costs;

@@ -248,8 +248,8 @@ send_start (WeftSim *sim, void *target, void *data)
     batch[n++] = GPOINTER_TO_UINT (next);
   if (!x->net->deep)
     {
-      /* A loop of its own: one loop for both, testing depth inside it,
-       * measured about 10% slower at 16,384 GPUs. */
+      /* A loop of its own, so that a shallow network's sends do not pay
+       * for the test of depth and the prefetches they do not need. */
       for (uint32_t i = 0; i < n; i++)
         start_send (x, batch[i]);
       return;

@@ -172,10 +172,11 @@ ring_ranks (gpointer data)
  * these on any rank is at the same place past the steps it had before, and
  * a send can be paired with its receive before the peer's steps are made:
  * each rank's steps are made at once, written one after another (made step
- * by step across all ranks, each step was a write into another rank's
- * list, most a cache miss), and a large phase's ranks are shared among
- * p->threads threads, each rank's dependencies at the place they would
- * have had made in rank order. */
+ * by step across all ranks, each step would be a write into another
+ * rank's list, far from the last one), and a large phase's ranks are
+ * shared among p->threads threads, each rank's dependencies at the place
+ * they would have had made in rank order.  ring_reference.c builds the
+ * same phases plainly, and the tests hold the two to the same schedule. */
 static void
 ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
             Phase phase, int shift, uint32_t *after)

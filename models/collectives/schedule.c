@@ -212,8 +212,8 @@ end_before (const End *a, const End *b)
 
 /* Sort @n ends, found in order of step, by (peer, tag, step): a stable
  * merge sort by (peer, tag), bottom up, comparing inline (a rank has
- * hundreds of ends, and a call a comparison was most of the schedule
- * check). */
+ * hundreds of ends, and a function call for each comparison would cost
+ * more than the comparison). */
 static void
 sort_ends (End *ends, uint32_t n)
 {
