@@ -56,12 +56,4 @@ typedef struct {
 /* @alg's row.  @alg must be below WEFT_ALG_COUNT. */
 const WeftAlgorithmInfo *weft_algorithm_get (WeftAlgorithm alg);
 
-/* "auto, ring, tree, ...": every name --algorithm takes but a file, for
- * help texts.  Static; made once, from the table. */
-const char *weft_algorithm_list (void);
-
-/* The help of --algorithm, from the table: the names, a schedule file, and
- * which of them auto leaves out.  Static. */
-const char *weft_algorithm_help (void);
-
 G_END_DECLS

@@ -66,8 +66,10 @@ typedef struct {
 
 const char *weft_op_name (WeftOp op);
 gboolean weft_op_parse (const char *name, WeftOp *op);
-/* @alg's name, or the algorithm named @name (FALSE if none is): read from
- * the table of algorithms, as are the next four. */
+
+/* @alg's name, or the algorithm named @name (FALSE if none is).  These and
+ * the other weft_algorithm_ functions below read the table of algorithms
+ * (algorithm.h). */
 const char *weft_algorithm_name (WeftAlgorithm alg);
 gboolean weft_algorithm_parse (const char *name, WeftAlgorithm *alg);
 
@@ -75,6 +77,14 @@ gboolean weft_algorithm_parse (const char *name, WeftAlgorithm *alg);
  * auto first and a schedule file last).  Static. */
 const char *weft_op_names (void);
 const char *weft_algorithm_names (void);
+
+/* "auto, ring, tree, ...": every name --algorithm takes but a file, for
+ * help texts.  Static; made once, from the table of algorithms. */
+const char *weft_algorithm_list (void);
+
+/* The help of --algorithm, from the table: the names, a schedule file,
+ * which of them auto leaves out, and the default.  Static. */
+const char *weft_algorithm_help (void);
 
 /* Whether @alg implements @op (its row has a builder for it). */
 gboolean weft_algorithm_supports (WeftAlgorithm alg, WeftOp op);
