@@ -197,8 +197,8 @@ algorithm_of (const WeftCfg *map, int *alg, int *proto, GError **error)
       else if (weft_algorithm_parse (v->text, &a))
         *alg = a;
       else
-        return weft_cfg_error (error, v, "unknown algorithm '%s'; valid: "
-                               "auto, %s", v->text, weft_algorithm_names ());
+        return weft_cfg_error (error, v, "unknown algorithm '%s'; valid: %s",
+                               v->text, weft_algorithm_list ());
     }
   if ((v = weft_cfg_get (map, "protocol")))
     {
