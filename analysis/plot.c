@@ -26,7 +26,7 @@ query_fail (sqlite3 *h, GError **error)
 static gboolean
 run_gnuplot (const char *script, const char *vars, GError **error)
 {
-  g_autofree char *path = g_build_filename (WEFT_SOURCE_DIR, "analysis",
+  g_autofree char *path = g_build_filename (weft_data_dir (), "analysis",
                                             script, NULL);
   char *argv[] = { "gnuplot", "-e", (char *) vars, path, NULL };
   g_autofree char *err = NULL;

@@ -154,3 +154,39 @@ weft_output_abort (WeftOutput *out)
   g_free (out->path);
   g_free (out);
 }
+
+const char *
+weft_data_dir (void)
+{
+  static char *dir;
+
+  if (g_once_init_enter (&dir))
+    {
+      /* An installed program is PREFIX/bin/weft beside PREFIX/share/weft;
+       * one run from its build tree has no such folder beside it. */
+      g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+      g_autofree char *bin = exe ? g_path_get_dirname (exe) : NULL;
+      g_autofree char *installed = bin ? g_build_filename (bin, "..", "share",
+                                                           "weft", NULL)
+                                       : NULL;
+      g_autofree char *probe = installed ? g_build_filename (installed,
+                                                             "scenarios",
+                                                             NULL)
+                                         : NULL;
+      char *found = probe && g_file_test (probe, G_FILE_TEST_IS_DIR)
+                        ? g_canonicalize_filename (installed, NULL)
+                        : g_strdup (WEFT_SOURCE_DIR);
+      g_once_init_leave (&dir, found);
+    }
+  return dir;
+}
+
+char *
+weft_data_find (const char *path)
+{
+  if (g_path_is_absolute (path) || g_file_test (path, G_FILE_TEST_EXISTS))
+    return g_strdup (path);
+  g_autofree char *data = g_build_filename (weft_data_dir (), path, NULL);
+  return g_file_test (data, G_FILE_TEST_EXISTS) ? g_steal_pointer (&data)
+                                                : g_strdup (path);
+}

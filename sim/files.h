@@ -57,4 +57,15 @@ void weft_output_abort (WeftOutput *out);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftOutput, weft_output_abort)
 
+/* The folder of weft's data (scenarios/ with its presets, analysis/ with
+ * the gnuplot scripts): PREFIX/share/weft for an installed weft, found
+ * from where the running program is, else the source tree it was built
+ * from. */
+const char *weft_data_dir (void);
+
+/* @path itself if it exists or is absolute, else @path under
+ * weft_data_dir() if it exists there (scenarios/dgx-h100.yaml from any
+ * folder), else @path: a new string. */
+char *weft_data_find (const char *path);
+
 G_END_DECLS
