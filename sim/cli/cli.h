@@ -25,6 +25,12 @@ gboolean weft_cli_parse (GOptionContext *context, const char *command,
 /* Print "weft CMD: message" to stderr, and where to find CMD's options. */
 void weft_cli_usage_error (const char *command, const char *message);
 
+/* weft_cli_usage_error() with the message as printf() writes @format;
+ * returns WEFT_EXIT_USAGE, so that a check of a value can end with
+ * `return weft_cli_usage (...)`. */
+int weft_cli_usage (const char *command, const char *format, ...)
+  G_GNUC_PRINTF (2, 3);
+
 /* `weft run --trace`: what the command line asked for. */
 typedef struct {
   const char *scenario_path;

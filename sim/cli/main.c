@@ -68,6 +68,18 @@ weft_cli_usage_error (const char *command, const char *message)
            command, message, command);
 }
 
+int
+weft_cli_usage (const char *command, const char *format, ...)
+{
+  va_list ap;
+
+  va_start (ap, format);
+  g_autofree char *message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  weft_cli_usage_error (command, message);
+  return WEFT_EXIT_USAGE;
+}
+
 gboolean
 weft_cli_parse (GOptionContext *context, const char *command, int *argc,
                 char ***argv)

@@ -1,56 +1,20 @@
 /* weft: the `weft run` command: a sweep of collective sizes, printed as
- * nccl-tests prints it. */
+ * nccl-tests prints it and recorded in the results database.  The options
+ * come from run_options.c; here the run is planned, simulated size by
+ * size and recorded, each stage in functions of its own. */
 #include "cli.h"
 #include "collectives/collective_run.h"
-#include "config.h"
 #include "db.h"
 #include "log.h"
+#include "run_options.h"
 #include "topology/names.h"
-#include "topology/scenario.h"
-#include "collectives/schedule_file.h"
 #include "units.h"
 
-#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-#define DEFAULT_SCENARIO WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml"
-
-/* Sizes as nccl-tests takes them: a number of bytes with an optional K, M
- * or G (powers of 1024), or any of weft's size units ("8GiB", "1MB"). */
-static gboolean
-parse_size (const char *text, uint64_t *bytes, GError **error)
-{
-  char *end;
-  guint64 v;
-
-  if (weft_parse_size (text, bytes, NULL))
-    return TRUE;
-  if (!g_ascii_isdigit (text[0]))
-    goto bad;
-  v = g_ascii_strtoull (text, &end, 10);
-  int shift = 0;
-  if (*end == 'K' || *end == 'k')
-    shift = 10, end++;
-  else if (*end == 'M' || *end == 'm')
-    shift = 20, end++;
-  else if (*end == 'G' || *end == 'g')
-    shift = 30, end++;
-  if (*end != '\0' || v > (G_MAXUINT64 >> shift))
-    goto bad;
-  *bytes = v << shift;
-  return TRUE;
-
-bad:
-  g_set_error (error, WEFT_UNITS_ERROR, WEFT_UNITS_ERROR_UNIT,
-               "'%s' is not a size: write bytes with K, M or G as nccl-tests "
-               "does (8, 64K, 8G), or a unit (8B, 1MiB, 8GiB)",
-               text);
-  return FALSE;
-}
 
 /* The GPUs the run uses: all of them in declaration order, or those named
  * by @selector (a name pattern such as "node[0-3]/gpu[0-7]"). */
@@ -157,141 +121,6 @@ common_bin_width (const GArray *rows)
   while (width < need)
     width *= 2;
   return width;
-}
-
-/* A count of channels or chunks as written: auto (0) or 1 to @max. */
-static gboolean
-parse_count (const char *text, gint64 max, gint64 *count)
-{
-  char *rest = NULL;
-  gint64 c = g_ascii_strtoll (text, &rest, 10);
-
-  if (strcmp (text, "auto") == 0)
-    c = 0;
-  else if (rest == text || *rest != '\0' || c < 1 || c > max)
-    return FALSE;
-  *count = c;
-  return TRUE;
-}
-
-/* Take the workload section's values for the options not given on the
- * command line, checking each where it is written. */
-static gboolean
-apply_workload (const WeftScenario *scenario, char **op, char **alg,
-                char **proto, char **begin, char **end, char **ranks,
-                char **fidelity, char **trace, gint64 *factor,
-                gint64 *channels, gint64 *chunks, gint64 *seed,
-                GError **error)
-{
-  static const char *const keys[] = {
-    "op", "algorithm", "protocol", "minbytes", "maxbytes", "stepfactor",
-    "ranks", "fidelity", "channels", "chunks", "seed", "trace",
-    "description", NULL
-  };
-  WeftCfg *w = weft_cfg_get (scenario->root, "workload");
-  WeftCfg *v;
-  uint64_t bytes;
-  WeftOp o;
-  WeftAlgorithm a;
-  WeftProtocolKind p;
-  WeftFidelity f;
-
-  if (w == NULL)
-    return TRUE;
-  if (!weft_cfg_expect_map (w, "workload", error)
-      || !weft_cfg_check_keys (w, keys, error))
-    return FALSE;
-  if (*trace == NULL && (v = weft_cfg_get (w, "trace")))
-    {
-      /* A trace file, relative to the scenario. */
-      if (!weft_cfg_expect_scalar (v, "trace", error))
-        return FALSE;
-      g_autofree char *dir = g_path_get_dirname (scenario->path);
-      *trace = g_path_is_absolute (v->text)
-                   ? g_strdup (v->text)
-                   : g_build_filename (dir, v->text, NULL);
-      if (!g_file_test (*trace, G_FILE_TEST_EXISTS))
-        return weft_cfg_error (error, v, "no trace file '%s'", *trace);
-    }
-  struct { const char *key; char **var; } strings[] = {
-    { "op", op }, { "algorithm", alg }, { "protocol", proto },
-    { "minbytes", begin }, { "maxbytes", end }, { "ranks", ranks },
-    { "fidelity", fidelity },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (strings); i++)
-    {
-      if (*strings[i].var || !(v = weft_cfg_get (w, strings[i].key)))
-        continue;
-      if (!weft_cfg_expect_scalar (v, strings[i].key, error))
-        return FALSE;
-      const char *t = v->text;
-      gboolean ok = TRUE;
-      if (strcmp (strings[i].key, "op") == 0)
-        ok = weft_op_parse (t, &o);
-      else if (strcmp (strings[i].key, "protocol") == 0)
-        ok = strcmp (t, "auto") == 0 || weft_protocol_parse (t, &p);
-      else if (strcmp (strings[i].key, "fidelity") == 0)
-        ok = weft_fidelity_parse (t, &f);
-      else if (strcmp (strings[i].key, "minbytes") == 0
-               || strcmp (strings[i].key, "maxbytes") == 0)
-        ok = parse_size (t, &bytes, NULL);
-      if (!ok)
-        return weft_cfg_error (error, v, "'%s' is not a valid %s", t,
-                               strings[i].key);
-      if (strcmp (strings[i].key, "algorithm") == 0
-          && strcmp (t, "auto") != 0 && !weft_algorithm_parse (t, &a))
-        {
-          /* A schedule file, relative to the scenario. */
-          g_autofree char *dir = g_path_get_dirname (scenario->path);
-          *strings[i].var = g_path_is_absolute (t)
-                                ? g_strdup (t)
-                                : g_build_filename (dir, t, NULL);
-          if (!g_file_test (*strings[i].var, G_FILE_TEST_EXISTS))
-            return weft_cfg_error (error, v, "unknown algorithm '%s'; valid: "
-                                   "%s", t, weft_algorithm_names ());
-          continue;
-        }
-      *strings[i].var = g_strdup (t);
-    }
-  struct { const char *key; gint64 *var, max; } counts[] = {
-    { "channels", channels, 64 }, { "chunks", chunks, 1024 },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
-    {
-      if (*counts[i].var != G_MININT64 || !(v = weft_cfg_get (w, counts[i].key)))
-        continue;
-      if (!weft_cfg_expect_scalar (v, counts[i].key, error))
-        return FALSE;
-      if (!parse_count (v->text, counts[i].max, counts[i].var))
-        return weft_cfg_error (error, v, "'%s' should be auto or a whole "
-                               "number from 1 to %" G_GINT64_FORMAT, v->text,
-                               counts[i].max);
-    }
-  struct { const char *key; gint64 *var; uint64_t min, max; } ints[] = {
-    { "stepfactor", factor, 2, 1 << 20 }, { "seed", seed, 0, G_MAXINT64 },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (ints); i++)
-    {
-      uint64_t n;
-      if (*ints[i].var != G_MININT64 || !(v = weft_cfg_get (w, ints[i].key)))
-        continue;
-      if (!weft_cfg_uint (v, ints[i].min, ints[i].max, &n, error))
-        return FALSE;
-      *ints[i].var = (gint64) n;
-    }
-  return TRUE;
-}
-
-static int
-usage_error (const char *format, ...)
-{
-  va_list ap;
-
-  va_start (ap, format);
-  g_autofree char *message = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  weft_cli_usage_error ("run", message);
-  return WEFT_EXIT_USAGE;
 }
 
 /* What every candidate of a size runs. */
@@ -424,535 +253,602 @@ pool_free (SizePool *p)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SizePool, pool_free)
 
-int
-weft_cmd_run (int argc, char **argv)
+/* What the options come to on the scenario: the ranks, the candidates
+ * that can run there, and the sizes, all known before the database is
+ * touched, so that a request that cannot run leaves nothing behind. */
+typedef struct {
+  GArray *gpus;                 /* the ranks' node ids, in rank order */
+  uint32_t n;                   /* ranks */
+  WeftCollectiveParams params;  /* channels and chunks */
+  gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT];
+  int candidates;               /* (algorithm, protocol) pairs that fit */
+  uint64_t *sizes;              /* bytes, ascending */
+  int n_sizes;
+} Plan;
+
+static void
+plan_clear (Plan *plan)
 {
-  g_autofree char *op_name = NULL, *alg_name = NULL, *proto_name = NULL;
-  g_autofree char *begin = NULL, *end = NULL, *fidelity_name = NULL;
-  g_autofree char *ranks = NULL, *log_level = NULL, *channels_text = NULL;
-  g_autofree char *chunks_text = NULL;
-  g_autofree char *db_path = NULL, *bin_text = NULL, *trace_path = NULL;
-  g_auto (GStrv) sets = NULL;
-  g_auto (GStrv) params_kv = NULL;
-  /* G_MININT64: not given, so the workload section or the default. */
-  gint64 factor = G_MININT64, seed = G_MININT64, channels = G_MININT64;
-  gint64 chunks = G_MININT64, jobs = G_MININT64;
-  GOptionEntry entries[] = {
-    { "op", 'o', 0, G_OPTION_ARG_STRING, &op_name,
-      "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-      "all_to_all, send_recv (default: all_reduce)", "OP" },
-    { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &alg_name,
-      "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, "
-      "hierarchical-rhd, hierarchical-tree, nvls-tree, or a "
-      "schedule file; "
-      "auto runs each that fits (all but rhd and hierarchical-rhd/-tree, "
-      "which NCCL lacks) and keeps the "
-      "fastest (default: auto)", "ALG" },
-    { "protocol", 'p', 0, G_OPTION_ARG_STRING, &proto_name,
-      "auto, LL, LL128 or Simple (default: auto)", "PROTO" },
-    { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &begin,
-      "Smallest size, as in nccl-tests: 8, 64K, 8G or 8GiB (default: 8)",
-      "SIZE" },
-    { "maxbytes", 'e', 0, G_OPTION_ARG_STRING, &end,
-      "Largest size (default: 8G)", "SIZE" },
-    { "stepfactor", 'f', 0, G_OPTION_ARG_INT64, &factor,
-      "Multiply the size by this from one row to the next (default: 2)", "F" },
-    { "ranks", 0, 0, G_OPTION_ARG_STRING, &ranks,
-      "GPUs to run on, as a name pattern such as 'node[0-3]/gpu[0-7]' "
-      "(default: every GPU, in declaration order)", "SELECTOR" },
-    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &fidelity_name,
-      "Network model: packet, flow or analytical (default: flow)", "F" },
-    { "channels", 0, 0, G_OPTION_ARG_STRING, &channels_text,
-      "Rings or trees the buffer is split over, or auto: across servers one "
-      "for each GPU of a server (each crossing between servers beside its "
-      "own GPU, as NCCL's channels use every network interface), else one "
-      "(default: auto)", "N" },
-    { "chunks", 0, 0, G_OPTION_ARG_STRING, &chunks_text,
-      "Pieces that follow each other through a channel, or auto: 8, shared "
-      "out among a ring's channels (a ring step of 8 rings moves one piece "
-      "on each); for nvls 1 to 8 by size (default: auto)", "N" },
-    { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
-      "Seed of every random stream (default: 1)", "N" },
-    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &trace_path,
-      "Replay this trace (docs/trace-format.md) instead of a sweep; "
-      "--algorithm and --protocol then apply to the collectives the trace "
-      "leaves to auto (default: none)", "FILE" },
-    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
-      "Override a value of the scenario, such as fabrics.0.levels=3; may be "
-      "repeated (default: none)", "KEY=VALUE" },
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path,
-      "SQLite database the run is added to (default: weft.db)", "FILE" },
-    { "param", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &params_kv,
-      "Record KEY=VALUE in run_params (weft sweep's points)", "KEY=VALUE" },
-    { "bin", 0, 0, G_OPTION_ARG_STRING, &bin_text,
-      "Time bin of the link statistics, such as 10us (default: a thousandth "
-      "of the run, wider if the database would get over 2 million link bins)",
-      "WIDTH" },
-    { "jobs", 'j', 0, G_OPTION_ARG_INT64, &jobs,
-      "Simulations at once, each on a core of its own: auto's candidates of "
-      "a size, or with one algorithm and protocol the sizes; a simulation "
-      "run alone shares its work among N threads (default: the number of "
-      "cores)", "N" },
-    { "log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
-      "error, warning, info or debug (default: warning)", "LEVEL" },
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
-  g_autoptr (GError) error = NULL;
-  g_autofree char *command = NULL;
-  {
-    g_autoptr (GPtrArray) words = g_ptr_array_new ();
-    g_ptr_array_add (words, "weft");
-    for (int i = 0; i < argc; i++)
-      g_ptr_array_add (words, argv[i]);
-    g_ptr_array_add (words, NULL);
-    command = g_strjoinv (" ", (char **) words->pdata);
-  }
+  g_clear_pointer (&plan->gpus, g_array_unref);
+  g_clear_pointer (&plan->sizes, g_free);
+}
 
-  g_option_context_set_summary (
-      context,
-      "Simulate a sweep of collective sizes and print it as nccl-tests does:\n"
-      "time, algbw and busbw (GB/s, 10^9 bytes).  With no SCENARIO, runs the\n"
-      "bundled DGX H100 all_reduce sweep from 8 B to 8 GiB.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!weft_cli_parse (context, "run", &argc, &argv))
-    return WEFT_EXIT_USAGE;
-  if (argc > 2)
-    return usage_error ("expected at most one scenario");
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
 
-  const char *path = argc == 2 ? argv[1] : DEFAULT_SCENARIO;
-  g_autoptr (WeftScenario) scenario = weft_scenario_load_with (
-      path, (const char *const *) sets, &error);
-  if (scenario == NULL)
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
-  struct { const char *name, *text; gint64 *var, max; } counts[] = {
-    { "channels", channels_text, &channels, 64 },
-    { "chunks", chunks_text, &chunks, 1024 },
-  };
-  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
-    if (counts[i].text
-        && !parse_count (counts[i].text, counts[i].max, counts[i].var))
-      return usage_error ("--%s takes auto or 1 to %" G_GINT64_FORMAT
-                          ", not '%s'", counts[i].name, counts[i].max,
-                          counts[i].text);
-  /* The scenario's workload section fills in what the flags leave out. */
-  /* Sweep options the command line gives rule out a trace the scenario
-   * names, and the other way round. */
-  gboolean sweep_flags = op_name || begin || end || ranks
-                         || factor != G_MININT64;
-  g_autofree char *own_trace = trace_path ? g_strdup (trace_path) : NULL;
-  if (sweep_flags && trace_path == NULL)
-    trace_path = g_strdup ("");
-  if (!apply_workload (scenario, &op_name, &alg_name, &proto_name, &begin,
-                       &end, &ranks, &fidelity_name, &trace_path, &factor,
-                       &channels, &chunks, &seed, &error))
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
-  if (trace_path && *trace_path == '\0')
-    g_clear_pointer (&trace_path, g_free);
-  if (own_trace && sweep_flags)
-    return usage_error ("--trace replays a trace: --op, -b, -e, -f "
-                        "and --ranks are for sweeps");
-  factor = factor == G_MININT64 ? 2 : factor;
-  seed = seed == G_MININT64 ? 1 : seed;
-  channels = channels == G_MININT64 ? 0 : channels;
-  chunks = chunks == G_MININT64 ? 0 : chunks;
-  if (seed < 0)
-    return usage_error ("--seed must not be negative");
+/* nccl-tests allocates a send and a receive buffer on every GPU: refuse a
+ * largest size that some rank's memory cannot hold twice. */
+static int
+check_memory (const WeftRunArgs *args, const Plan *plan)
+{
+  const WeftTopology *topo = args->scenario->topo;
 
-  WeftOp op = WEFT_OP_ALL_REDUCE;
-  if (op_name && !weft_op_parse (op_name, &op))
-    return usage_error ("unknown operation '%s'; valid: %s", op_name,
-                        weft_op_names ());
-  gboolean auto_alg = alg_name == NULL || strcmp (alg_name, "auto") == 0;
-  WeftAlgorithm alg = WEFT_ALG_RING;
-  g_autoptr (WeftScheduleFile) file = NULL;
-  if (!auto_alg && !weft_algorithm_parse (alg_name, &alg))
+  for (uint32_t r = 0; r < plan->n; r++)
     {
-      /* Not a built-in: a schedule file, or a mistake. */
-      if (!g_file_test (alg_name, G_FILE_TEST_EXISTS))
-        return usage_error ("unknown algorithm '%s'; valid: %s",
-                            alg_name, weft_algorithm_names ());
-      file = weft_schedule_file_load (alg_name, &error);
-      if (file == NULL)
-        {
-          fprintf (stderr, "%s\n", error->message);
-          return WEFT_EXIT_USAGE;
-        }
-      if (op_name && weft_schedule_file_op (file) != op)
-        return usage_error ("%s is a schedule for %s, not %s",
-                            alg_name, weft_op_name (weft_schedule_file_op (file)),
-                            op_name);
-      op = weft_schedule_file_op (file);
-      alg = WEFT_ALG_RING;      /* for its protocol costs */
-    }
-  if (!trace_path && !auto_alg && file == NULL && !weft_algorithm_supports (alg, op))
-    {
-      GString *valid = g_string_new (NULL);
-      for (int a = 0; a < WEFT_ALG_COUNT; a++)
-        if (weft_algorithm_supports (a, op))
-          g_string_append_printf (valid, "%s%s", valid->len ? ", " : "",
-                                  weft_algorithm_name (a));
-      int status = usage_error ("algorithm '%s' cannot run %s; "
-                                "valid for %s: auto, %s",
-                                alg_name, weft_op_name (op), weft_op_name (op),
-                                valid->str);
-      g_string_free (valid, TRUE);
-      return status;
-    }
-  gboolean auto_proto = proto_name == NULL
-                        || g_ascii_strcasecmp (proto_name, "auto") == 0;
-  WeftProtocolKind proto = WEFT_PROTOCOL_SIMPLE;
-  if (!auto_proto && !weft_protocol_parse (proto_name, &proto))
-    return usage_error ("unknown protocol '%s'; valid: auto, LL, "
-                        "LL128, Simple", proto_name);
-  WeftFidelity fidelity = WEFT_FIDELITY_FLOW;
-  if (fidelity_name && !weft_fidelity_parse (fidelity_name, &fidelity))
-    return usage_error ("unknown fidelity '%s'; valid: packet, flow, "
-                        "analytical", fidelity_name);
-  uint64_t min_bytes = 8, max_bytes = (uint64_t) 8 << 30;
-  if ((begin && !parse_size (begin, &min_bytes, &error))
-      || (end && !parse_size (end, &max_bytes, &error)))
-    return usage_error ("%s", error->message);
-  if (min_bytes > max_bytes)
-    return usage_error ("the smallest size (-b) is larger than the "
-                        "largest (-e)");
-  if (factor < 2)
-    return usage_error ("-f must be at least 2");
-  if (jobs == G_MININT64)
-    jobs = CLAMP (g_get_num_processors (), 1, 64);
-  if (jobs < 1 || jobs > 64)
-    return usage_error ("--jobs takes 1 to 64");
-  WeftTime bin_width = 0;
-  if (bin_text && (!weft_parse_time (bin_text, &bin_width, &error)
-                   || bin_width == 0))
-    return usage_error ("--bin: %s", error ? error->message
-                                                     : "must be above 0");
-  WeftLogLevel level = WEFT_LOG_WARNING;
-  if (log_level && !weft_log_level_parse (log_level, &level))
-    return usage_error ("unknown log level '%s'; valid: error, "
-                        "warning, info, debug", log_level);
-  weft_log_setup (level);
-
-  if (trace_path)
-    {
-      if (file)
-        return usage_error ("a schedule file cannot run a trace's "
-                            "collectives: name a built-in algorithm");
-      catch_signals ();
-      WeftTraceRun tr = {
-        path, scenario, trace_path, fidelity, (uint64_t) seed,
-        (uint32_t) channels, (uint32_t) chunks,
-        auto_alg ? -1 : (int) alg, auto_proto ? -1 : (int) proto, db_path,
-        bin_width, command, &interrupted, (int) jobs,
-      };
-      return weft_run_trace (&tr);
-    }
-
-  g_autoptr (GArray) gpus = select_ranks (scenario->topo, ranks, &error);
-  if (gpus == NULL)
-    return usage_error ("%s", error->message);
-  uint32_t n = gpus->len;
-
-  /* nccl-tests allocates a send and a receive buffer on every GPU. */
-  for (uint32_t r = 0; r < n; r++)
-    {
-      const WeftDevice *d = scenario->topo->nodes[g_array_index (gpus, uint32_t,
-                                                                 r)].device;
-      if (d->memory > 0 && max_bytes > d->memory / 2)
+      const WeftNode *node = &topo->nodes[g_array_index (plan->gpus,
+                                                         uint32_t, r)];
+      const WeftDevice *d = node->device;
+      if (d->memory > 0 && args->max_bytes > d->memory / 2)
         {
           g_autofree char *have = weft_format_size (d->memory);
-          g_autofree char *want = weft_format_size (max_bytes);
-          return usage_error ("a size of %s does not fit the GPUs' "
-                              "memory: %s (%s) has %s for a send and a "
-                              "receive buffer of that size",
-                              want, d->name, scenario->topo->nodes[g_array_index (
-                                                 gpus, uint32_t, r)].name,
-                              have);
+          g_autofree char *want = weft_format_size (args->max_bytes);
+          return weft_cli_usage ("run", "a size of %s does not fit the GPUs' "
+                                 "memory: %s (%s) has %s for a send and a "
+                                 "receive buffer of that size", want,
+                                 d->name, node->name, have);
         }
     }
-  WeftCollectiveParams params = { (uint32_t) channels, (uint32_t) chunks, 0,
-                                  NULL, 1, NULL, NULL, 0 };
-  gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE
-                      || op == WEFT_OP_REDUCE_SCATTER;
-  int root = op == WEFT_OP_BROADCAST || op == WEFT_OP_REDUCE ? 0 : -1;
+  return WEFT_EXIT_OK;
+}
 
-  /* Which (algorithm, protocol) pairs can run here: refuse before writing
-   * anything if none can. */
-  gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT] = { { FALSE } };
-  gboolean any = FALSE;
+/* A schedule file runs as it is written: for its number of ranks, and
+ * built once at the first size to find what it cannot do before
+ * anything is recorded. */
+static int
+check_schedule_file (const WeftRunArgs *args, const Plan *plan)
+{
+  g_autoptr (GError) error = NULL;
+  uint32_t ranks = weft_schedule_file_ranks (args->file);
+
+  if (ranks != plan->n)
+    return weft_cli_usage ("run", "%s is written for %u ranks and the run "
+                           "has %u (choose GPUs with --ranks)",
+                           args->alg_name, ranks, plan->n);
+  g_autoptr (WeftSchedule) trial = weft_schedule_file_build (args->file,
+                                                             args->min_bytes,
+                                                             &error);
+  if (trial == NULL)
+    return weft_cli_usage ("run", "%s", error->message);
+  return WEFT_EXIT_OK;
+}
+
+/* Whether the options ask for algorithm @a with protocol @pr: auto asks
+ * for every algorithm NCCL would choose among that can run the op. */
+static gboolean
+asked_for (const WeftRunArgs *args, int a, int pr)
+{
+  if (args->auto_alg ? !weft_algorithm_supports (a, args->op)
+                           || !weft_algorithm_in_auto (a)
+                     : a != (int) args->alg)
+    return FALSE;
+  return args->auto_proto || pr == (int) args->proto;
+}
+
+/* Which (algorithm, protocol) pairs can run here, into plan->fits and
+ * plan->candidates: refuse before writing anything if none can, with why
+ * the last one tried cannot. */
+static int
+find_candidates (const WeftRunArgs *args, Plan *plan)
+{
   g_autoptr (GError) why = NULL;
-  if (file != NULL)
-    {
-      if (weft_schedule_file_ranks (file) != n)
-        return usage_error ("%s is written for %u ranks and the run "
-                            "has %u (choose GPUs with --ranks)",
-                            alg_name, weft_schedule_file_ranks (file), n);
-      g_autoptr (WeftSchedule) trial = weft_schedule_file_build (file,
-                                                                 min_bytes,
-                                                                 &error);
-      if (trial == NULL)
-        return usage_error ("%s", error->message);
-    }
-  for (int a = 0; a < WEFT_ALG_COUNT && file == NULL; a++)
+  gboolean any = FALSE;
+  int status;
+
+  if (args->file != NULL
+      && (status = check_schedule_file (args, plan)) != WEFT_EXIT_OK)
+    return status;
+  for (int a = 0; a < WEFT_ALG_COUNT && args->file == NULL; a++)
     for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
       {
-        if ((auto_alg ? !weft_algorithm_supports (a, op)
-                            || !weft_algorithm_in_auto (a)
-                      : a != (int) alg)
-            || (!auto_proto && pr != (int) proto))
+        if (!asked_for (args, a, pr))
           continue;
         g_clear_error (&why);
-        fits[a][pr] = weft_collective_fits (scenario->topo,
-                                            (uint32_t *) gpus->data, n, op, a,
-                                            pr, &why);
-        any = any || fits[a][pr];
+        plan->fits[a][pr] = weft_collective_fits (args->scenario->topo,
+                                                  (uint32_t *) plan->gpus->data,
+                                                  plan->n, args->op, a, pr,
+                                                  &why);
+        any = any || plan->fits[a][pr];
       }
-  for (int pr = 0; pr < WEFT_PROTOCOL_COUNT && file != NULL; pr++)
-    any = fits[WEFT_ALG_RING][pr] = auto_proto || pr == (int) proto;
+  for (int pr = 0; pr < WEFT_PROTOCOL_COUNT && args->file != NULL; pr++)
+    any = plan->fits[WEFT_ALG_RING][pr] = args->auto_proto
+                                          || pr == (int) args->proto;
   if (!any)
-    return usage_error ("%s", why ? why->message
-                                           : "no algorithm can run this");
+    return weft_cli_usage ("run", "%s", why ? why->message
+                                            : "no algorithm can run this");
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
+      plan->candidates += plan->fits[a][pr];
+  return WEFT_EXIT_OK;
+}
 
-  /* The database: an unwritable path is reported before simulating. */
-  g_autoptr (WeftDb) db = weft_db_open (db_path ? db_path : "weft.db", &error);
-  if (db == NULL)
+/* The sizes from the smallest to the largest, each the last times the
+ * step factor, stopping before one that would overflow. */
+static void
+list_sizes (const WeftRunArgs *args, Plan *plan)
+{
+  int n = 0;
+
+  for (uint64_t size = args->min_bytes; size <= args->max_bytes;
+       size *= args->factor)
+    {
+      n++;
+      if (size > G_MAXUINT64 / args->factor)
+        break;
+    }
+  plan->n_sizes = n;
+  plan->sizes = g_new (uint64_t, n);
+  for (int i = 0; i < n; i++)
+    plan->sizes[i] = i == 0 ? args->min_bytes
+                            : plan->sizes[i - 1] * args->factor;
+}
+
+/* Plan the sweep: the ranks, whether their memory holds the largest size,
+ * the candidates that fit and the sizes, into @plan (the caller's to
+ * clear).  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE after saying why the
+ * request cannot run. */
+static int
+plan_run (const WeftRunArgs *args, Plan *plan)
+{
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  plan->gpus = select_ranks (args->scenario->topo, args->ranks, &error);
+  if (plan->gpus == NULL)
+    return weft_cli_usage ("run", "%s", error->message);
+  plan->n = plan->gpus->len;
+  if ((status = check_memory (args, plan)) != WEFT_EXIT_OK)
+    return status;
+  plan->params = (WeftCollectiveParams) { args->channels, args->chunks, 0,
+                                          NULL, 1, NULL, NULL, 0 };
+  if ((status = find_candidates (args, plan)) != WEFT_EXIT_OK)
+    return status;
+  list_sizes (args, plan);
+  return WEFT_EXIT_OK;
+}
+
+/* The run's row in the database.  It is begun before the first
+ * simulation, so that a run stopped or failed part way is still there,
+ * saying so. */
+typedef struct {
+  WeftDb *db;
+  int64_t id;
+  gint64 wall_start;            /* us, on g_get_monotonic_time()'s clock */
+} Record;
+
+static void
+record_clear (Record *rec)
+{
+  g_clear_pointer (&rec->db, weft_db_close);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Record, record_clear)
+
+/* The --param KEY=VALUE pairs (weft sweep's point) in run_params. */
+static gboolean
+record_params (const WeftRunArgs *args, const Record *rec, GError **error)
+{
+  for (int i = 0; args->params && args->params[i]; i++)
+    {
+      const char *kv = args->params[i];
+      const char *eq = strchr (kv, '=');
+      g_autofree char *k = eq ? g_strndup (kv, eq - kv) : g_strdup (kv);
+      const char *v = eq ? eq + 1 : "";
+      const char *keys[] = { k }, *values[] = { v };
+      if (!weft_db_set_params (rec->db, rec->id, keys, values, 1, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Open the database and begin the run in it: its scenario, topology and
+ * parameters, into @rec (the caller's to clear).  An unwritable path is a
+ * usage error, found before simulating; a database that fails later,
+ * WEFT_EXIT_FAILURE. */
+static int
+record_begin (const WeftRunArgs *args, Record *rec)
+{
+  g_autoptr (GError) error = NULL;
+
+  rec->db = weft_db_open (args->db_path ? args->db_path : "weft.db", &error);
+  if (rec->db == NULL)
     {
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
-  WeftRunInfo info = { path, scenario->sha256, weft_fidelity_name (fidelity),
-                       (uint64_t) seed, command };
-  int64_t run_id = weft_db_begin_run (db, &info, &error);
-  if (run_id == 0 || !weft_db_write_topology (db, run_id, scenario->topo,
-                                              &error))
+  WeftRunInfo info = { args->scenario_path, args->scenario->sha256,
+                       weft_fidelity_name (args->fidelity), args->seed,
+                       args->command };
+  rec->id = weft_db_begin_run (rec->db, &info, &error);
+  if (rec->id == 0
+      || !weft_db_write_topology (rec->db, rec->id, args->scenario->topo,
+                                  &error)
+      || !record_params (args, rec, &error))
     {
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_FAILURE;
     }
-  for (int i = 0; params_kv && params_kv[i]; i++)
-    {
-      const char *eq = strchr (params_kv[i], '=');
-      g_autofree char *k = eq ? g_strndup (params_kv[i], eq - params_kv[i])
-                              : g_strdup (params_kv[i]);
-      const char *v = eq ? eq + 1 : "";
-      const char *keys[] = { k }, *values[] = { v };
-      if (!weft_db_set_params (db, run_id, keys, values, 1, &error))
-        {
-          fprintf (stderr, "weft run: %s\n", error->message);
-          return WEFT_EXIT_FAILURE;
-        }
-    }
-  catch_signals ();
-  gint64 wall_start = g_get_monotonic_time ();
-  uint64_t events = 0;
-  g_autoptr (GArray) rows_done = g_array_new (FALSE, FALSE, sizeof (Row));
-  g_array_set_clear_func (rows_done, (GDestroyNotify) row_clear);
+  rec->wall_start = g_get_monotonic_time ();
+  return WEFT_EXIT_OK;
+}
 
+/* End the run with @status, as far as it got; for the ends that already
+ * have an error to report, so a failure here is not reported again. */
+static void
+end_run (const Record *rec, const char *status, uint64_t events)
+{
+  weft_db_end_run (rec->db, rec->id, status,
+                   (g_get_monotonic_time () - rec->wall_start) / 1e6, events,
+                   NULL);
+}
+
+/* A run stopped by SIGINT or SIGTERM: say where it is kept and mark it
+ * interrupted.  Returns 130, the status of a command a SIGINT ended. */
+static int
+record_interrupted (const WeftRunArgs *args, const Record *rec,
+                    uint64_t events)
+{
+  fflush (stdout);
+  fprintf (stderr, "\nweft run: interrupted; run %" G_GINT64_FORMAT
+           " is marked interrupted in %s\n", rec->id,
+           args->db_path ? args->db_path : "weft.db");
+  end_run (rec, "interrupted", events);
+  return 130;
+}
+
+/* What the sweep of sizes came to. */
+typedef struct {
+  GArray *rows;                 /* a Row per size done, in order */
+  uint64_t events;              /* run over every simulation */
+  int failed;                   /* a size could not run: the exit status */
+  gboolean interrupted;         /* stopped by SIGINT or SIGTERM */
+} Outcome;
+
+static void
+outcome_clear (Outcome *out)
+{
+  g_clear_pointer (&out->rows, g_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Outcome, outcome_clear)
+
+/* A sweep of sizes under way: what the runs of every size share. */
+typedef struct {
+  const WeftRunArgs *args;
+  const Plan *plan;
+  Candidates cands;             /* its size set for each size */
+  WeftRunOptions binned;        /* the run that is written, with its bins */
+  WeftRunOptions options;       /* the candidates as they are tried */
+  int last_winner;              /* the last size's fastest pair, or -1 */
+} Sweep;
+
+/* How each size's runs are simulated.  Link bins are kept by the run that
+ * is written, each operation within its share of the database's budget:
+ * with one candidate that is the only run; with several, they are tried
+ * without bins and the fastest is run again with them (bins cost more
+ * than a run when there are many).  A run alone shares its work among
+ * `jobs` threads; runs at once (the candidates of a size, or sizes) take
+ * one each. */
+static void
+sweep_init (Sweep *s, const WeftRunArgs *args, const Plan *plan)
+{
+  WeftTime bin = args->bin_width;
+
+  s->args = args;
+  s->plan = plan;
+  s->binned = (WeftRunOptions) {
+    args->fidelity, args->seed, bin ? bin : FIRST_BIN_WIDTH, &interrupted,
+    FALSE, bin ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) plan->n_sizes, 10000),
+    0, NULL, (uint32_t) args->jobs,
+  };
+  s->options = s->binned;
+  if (plan->candidates > 1)
+    {
+      s->options.bin_width = s->options.max_bins = 0;
+      s->options.threads = 1;
+    }
+  s->cands = (Candidates) { { args->scenario->topo,
+                              (uint32_t *) plan->gpus->data, plan->n,
+                              args->op, 0, &plan->params },
+                            args->file, NULL };
+  s->last_winner = -1;
+}
+
+/* With one candidate a size, the sizes are independent runs: start them
+ * `jobs` at once, one thread each.  NULL when sizes run one at a time. */
+static SizePool *
+start_pool (const Sweep *s)
+{
+  const Plan *plan = s->plan;
+  WeftRunOptions one_each = s->options;
+
+  one_each.threads = 1;
+  if (plan->candidates != 1 || s->args->jobs <= 1 || plan->n_sizes <= 1)
+    return NULL;
+  for (int pair = 0; pair < WEFT_PAIRS; pair++)
+    if (plan->fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
+      return pool_start (&s->cands, pair, &one_each, plan->sizes,
+                         plan->n_sizes, s->args->jobs);
+  return NULL;
+}
+
+/* Try the candidates of the current size, starting with the last size's
+ * fastest, which is most often the fastest again and sets the time the
+ * others stop at; see weft_collective_choose(). */
+static void
+choose (Sweep *s, WeftChoice *choice)
+{
+  int order[WEFT_PAIRS], n_order = 0;
+
+  if (s->last_winner >= 0)
+    order[n_order++] = s->last_winner;
+  for (int pair = 0; pair < WEFT_PAIRS; pair++)
+    if (pair != s->last_winner
+        && s->plan->fits[pair / WEFT_PROTOCOL_COUNT]
+                        [pair % WEFT_PROTOCOL_COUNT])
+      order[n_order++] = pair;
+  /* The schedules of the size, each planned once for all its candidates
+   * and the fastest's second run. */
+  if (s->args->file == NULL)
+    s->cands.plans = weft_plans_new (&s->cands.call, order, n_order);
+  weft_collective_choose (order, n_order, s->args->jobs, &s->options,
+                          run_candidate, &s->cands, choice);
+}
+
+/* The fastest of several candidates again, with its bins: the same run,
+ * so the same time.  FALSE if an interrupt stopped it. */
+static gboolean
+rerun_binned (Sweep *s, int pair, WeftCollectiveResult *best, Outcome *out)
+{
+  g_autoptr (GError) error = NULL;
+  WeftTime time = best->time;
+  gboolean ran = run_candidate (pair, &s->binned, best, &error, &s->cands);
+
+  g_assert (ran);
+  out->events += best->events;
+  if (best->interrupted)
+    {
+      result_clear (best);
+      out->interrupted = TRUE;
+      return FALSE;
+    }
+  g_assert (best->time == time);
+  return TRUE;
+}
+
+/* Simulate size @i (taken from @pool when it runs the sizes) into @row.
+ * FALSE when the sweep stops there, @out saying why: a size that cannot
+ * run (a schedule file that does not fit it is bad input) or an
+ * interrupt. */
+static gboolean
+simulate_size (Sweep *s, SizePool *pool, int i, Row *row, Outcome *out)
+{
+  WeftChoice choice;
+
+  s->cands.call.size = s->plan->sizes[i];
+  if (pool != NULL)
+    choice = pool_take (pool, i);
+  else
+    choose (s, &choice);
+  if (choice.failed >= 0)
+    {
+      fprintf (stderr, "weft run: %s\n", choice.error->message);
+      out->failed = s->args->file != NULL ? WEFT_EXIT_USAGE
+                                          : WEFT_EXIT_FAILURE;
+      interrupted = 1;          /* sizes still running beside it stop */
+    }
+  else if (choice.interrupted)
+    out->interrupted = TRUE;
+  if (out->failed || out->interrupted)
+    {
+      weft_choice_clear (&choice);
+      g_clear_pointer (&s->cands.plans, weft_plans_free);
+      return FALSE;
+    }
+  g_clear_error (&choice.error);
+  WeftCollectiveResult best = choice.result;
+  if (s->plan->candidates == 1)
+    out->events += best.events;
+  s->last_winner = choice.pair;
+  gboolean done = s->plan->candidates == 1
+                  || rerun_binned (s, choice.pair, &best, out);
+  g_clear_pointer (&s->cands.plans, weft_plans_free);
+  if (!done)
+    return FALSE;
+  *row = (Row) { s->plan->sizes[i],
+                 s->args->file ? -1 : choice.pair / WEFT_PROTOCOL_COUNT,
+                 choice.pair % WEFT_PROTOCOL_COUNT, best };
+  return TRUE;
+}
+
+/* The table's head, as nccl-tests prints it. */
+static void
+print_header (const WeftRunArgs *args, const Plan *plan)
+{
   printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
-          weft_op_name (op), path, n, weft_fidelity_name (fidelity));
-  if (file != NULL)
-    printf ("# algorithm: %s (%s)\n", weft_schedule_file_name (file), alg_name);
+          weft_op_name (args->op), args->scenario_path, plan->n,
+          weft_fidelity_name (args->fidelity));
+  if (args->file != NULL)
+    printf ("# algorithm: %s (%s)\n", weft_schedule_file_name (args->file),
+            args->alg_name);
   printf ("#\n");
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s  %-9s %s\n", "size", "count",
           "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
           "protocol");
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
           "", "", "(us)", "(GB/s)", "(GB/s)");
+}
 
+/* Print @row as nccl-tests does, at once (a long sweep shows its
+ * progress), and return its bus bandwidth. */
+static double
+print_row (const WeftRunArgs *args, const Plan *plan, const Row *row)
+{
+  WeftOp op = args->op;
+  gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE
+                      || op == WEFT_OP_REDUCE_SCATTER;
+  int root = op == WEFT_OP_BROADCAST || op == WEFT_OP_REDUCE ? 0 : -1;
+  double seconds = row->result.time * 1e-12;
+  double algbw = seconds > 0 ? row->size / seconds / 1e9 : 0;
+  double busbw = algbw * weft_op_bus_factor (op, plan->n);
+
+  printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
+          " %8s %6s %6d %10.2f %8.2f %8.2f  %-9s %s\n",
+          row->size, row->size / 4, "float", reducing ? "sum" : "none", root,
+          row->result.time / 1e6, algbw, busbw,
+          args->file ? "file" : weft_algorithm_name (row->alg),
+          weft_protocol_name (row->proto));
+  fflush (stdout);
+  return busbw;
+}
+
+/* Simulate the plan's sizes in order, printing each row as it is done,
+ * into @out (the caller's to clear).  Stops at the first size that cannot
+ * run, or at SIGINT or SIGTERM, which @out then says. */
+static void
+run_sizes (const WeftRunArgs *args, const Plan *plan, Outcome *out)
+{
   gboolean progress = isatty (STDERR_FILENO);
   double busbw_sum = 0;
-  int rows = 0, total_rows = 0;
-  for (uint64_t size = min_bytes; size <= max_bytes; size *= (uint64_t) factor)
+  Sweep s;
+
+  catch_signals ();
+  out->rows = g_array_new (FALSE, FALSE, sizeof (Row));
+  g_array_set_clear_func (out->rows, (GDestroyNotify) row_clear);
+  print_header (args, plan);
+  sweep_init (&s, args, plan);
+  g_autoptr (SizePool) pool = start_pool (&s);
+  for (int i = 0; i < plan->n_sizes; i++)
     {
-      total_rows++;
-      if (size > G_MAXUINT64 / (uint64_t) factor)
-        break;
-    }
-  /* Link bins are kept by the run that is written, each operation within
-   * its share of the database's budget: with one candidate that is the
-   * only run; with several, they are tried without bins and the fastest is
-   * run again with them (bins cost more than a run when there are many). */
-  int candidates = 0;
-  for (int a = 0; a < WEFT_ALG_COUNT; a++)
-    for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
-      candidates += fits[a][pr];
-  WeftRunOptions binned = {
-    fidelity, (uint64_t) seed, bin_width ? bin_width : FIRST_BIN_WIDTH,
-    &interrupted, FALSE,
-    bin_width ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) total_rows, 10000), 0,
-    NULL, (uint32_t) jobs,
-  };
-  /* A run alone shares its work among `jobs` threads; runs at once (the
-   * candidates of a size, or sizes) take one each. */
-  WeftRunOptions options = binned;
-  if (candidates > 1)
-    {
-      options.bin_width = options.max_bins = 0;
-      options.threads = 1;
-    }
-  /* The candidates of a size are tried starting with the last size's
-   * fastest, which is most often the fastest again and sets the time the
-   * others stop at; see weft_collective_choose().  With one candidate a
-   * size, the sizes are simulated `jobs` at once instead. */
-  int last_winner = -1;
-  Candidates cands = { { scenario->topo, (uint32_t *) gpus->data, n, op, 0,
-                         &params },
-                       file, NULL };
-  g_autofree uint64_t *sizes = g_new (uint64_t, total_rows);
-  for (int i = 0; i < total_rows; i++)
-    sizes[i] = i == 0 ? min_bytes : sizes[i - 1] * (uint64_t) factor;
-  g_autoptr (SizePool) pool = NULL;
-  WeftRunOptions one_each = options;
-  one_each.threads = 1;
-  if (candidates == 1 && jobs > 1 && total_rows > 1)
-    for (int pair = 0; pair < WEFT_PAIRS && pool == NULL; pair++)
-      if (fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
-        pool = pool_start (&cands, pair, &one_each, sizes, total_rows,
-                           (int) jobs);
-  for (int i = 0; i < total_rows; i++)
-    {
-      uint64_t size = sizes[i];
-      cands.call.size = size;
+      Row row;
       if (progress)
-        fprintf (stderr, "\rweft run: size %d of %d", rows + 1, total_rows);
-      WeftChoice choice;
-      if (pool != NULL)
-        choice = pool_take (pool, i);
-      else
-        {
-          int order[WEFT_PAIRS], n_order = 0;
-          if (last_winner >= 0)
-            order[n_order++] = last_winner;
-          for (int pair = 0; pair < WEFT_PAIRS; pair++)
-            if (pair != last_winner
-                && fits[pair / WEFT_PROTOCOL_COUNT]
-                       [pair % WEFT_PROTOCOL_COUNT])
-              order[n_order++] = pair;
-          /* The schedules of the size, each planned once for all its
-           * candidates and the fastest's second run. */
-          if (file == NULL)
-            cands.plans = weft_plans_new (&cands.call, order, n_order);
-          weft_collective_choose (order, n_order, (int) jobs, &options,
-                                  run_candidate, &cands, &choice);
-        }
-      if (choice.failed >= 0)
-        {
-          /* A schedule file that does not fit this size is bad input;
-           * the run is marked failed. */
-          fprintf (stderr, "weft run: %s\n", choice.error->message);
-          weft_choice_clear (&choice);
-          g_clear_pointer (&cands.plans, weft_plans_free);
-          weft_db_end_run (db, run_id, "failed",
-                           (g_get_monotonic_time () - wall_start) / 1e6,
-                           events, NULL);
-          interrupted = 1;      /* sizes still running beside it stop */
-          return file != NULL ? WEFT_EXIT_USAGE : WEFT_EXIT_FAILURE;
-        }
-      if (choice.interrupted)
-        {
-          weft_choice_clear (&choice);
-          g_clear_pointer (&cands.plans, weft_plans_free);
-          goto stopped;
-        }
-      g_clear_error (&choice.error);
-      WeftCollectiveResult best = choice.result;
-      int best_index = choice.pair;
-      WeftAlgorithm best_alg = best_index / WEFT_PROTOCOL_COUNT;
-      WeftProtocolKind best_proto = best_index % WEFT_PROTOCOL_COUNT;
-      if (candidates == 1)
-        events += best.events;
-      last_winner = best_index;
-      if (candidates > 1)
-        {
-          /* The fastest again, with its bins: the same run, so the same
-           * time. */
-          WeftTime time = best.time;
-          gboolean ran = run_candidate (best_index, &binned, &best, &error,
-                                        &cands);
-          g_assert (ran);
-          events += best.events;
-          if (best.interrupted)
-            {
-              result_clear (&best);
-              g_clear_pointer (&cands.plans, weft_plans_free);
-              goto stopped;
-            }
-          g_assert (best.time == time);
-        }
-      g_clear_pointer (&cands.plans, weft_plans_free);
-      double seconds = best.time * 1e-12;
-      double algbw = seconds > 0 ? size / seconds / 1e9 : 0;
-      double busbw = algbw * weft_op_bus_factor (op, n);
-      printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
-              " %8s %6s %6d %10.2f %8.2f %8.2f  %-9s %s\n",
-              size, size / 4, "float", reducing ? "sum" : "none", root,
-              best.time / 1e6, algbw, busbw,
-              file ? "file" : weft_algorithm_name (best_alg),
-              weft_protocol_name (best_proto));
-      fflush (stdout);
-      busbw_sum += busbw;
-      rows++;
-      Row row = { size, file ? -1 : (int) best_alg, best_proto, best };
-      g_array_append_val (rows_done, row);
+        fprintf (stderr, "\rweft run: size %u of %d", out->rows->len + 1,
+                 plan->n_sizes);
+      if (!simulate_size (&s, pool, i, &row, out))
+        return;
+      busbw_sum += print_row (args, plan, &row);
+      g_array_append_val (out->rows, row);
     }
   if (progress)
     fprintf (stderr, "\r%40s\r", "");
-  printf ("# Avg bus bandwidth    : %g\n", rows ? busbw_sum / rows : 0.0);
+  printf ("# Avg bus bandwidth    : %g\n",
+          out->rows->len ? busbw_sum / out->rows->len : 0.0);
+}
 
-  /* Record the operations one after another on the run's clock, with the
-   * link bytes of each in bins of one width. */
-  WeftTime width = bin_width ? bin_width : common_bin_width (rows_done);
+/* Record the operations one after another on the run's clock, with the
+ * link bytes of each in bins of one width, freeing each row's bins once
+ * they are written.  Returns WEFT_EXIT_OK, or the run's exit status once
+ * it is marked interrupted or failed. */
+static int
+record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
+            const Record *rec)
+{
+  g_autoptr (GError) error = NULL;
+  WeftTime width = args->bin_width ? args->bin_width
+                                   : common_bin_width (out->rows);
   WeftTime clock = 0;
-  for (guint i = 0; i < rows_done->len; i++)
+  WeftOp op = args->op;
+
+  for (guint i = 0; i < out->rows->len; i++)
     {
-      Row *row = &g_array_index (rows_done, Row, i);
+      Row *row = &g_array_index (out->rows, Row, i);
       const WeftCollectiveResult *result = &row->result;
       if (interrupted)
-        goto stopped;
+        return record_interrupted (args, rec, out->events);
       weft_link_stats_widen (result->stats, width);
       double algbw = row->size / (result->time * 1e-12) / 1e9;
       WeftOpRow op_row = {
         weft_op_name (op),
         row->alg < 0 ? "file" : weft_algorithm_name (row->alg),
-        weft_protocol_name (row->proto), row->size, n, clock,
-        clock + result->time, algbw, algbw * weft_op_bus_factor (op, n),
+        weft_protocol_name (row->proto), row->size, plan->n, clock,
+        clock + result->time, algbw, algbw * weft_op_bus_factor (op, plan->n),
       };
-      gboolean written = weft_db_write_op (db, run_id, i, &op_row,
+      gboolean written = weft_db_write_op (rec->db, rec->id, i, &op_row,
                                            result->stats, result->spans,
-                                           (uint32_t *) gpus->data,
+                                           (uint32_t *) plan->gpus->data,
                                            result->n_spans, &error);
       clock += result->time;
-      row_clear (row);          /* its bins are in the database now */
+      row_clear (row);
       if (!written)
         {
           fprintf (stderr, "weft run: %s\n", error->message);
-          weft_db_end_run (db, run_id, "failed",
-                           (g_get_monotonic_time () - wall_start) / 1e6,
-                           events, NULL);
+          end_run (rec, "failed", out->events);
           return WEFT_EXIT_FAILURE;
         }
     }
-  if (!weft_db_end_run (db, run_id, "complete",
-                        (g_get_monotonic_time () - wall_start) / 1e6, events,
-                        &error))
+  return WEFT_EXIT_OK;
+}
+
+/* Record what the sweep came to, and return the command's exit status: a
+ * run that failed or was interrupted is marked so; a finished one gets
+ * its operations and is marked complete. */
+static int
+record_end (const WeftRunArgs *args, const Plan *plan, Outcome *out,
+            const Record *rec)
+{
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  if (out->failed)
+    {
+      end_run (rec, "failed", out->events);
+      return out->failed;
+    }
+  if (out->interrupted)
+    return record_interrupted (args, rec, out->events);
+  if ((status = record_ops (args, plan, out, rec)) != WEFT_EXIT_OK)
+    return status;
+  if (!weft_db_end_run (rec->db, rec->id, "complete",
+                        (g_get_monotonic_time () - rec->wall_start) / 1e6,
+                        out->events, &error))
     {
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_FAILURE;
     }
   return WEFT_EXIT_OK;
+}
 
-stopped:
-  fflush (stdout);
-  fprintf (stderr, "\nweft run: interrupted; run %" G_GINT64_FORMAT
-           " is marked interrupted in %s\n", run_id,
-           db_path ? db_path : "weft.db");
-  weft_db_end_run (db, run_id, "interrupted",
-                   (g_get_monotonic_time () - wall_start) / 1e6, events, NULL);
-  return 130;
+/* `weft run --trace`: run_trace.c plans, replays and records the trace. */
+static int
+run_trace (const WeftRunArgs *args)
+{
+  catch_signals ();
+  WeftTraceRun tr = {
+    args->scenario_path, args->scenario, args->trace_path, args->fidelity,
+    args->seed, args->channels, args->chunks,
+    args->auto_alg ? -1 : (int) args->alg,
+    args->auto_proto ? -1 : (int) args->proto, args->db_path,
+    args->bin_width, args->command, &interrupted, args->jobs,
+  };
+
+  return weft_run_trace (&tr);
+}
+
+int
+weft_cmd_run (int argc, char **argv)
+{
+  g_auto (WeftRunArgs) args = { 0 };
+  g_auto (Plan) plan = { 0 };
+  g_auto (Record) rec = { 0 };
+  g_auto (Outcome) out = { 0 };
+  int status;
+
+  if ((status = weft_run_args_parse (argc, argv, &args)) != WEFT_EXIT_OK)
+    return status;
+  weft_log_setup (args.log_level);
+  if (args.trace_path != NULL)
+    return run_trace (&args);
+  if ((status = plan_run (&args, &plan)) != WEFT_EXIT_OK
+      || (status = record_begin (&args, &rec)) != WEFT_EXIT_OK)
+    return status;
+  run_sizes (&args, &plan, &out);
+  return record_end (&args, &plan, &out, &rec);
 }

@@ -1,0 +1,600 @@
+/* weft: `weft run`'s options: the command line, the scenario's workload:
+ * section for what it leaves out, the defaults, and the checks of each
+ * value, in the order a user meets their messages. */
+#include "run_options.h"
+#include "cli.h"
+#include "config.h"
+#include "units.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_SCENARIO WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml"
+
+/* The options as GOptionContext leaves them: text as written, and numbers
+ * G_MININT64 where not given, so that the workload section or the default
+ * can tell them apart from a value the user chose. */
+typedef struct {
+  char *op, *algorithm, *protocol, *minbytes, *maxbytes, *ranks, *fidelity;
+  char *channels_text, *chunks_text, *trace, *db, *bin, *log_level;
+  char **sets, **params;
+  gint64 stepfactor, seed, jobs;
+  gint64 channels, chunks;      /* 0: auto; read from the text above or
+                                   the workload section */
+} Flags;
+
+static void
+flags_clear (Flags *f)
+{
+  g_free (f->op);
+  g_free (f->algorithm);
+  g_free (f->protocol);
+  g_free (f->minbytes);
+  g_free (f->maxbytes);
+  g_free (f->ranks);
+  g_free (f->fidelity);
+  g_free (f->channels_text);
+  g_free (f->chunks_text);
+  g_free (f->trace);
+  g_free (f->db);
+  g_free (f->bin);
+  g_free (f->log_level);
+  g_strfreev (f->sets);
+  g_strfreev (f->params);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Flags, flags_clear)
+
+void
+weft_run_args_clear (WeftRunArgs *args)
+{
+  g_free (args->command);
+  g_free (args->scenario_path);
+  g_clear_pointer (&args->scenario, weft_scenario_free);
+  g_free (args->trace_path);
+  g_free (args->db_path);
+  g_strfreev (args->params);
+  g_free (args->ranks);
+  g_free (args->alg_name);
+  g_clear_pointer (&args->file, weft_schedule_file_free);
+}
+
+/* Sizes as nccl-tests takes them: a number of bytes with an optional K, M
+ * or G (powers of 1024), or any of weft's size units ("8GiB", "1MB"). */
+static gboolean
+parse_size (const char *text, uint64_t *bytes, GError **error)
+{
+  char *end;
+  guint64 v;
+
+  if (weft_parse_size (text, bytes, NULL))
+    return TRUE;
+  if (!g_ascii_isdigit (text[0]))
+    goto bad;
+  v = g_ascii_strtoull (text, &end, 10);
+  int shift = 0;
+  if (*end == 'K' || *end == 'k')
+    shift = 10, end++;
+  else if (*end == 'M' || *end == 'm')
+    shift = 20, end++;
+  else if (*end == 'G' || *end == 'g')
+    shift = 30, end++;
+  if (*end != '\0' || v > (G_MAXUINT64 >> shift))
+    goto bad;
+  *bytes = v << shift;
+  return TRUE;
+
+bad:
+  g_set_error (error, WEFT_UNITS_ERROR, WEFT_UNITS_ERROR_UNIT,
+               "'%s' is not a size: write bytes with K, M or G as nccl-tests "
+               "does (8, 64K, 8G), or a unit (8B, 1MiB, 8GiB)",
+               text);
+  return FALSE;
+}
+
+/* A count of channels or chunks as written: auto (0) or 1 to @max. */
+static gboolean
+parse_count (const char *text, gint64 max, gint64 *count)
+{
+  char *rest = NULL;
+  gint64 c = g_ascii_strtoll (text, &rest, 10);
+
+  if (strcmp (text, "auto") == 0)
+    c = 0;
+  else if (rest == text || *rest != '\0' || c < 1 || c > max)
+    return FALSE;
+  *count = c;
+  return TRUE;
+}
+
+/* The options that say which collective is swept, over which sizes, and
+ * how it is simulated. */
+static void
+add_sweep_entries (GOptionContext *context, Flags *f)
+{
+  GOptionEntry entries[] = {
+    { "op", 'o', 0, G_OPTION_ARG_STRING, &f->op,
+      "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
+      "all_to_all, send_recv (default: all_reduce)", "OP" },
+    { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f->algorithm,
+      "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, "
+      "hierarchical-rhd, hierarchical-tree, nvls-tree, or a "
+      "schedule file; "
+      "auto runs each that fits (all but rhd and hierarchical-rhd/-tree, "
+      "which NCCL lacks) and keeps the "
+      "fastest (default: auto)", "ALG" },
+    { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
+      "auto, LL, LL128 or Simple (default: auto)", "PROTO" },
+    { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
+      "Smallest size, as in nccl-tests: 8, 64K, 8G or 8GiB (default: 8)",
+      "SIZE" },
+    { "maxbytes", 'e', 0, G_OPTION_ARG_STRING, &f->maxbytes,
+      "Largest size (default: 8G)", "SIZE" },
+    { "stepfactor", 'f', 0, G_OPTION_ARG_INT64, &f->stepfactor,
+      "Multiply the size by this from one row to the next (default: 2)", "F" },
+    { "ranks", 0, 0, G_OPTION_ARG_STRING, &f->ranks,
+      "GPUs to run on, as a name pattern such as 'node[0-3]/gpu[0-7]' "
+      "(default: every GPU, in declaration order)", "SELECTOR" },
+    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &f->fidelity,
+      "Network model: packet, flow or analytical (default: flow)", "F" },
+    { "channels", 0, 0, G_OPTION_ARG_STRING, &f->channels_text,
+      "Rings or trees the buffer is split over, or auto: across servers one "
+      "for each GPU of a server (each crossing between servers beside its "
+      "own GPU, as NCCL's channels use every network interface), else one "
+      "(default: auto)", "N" },
+    { "chunks", 0, 0, G_OPTION_ARG_STRING, &f->chunks_text,
+      "Pieces that follow each other through a channel, or auto: 8, shared "
+      "out among a ring's channels (a ring step of 8 rings moves one piece "
+      "on each); for nvls 1 to 8 by size (default: auto)", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &f->seed,
+      "Seed of every random stream (default: 1)", "N" },
+    G_OPTION_ENTRY_NULL
+  };
+
+  g_option_context_add_main_entries (context, entries, NULL);
+}
+
+/* The options that say what else the run reads and where it goes: a
+ * trace, overrides of the scenario, the database, the machine's cores.
+ * GOptionContext copies the entries, so they may live on the stack. */
+static void
+add_run_entries (GOptionContext *context, Flags *f)
+{
+  GOptionEntry entries[] = {
+    { "trace", 0, 0, G_OPTION_ARG_FILENAME, &f->trace,
+      "Replay this trace (docs/trace-format.md) instead of a sweep; "
+      "--algorithm and --protocol then apply to the collectives the trace "
+      "leaves to auto (default: none)", "FILE" },
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->sets,
+      "Override a value of the scenario, such as fabrics.0.levels=3; may be "
+      "repeated (default: none)", "KEY=VALUE" },
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &f->db,
+      "SQLite database the run is added to (default: weft.db)", "FILE" },
+    { "param", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &f->params,
+      "Record KEY=VALUE in run_params (weft sweep's points)", "KEY=VALUE" },
+    { "bin", 0, 0, G_OPTION_ARG_STRING, &f->bin,
+      "Time bin of the link statistics, such as 10us (default: a thousandth "
+      "of the run, wider if the database would get over 2 million link bins)",
+      "WIDTH" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT64, &f->jobs,
+      "Simulations at once, each on a core of its own: auto's candidates of "
+      "a size, or with one algorithm and protocol the sizes; a simulation "
+      "run alone shares its work among N threads (default: the number of "
+      "cores)", "N" },
+    { "log-level", 0, 0, G_OPTION_ARG_STRING, &f->log_level,
+      "error, warning, info or debug (default: warning)", "LEVEL" },
+    G_OPTION_ENTRY_NULL
+  };
+
+  g_option_context_add_main_entries (context, entries, NULL);
+}
+
+/* The command line as one string, for the runs table: read before
+ * GOptionContext takes the options out of argv. */
+static char *
+command_line (int argc, char **argv)
+{
+  g_autoptr (GPtrArray) words = g_ptr_array_new ();
+
+  g_ptr_array_add (words, "weft");
+  for (int i = 0; i < argc; i++)
+    g_ptr_array_add (words, argv[i]);
+  g_ptr_array_add (words, NULL);
+  return g_strjoinv (" ", (char **) words->pdata);
+}
+
+/* Parse the flags into @f, leaving the scenario in argv; a malformed
+ * option or a second scenario is a usage error. */
+static int
+read_flags (int *argc, char ***argv, Flags *f)
+{
+  g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
+
+  g_option_context_set_summary (
+      context,
+      "Simulate a sweep of collective sizes and print it as nccl-tests does:\n"
+      "time, algbw and busbw (GB/s, 10^9 bytes).  With no SCENARIO, runs the\n"
+      "bundled DGX H100 all_reduce sweep from 8 B to 8 GiB.");
+  add_sweep_entries (context, f);
+  add_run_entries (context, f);
+  if (!weft_cli_parse (context, "run", argc, argv))
+    return WEFT_EXIT_USAGE;
+  if (*argc > 2)
+    return weft_cli_usage ("run", "expected at most one scenario");
+  return WEFT_EXIT_OK;
+}
+
+/* Load the scenario argv names (or the bundled one) with the --set
+ * overrides into @args; its own errors say file, line and column. */
+static int
+load_scenario (int argc, char **argv, const Flags *f, WeftRunArgs *args)
+{
+  g_autoptr (GError) error = NULL;
+
+  args->scenario_path = g_strdup (argc == 2 ? argv[1] : DEFAULT_SCENARIO);
+  args->scenario = weft_scenario_load_with (args->scenario_path,
+                                            (const char *const *) f->sets,
+                                            &error);
+  if (args->scenario == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  return WEFT_EXIT_OK;
+}
+
+/* --channels and --chunks: auto or a count, checked before the workload
+ * section is read, as the flags win over it. */
+static int
+read_counts (Flags *f)
+{
+  struct { const char *name, *text; gint64 *var, max; } counts[] = {
+    { "channels", f->channels_text, &f->channels, 64 },
+    { "chunks", f->chunks_text, &f->chunks, 1024 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
+    if (counts[i].text
+        && !parse_count (counts[i].text, counts[i].max, counts[i].var))
+      return weft_cli_usage ("run", "--%s takes auto or 1 to %"
+                             G_GINT64_FORMAT ", not '%s'", counts[i].name,
+                             counts[i].max, counts[i].text);
+  return WEFT_EXIT_OK;
+}
+
+/* @path relative to the scenario @scenario, as the workload section's
+ * file names are written; a newly allocated string. */
+static char *
+beside_scenario (const WeftScenario *scenario, const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (scenario->path);
+
+  return g_path_is_absolute (path) ? g_strdup (path)
+                                   : g_build_filename (dir, path, NULL);
+}
+
+/* The workload section's trace, unless the command line gave one (or
+ * sweep options, which leave f->trace ""). */
+static gboolean
+workload_trace (const WeftScenario *scenario, const WeftCfg *w, Flags *f,
+                GError **error)
+{
+  WeftCfg *v;
+
+  if (f->trace != NULL || !(v = weft_cfg_get (w, "trace")))
+    return TRUE;
+  if (!weft_cfg_expect_scalar (v, "trace", error))
+    return FALSE;
+  f->trace = beside_scenario (scenario, v->text);
+  if (!g_file_test (f->trace, G_FILE_TEST_EXISTS))
+    return weft_cfg_error (error, v, "no trace file '%s'", f->trace);
+  return TRUE;
+}
+
+/* Whether @text is a valid value of the workload section's @key, for the
+ * keys whose values are checked where they are written. */
+static gboolean
+workload_value_ok (const char *key, const char *text)
+{
+  uint64_t bytes;
+  WeftOp o;
+  WeftProtocolKind p;
+  WeftFidelity f;
+
+  if (strcmp (key, "op") == 0)
+    return weft_op_parse (text, &o);
+  if (strcmp (key, "protocol") == 0)
+    return strcmp (text, "auto") == 0 || weft_protocol_parse (text, &p);
+  if (strcmp (key, "fidelity") == 0)
+    return weft_fidelity_parse (text, &f);
+  if (strcmp (key, "minbytes") == 0 || strcmp (key, "maxbytes") == 0)
+    return parse_size (text, &bytes, NULL);
+  return TRUE;
+}
+
+/* The workload section's values kept as text (checked later with the
+ * flags'), each where the command line left it out.  An algorithm that
+ * is not built in names a schedule file, relative to the scenario. */
+static gboolean
+workload_strings (const WeftScenario *scenario, const WeftCfg *w, Flags *f,
+                  GError **error)
+{
+  struct { const char *key; char **var; } strings[] = {
+    { "op", &f->op }, { "algorithm", &f->algorithm },
+    { "protocol", &f->protocol }, { "minbytes", &f->minbytes },
+    { "maxbytes", &f->maxbytes }, { "ranks", &f->ranks },
+    { "fidelity", &f->fidelity },
+  };
+  WeftCfg *v;
+  WeftAlgorithm a;
+
+  for (guint i = 0; i < G_N_ELEMENTS (strings); i++)
+    {
+      const char *key = strings[i].key;
+      if (*strings[i].var || !(v = weft_cfg_get (w, key)))
+        continue;
+      if (!weft_cfg_expect_scalar (v, key, error))
+        return FALSE;
+      const char *t = v->text;
+      if (!workload_value_ok (key, t))
+        return weft_cfg_error (error, v, "'%s' is not a valid %s", t, key);
+      if (strcmp (key, "algorithm") == 0 && strcmp (t, "auto") != 0
+          && !weft_algorithm_parse (t, &a))
+        {
+          *strings[i].var = beside_scenario (scenario, t);
+          if (!g_file_test (*strings[i].var, G_FILE_TEST_EXISTS))
+            return weft_cfg_error (error, v, "unknown algorithm '%s'; valid: "
+                                   "%s", t, weft_algorithm_names ());
+          continue;
+        }
+      *strings[i].var = g_strdup (t);
+    }
+  return TRUE;
+}
+
+/* The workload section's counts and whole numbers, each where the
+ * command line left it out. */
+static gboolean
+workload_numbers (const WeftCfg *w, Flags *f, GError **error)
+{
+  struct { const char *key; gint64 *var, max; } counts[] = {
+    { "channels", &f->channels, 64 }, { "chunks", &f->chunks, 1024 },
+  };
+  struct { const char *key; gint64 *var; uint64_t min, max; } ints[] = {
+    { "stepfactor", &f->stepfactor, 2, 1 << 20 },
+    { "seed", &f->seed, 0, G_MAXINT64 },
+  };
+  WeftCfg *v;
+
+  for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
+    {
+      if (*counts[i].var != G_MININT64 || !(v = weft_cfg_get (w, counts[i].key)))
+        continue;
+      if (!weft_cfg_expect_scalar (v, counts[i].key, error))
+        return FALSE;
+      if (!parse_count (v->text, counts[i].max, counts[i].var))
+        return weft_cfg_error (error, v, "'%s' should be auto or a whole "
+                               "number from 1 to %" G_GINT64_FORMAT, v->text,
+                               counts[i].max);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (ints); i++)
+    {
+      uint64_t n;
+      if (*ints[i].var != G_MININT64 || !(v = weft_cfg_get (w, ints[i].key)))
+        continue;
+      if (!weft_cfg_uint (v, ints[i].min, ints[i].max, &n, error))
+        return FALSE;
+      *ints[i].var = (gint64) n;
+    }
+  return TRUE;
+}
+
+/* Take the workload section's values for the options not given on the
+ * command line, checking each where it is written. */
+static gboolean
+apply_workload (const WeftScenario *scenario, Flags *f, GError **error)
+{
+  static const char *const keys[] = {
+    "op", "algorithm", "protocol", "minbytes", "maxbytes", "stepfactor",
+    "ranks", "fidelity", "channels", "chunks", "seed", "trace",
+    "description", NULL
+  };
+  WeftCfg *w = weft_cfg_get (scenario->root, "workload");
+
+  if (w == NULL)
+    return TRUE;
+  return weft_cfg_expect_map (w, "workload", error)
+         && weft_cfg_check_keys (w, keys, error)
+         && workload_trace (scenario, w, f, error)
+         && workload_strings (scenario, w, f, error)
+         && workload_numbers (w, f, error);
+}
+
+/* The scenario's workload section fills in what the flags leave out.
+ * Sweep options the command line gives rule out a trace the scenario
+ * names, and --trace rules out sweep options. */
+static int
+fill_from_workload (const WeftScenario *scenario, Flags *f)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean sweep_flags = f->op || f->minbytes || f->maxbytes || f->ranks
+                         || f->stepfactor != G_MININT64;
+  gboolean own_trace = f->trace != NULL;
+
+  if (sweep_flags && f->trace == NULL)
+    f->trace = g_strdup ("");
+  if (!apply_workload (scenario, f, &error))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  if (f->trace && *f->trace == '\0')
+    g_clear_pointer (&f->trace, g_free);
+  if (own_trace && sweep_flags)
+    return weft_cli_usage ("run", "--trace replays a trace: --op, -b, -e, -f "
+                           "and --ranks are for sweeps");
+  return WEFT_EXIT_OK;
+}
+
+/* The defaults of the numbers neither the flags nor the workload gave. */
+static int
+fill_defaults (Flags *f, WeftRunArgs *args)
+{
+  f->stepfactor = f->stepfactor == G_MININT64 ? 2 : f->stepfactor;
+  f->seed = f->seed == G_MININT64 ? 1 : f->seed;
+  if (f->seed < 0)
+    return weft_cli_usage ("run", "--seed must not be negative");
+  args->seed = (uint64_t) f->seed;
+  args->channels = (uint32_t) (f->channels == G_MININT64 ? 0 : f->channels);
+  args->chunks = (uint32_t) (f->chunks == G_MININT64 ? 0 : f->chunks);
+  return WEFT_EXIT_OK;
+}
+
+/* --algorithm names no built-in: a schedule file, which says its own
+ * operation, or a mistake. */
+static int
+load_schedule_file (const Flags *f, WeftRunArgs *args)
+{
+  g_autoptr (GError) error = NULL;
+  const char *name = f->algorithm;
+
+  if (!g_file_test (name, G_FILE_TEST_EXISTS))
+    return weft_cli_usage ("run", "unknown algorithm '%s'; valid: %s", name,
+                           weft_algorithm_names ());
+  args->file = weft_schedule_file_load (name, &error);
+  if (args->file == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  WeftOp op = weft_schedule_file_op (args->file);
+  if (f->op && op != args->op)
+    return weft_cli_usage ("run", "%s is a schedule for %s, not %s", name,
+                           weft_op_name (op), f->op);
+  args->op = op;
+  args->alg = WEFT_ALG_RING;    /* for its protocol costs */
+  return WEFT_EXIT_OK;
+}
+
+/* An algorithm that cannot run @op: say which can. */
+static int
+refuse_algorithm (const char *name, WeftOp op)
+{
+  g_autoptr (GString) valid = g_string_new (NULL);
+
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    if (weft_algorithm_supports (a, op))
+      g_string_append_printf (valid, "%s%s", valid->len ? ", " : "",
+                              weft_algorithm_name (a));
+  return weft_cli_usage ("run", "algorithm '%s' cannot run %s; valid for %s: "
+                         "auto, %s", name, weft_op_name (op),
+                         weft_op_name (op), valid->str);
+}
+
+/* The operation and the algorithm that runs it: auto, a built-in one
+ * that can run it (a trace's collectives are checked when it is read),
+ * or a schedule file. */
+static int
+choose_collective (const Flags *f, WeftRunArgs *args)
+{
+  int status;
+
+  args->op = WEFT_OP_ALL_REDUCE;
+  if (f->op && !weft_op_parse (f->op, &args->op))
+    return weft_cli_usage ("run", "unknown operation '%s'; valid: %s", f->op,
+                           weft_op_names ());
+  args->auto_alg = f->algorithm == NULL || strcmp (f->algorithm, "auto") == 0;
+  args->alg = WEFT_ALG_RING;
+  if (!args->auto_alg && !weft_algorithm_parse (f->algorithm, &args->alg)
+      && (status = load_schedule_file (f, args)) != WEFT_EXIT_OK)
+    return status;
+  if (!f->trace && !args->auto_alg && args->file == NULL
+      && !weft_algorithm_supports (args->alg, args->op))
+    return refuse_algorithm (f->algorithm, args->op);
+  return WEFT_EXIT_OK;
+}
+
+/* The sweep's sizes: from -b to -e, times -f from one to the next. */
+static int
+check_sizes (const Flags *f, WeftRunArgs *args)
+{
+  g_autoptr (GError) error = NULL;
+
+  args->min_bytes = 8;
+  args->max_bytes = (uint64_t) 8 << 30;
+  if ((f->minbytes && !parse_size (f->minbytes, &args->min_bytes, &error))
+      || (f->maxbytes && !parse_size (f->maxbytes, &args->max_bytes, &error)))
+    return weft_cli_usage ("run", "%s", error->message);
+  if (args->min_bytes > args->max_bytes)
+    return weft_cli_usage ("run", "the smallest size (-b) is larger than the "
+                           "largest (-e)");
+  if (f->stepfactor < 2)
+    return weft_cli_usage ("run", "-f must be at least 2");
+  args->factor = (uint64_t) f->stepfactor;
+  return WEFT_EXIT_OK;
+}
+
+/* The protocol, fidelity, sizes, jobs, bin width and log level, each
+ * against the values it may take. */
+static int
+check_values (const Flags *f, WeftRunArgs *args)
+{
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  args->auto_proto = f->protocol == NULL
+                     || g_ascii_strcasecmp (f->protocol, "auto") == 0;
+  args->proto = WEFT_PROTOCOL_SIMPLE;
+  if (!args->auto_proto && !weft_protocol_parse (f->protocol, &args->proto))
+    return weft_cli_usage ("run", "unknown protocol '%s'; valid: auto, LL, "
+                           "LL128, Simple", f->protocol);
+  args->fidelity = WEFT_FIDELITY_FLOW;
+  if (f->fidelity && !weft_fidelity_parse (f->fidelity, &args->fidelity))
+    return weft_cli_usage ("run", "unknown fidelity '%s'; valid: packet, "
+                           "flow, analytical", f->fidelity);
+  if ((status = check_sizes (f, args)) != WEFT_EXIT_OK)
+    return status;
+  gint64 jobs = f->jobs == G_MININT64 ? CLAMP (g_get_num_processors (), 1, 64)
+                                      : f->jobs;
+  if (jobs < 1 || jobs > 64)
+    return weft_cli_usage ("run", "--jobs takes 1 to 64");
+  args->jobs = (int) jobs;
+  args->bin_width = 0;
+  if (f->bin && (!weft_parse_time (f->bin, &args->bin_width, &error)
+                 || args->bin_width == 0))
+    return weft_cli_usage ("run", "--bin: %s", error ? error->message
+                                                     : "must be above 0");
+  args->log_level = WEFT_LOG_WARNING;
+  if (f->log_level && !weft_log_level_parse (f->log_level, &args->log_level))
+    return weft_cli_usage ("run", "unknown log level '%s'; valid: error, "
+                           "warning, info, debug", f->log_level);
+  return WEFT_EXIT_OK;
+}
+
+int
+weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
+{
+  g_auto (Flags) f = { .stepfactor = G_MININT64, .seed = G_MININT64,
+                       .jobs = G_MININT64, .channels = G_MININT64,
+                       .chunks = G_MININT64 };
+  int status;
+
+  args->command = command_line (argc, argv);
+  if ((status = read_flags (&argc, &argv, &f)) != WEFT_EXIT_OK
+      || (status = load_scenario (argc, argv, &f, args)) != WEFT_EXIT_OK
+      || (status = read_counts (&f)) != WEFT_EXIT_OK
+      || (status = fill_from_workload (args->scenario, &f)) != WEFT_EXIT_OK
+      || (status = fill_defaults (&f, args)) != WEFT_EXIT_OK
+      || (status = choose_collective (&f, args)) != WEFT_EXIT_OK
+      || (status = check_values (&f, args)) != WEFT_EXIT_OK)
+    return status;
+  if (f.trace && args->file)
+    return weft_cli_usage ("run", "a schedule file cannot run a trace's "
+                           "collectives: name a built-in algorithm");
+  args->trace_path = g_steal_pointer (&f.trace);
+  args->db_path = g_steal_pointer (&f.db);
+  args->params = g_steal_pointer (&f.params);
+  args->ranks = g_steal_pointer (&f.ranks);
+  args->alg_name = g_steal_pointer (&f.algorithm);
+  return WEFT_EXIT_OK;
+}

@@ -1,0 +1,55 @@
+/* weft: what `weft run` is asked to do, from its command line and the
+ * scenario's workload: section, each value checked. */
+#pragma once
+
+#include <glib.h>
+
+#include "collectives/collective.h"
+#include "collectives/protocol.h"
+#include "collectives/schedule_file.h"
+#include "log.h"
+#include "network/network.h"
+#include "topology/scenario.h"
+
+G_BEGIN_DECLS
+
+/* The options of one `weft run`, every default filled in.  (Not
+ * WeftRunOptions: that is what one simulation is run with.) */
+typedef struct {
+  char *command;                /* the command line, for the runs table */
+  char *scenario_path;          /* as given, or the bundled DGX H100 */
+  WeftScenario *scenario;       /* loaded, with the --set overrides */
+  char *trace_path;             /* a trace to replay, or NULL: a sweep */
+  char *db_path;                /* NULL: weft.db */
+  char **params;                /* --param KEY=VALUE for run_params, or NULL */
+  char *ranks;                  /* a GPU selector, or NULL: every GPU */
+  char *alg_name;               /* as written, for messages; NULL: auto */
+  WeftOp op;
+  gboolean auto_alg;            /* try each algorithm auto may choose */
+  WeftAlgorithm alg;            /* with a schedule file: ring, whose
+                                   protocol costs it runs with */
+  WeftScheduleFile *file;       /* --algorithm FILE, or NULL */
+  gboolean auto_proto;          /* try each protocol */
+  WeftProtocolKind proto;
+  WeftFidelity fidelity;
+  uint64_t min_bytes, max_bytes;/* the sweep's first and last size */
+  uint64_t factor;              /* from one size to the next, at least 2 */
+  uint64_t seed;
+  uint32_t channels, chunks;    /* 0: auto */
+  int jobs;                     /* simulations at once, 1 to 64 */
+  WeftTime bin_width;           /* ps; 0: widening within a budget */
+  WeftLogLevel log_level;
+} WeftRunArgs;
+
+/* Fill @args from `weft run`'s @argv (argv[0] is "run"), the scenario it
+ * names (loaded here, since its workload: section fills in what the flags
+ * leave out) and the defaults.  Returns WEFT_EXIT_OK, or the exit status
+ * once it has said on stderr what is wrong; --help exits.  @args is the
+ * caller's to clear either way. */
+int weft_run_args_parse (int argc, char **argv, WeftRunArgs *args);
+
+void weft_run_args_clear (WeftRunArgs *args);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WeftRunArgs, weft_run_args_clear)
+
+G_END_DECLS
