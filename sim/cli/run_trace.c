@@ -158,26 +158,77 @@ show_progress (uint64_t done, uint64_t total, void *data)
            100.0 * (double) done / (double) total);
 }
 
-int
-weft_run_trace (const WeftTraceRun *run)
-{
-  const WeftTopology *topo = run->scenario->topo;
-  g_autoptr (GError) error = NULL;
-  const char *db_path = run->db_path ? run->db_path : "weft.db";
+/* The replay's row in the database.  It is begun before the replay, so
+ * that one that fails or is stopped is kept, saying so. */
+typedef struct {
+  WeftDb *db;
+  int64_t id;
+  gint64 wall_start;            /* us, on g_get_monotonic_time()'s clock */
+} Record;
 
-  g_autoptr (WeftTrace) trace = weft_trace_load (run->trace_path, topo,
-                                                 &error);
+static void
+record_clear (Record *rec)
+{
+  g_clear_pointer (&rec->db, weft_db_close);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Record, record_clear)
+
+/* Load the trace for the scenario's topology, which checks that its ranks
+ * name GPUs there.  NULL after saying on stderr what is wrong. */
+static WeftTrace *
+plan_trace (const WeftTraceRun *run)
+{
+  g_autoptr (GError) error = NULL;
+  WeftTrace *trace = weft_trace_load (run->trace_path, run->scenario->topo,
+                                      &error);
+
   if (trace == NULL)
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
-  g_autoptr (WeftDb) db = weft_db_open (db_path, &error);
-  if (db == NULL)
+    fprintf (stderr, "%s\n", error->message);
+  return trace;
+}
+
+/* Open the database and begin the run in it: its scenario, topology and
+ * trace, into @rec (the caller's to clear).  An unwritable path is a
+ * usage error, found before replaying; a database that fails later,
+ * WEFT_EXIT_FAILURE. */
+static int
+record_begin (const WeftTraceRun *run, Record *rec)
+{
+  g_autoptr (GError) error = NULL;
+  const char *key = "trace";
+
+  rec->db = weft_db_open (run->db_path ? run->db_path : "weft.db", &error);
+  if (rec->db == NULL)
     {
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
+  WeftRunInfo info = { run->scenario_path, run->scenario->sha256,
+                       weft_fidelity_name (run->fidelity), run->seed,
+                       run->command };
+  rec->id = weft_db_begin_run (rec->db, &info, &error);
+  if (rec->id == 0
+      || !weft_db_write_topology (rec->db, rec->id, run->scenario->topo,
+                                  &error)
+      || !weft_db_set_params (rec->db, rec->id, &key, &run->trace_path, 1,
+                              &error))
+    {
+      fprintf (stderr, "weft run: %s\n", error->message);
+      return WEFT_EXIT_FAILURE;
+    }
+  rec->wall_start = g_get_monotonic_time ();
+  return WEFT_EXIT_OK;
+}
+
+/* Replay @trace as @run says into @result, and print each job's ranks
+ * and the critical path if it ran to its end.  FALSE with @error if it
+ * could not run (ranks that wait for each other, found by running it). */
+static gboolean
+replay (const WeftTraceRun *run, const WeftTrace *trace,
+        WeftTraceResult *result, GError **error)
+{
+  const WeftTopology *topo = run->scenario->topo;
   WeftTraceOptions options = {
     { run->fidelity, run->seed, run->bin_width ? run->bin_width
                                                : FIRST_BIN_WIDTH,
@@ -186,67 +237,80 @@ weft_run_trace (const WeftTraceRun *run)
     run->algorithm, run->protocol,
     isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,
   };
-  WeftRunInfo info = { run->scenario_path, run->scenario->sha256,
-                       weft_fidelity_name (run->fidelity), run->seed,
-                       run->command };
-  int64_t run_id = weft_db_begin_run (db, &info, &error);
-  if (run_id == 0 || !weft_db_write_topology (db, run_id, topo, &error))
-    {
-      fprintf (stderr, "weft run: %s\n", error->message);
-      return WEFT_EXIT_FAILURE;
-    }
-  const char *key = "trace";
-  if (!weft_db_set_params (db, run_id, &key, &run->trace_path, 1, &error))
-    {
-      fprintf (stderr, "weft run: %s\n", error->message);
-      return WEFT_EXIT_FAILURE;
-    }
 
-  gint64 wall_start = g_get_monotonic_time ();
-  WeftTraceResult result;
-  gboolean ran = weft_trace_run (topo, trace, &options, &result, &error);
+  gboolean ran = weft_trace_run (topo, trace, &options, result, error);
   if (options.progress)
     fprintf (stderr, "\r%60s\r", "");
-  if (!ran)
-    {
-      /* Bad input found by running it (ranks that wait for each other):
-       * the run is recorded as failed, with why. */
-      fprintf (stderr, "%s\n", error->message);
-      weft_db_end_run (db, run_id, "failed",
-                       (g_get_monotonic_time () - wall_start) / 1e6, 0, NULL);
-      return WEFT_EXIT_USAGE;
-    }
-  if (result.interrupted)
-    {
-      fprintf (stderr, "weft run: interrupted; run %" G_GINT64_FORMAT
-               " is marked interrupted in %s\n", run_id, db_path);
-      weft_db_end_run (db, run_id, "interrupted",
-                       (g_get_monotonic_time () - wall_start) / 1e6,
-                       result.events, NULL);
-      weft_trace_result_clear (&result);
-      return 130;
-    }
-
+  if (!ran || result->interrupted)
+    return ran;
   printf ("# weft %s: trace %s on %s, %u job%s, %u ranks, %u ops, %s "
           "fidelity\n", WEFT_VERSION, run->trace_path, run->scenario_path,
           trace->jobs->len, trace->jobs->len == 1 ? "" : "s",
           trace->gpus->len, trace->ops->len,
           weft_fidelity_name (run->fidelity));
-  print_ranks (topo, trace, &result);
-  print_path (trace, &result);
-  printf ("#\n# Trace time: %.2f us\n", result.time / 1e6);
+  print_ranks (topo, trace, result);
+  print_path (trace, result);
+  printf ("#\n# Trace time: %.2f us\n", result->time / 1e6);
+  return TRUE;
+}
 
-  gboolean ok = weft_db_write_trace (db, run_id, trace, &result, &error)
-                && weft_db_end_run (db, run_id, "complete",
-                                    (g_get_monotonic_time () - wall_start)
-                                        / 1e6,
-                                    result.events, &error);
-  weft_trace_result_clear (&result);
-  if (!ok)
+/* Record what the replay came to, and return the command's exit status:
+ * a replay that could not run (@result NULL, @why says why: bad input)
+ * is marked failed, one interrupted so; a finished one is written out and
+ * marked complete. */
+static int
+record_end (const WeftTraceRun *run, const WeftTrace *trace,
+            const WeftTraceResult *result, const GError *why,
+            const Record *rec)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (result == NULL)
+    {
+      fprintf (stderr, "%s\n", why->message);
+      weft_db_end_run (rec->db, rec->id, "failed",
+                       (g_get_monotonic_time () - rec->wall_start) / 1e6, 0,
+                       NULL);
+      return WEFT_EXIT_USAGE;
+    }
+  if (result->interrupted)
+    {
+      fprintf (stderr, "weft run: interrupted; run %" G_GINT64_FORMAT
+               " is marked interrupted in %s\n", rec->id,
+               run->db_path ? run->db_path : "weft.db");
+      weft_db_end_run (rec->db, rec->id, "interrupted",
+                       (g_get_monotonic_time () - rec->wall_start) / 1e6,
+                       result->events, NULL);
+      return 130;
+    }
+  if (!weft_db_write_trace (rec->db, rec->id, trace, result, &error)
+      || !weft_db_end_run (rec->db, rec->id, "complete",
+                           (g_get_monotonic_time () - rec->wall_start) / 1e6,
+                           result->events, &error))
     {
       fprintf (stderr, "weft run: %s\n", error->message);
-      weft_db_end_run (db, run_id, "failed", 0, 0, NULL);
+      weft_db_end_run (rec->db, rec->id, "failed", 0, 0, NULL);
       return WEFT_EXIT_FAILURE;
     }
   return WEFT_EXIT_OK;
+}
+
+int
+weft_run_trace (const WeftTraceRun *run)
+{
+  g_autoptr (WeftTrace) trace = NULL;
+  g_auto (Record) rec = { 0 };
+  g_autoptr (GError) error = NULL;
+  WeftTraceResult result;
+  int status;
+
+  if ((trace = plan_trace (run)) == NULL)
+    return WEFT_EXIT_USAGE;
+  if ((status = record_begin (run, &rec)) != WEFT_EXIT_OK)
+    return status;
+  if (!replay (run, trace, &result, &error))
+    return record_end (run, trace, NULL, error, &rec);
+  status = record_end (run, trace, &result, NULL, &rec);
+  weft_trace_result_clear (&result);
+  return status;
 }
