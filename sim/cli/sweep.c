@@ -86,8 +86,6 @@ run_flags_clear (RunFlags *f)
   g_free (f->chunks);
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (RunFlags, run_flags_clear)
-
 static void
 add_flag (GPtrArray *args, const char *name, const char *value)
 {
@@ -283,49 +281,73 @@ print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
     }
 }
 
-int
-weft_cmd_sweep (int argc, char **argv)
+/* What `weft sweep` is asked to do. */
+typedef struct {
+  char *path;                   /* the scenario */
+  char *db_file;                /* the database, weft.db by default */
+  char *db_path;                /* --db as given, or NULL */
+  char **grid_specs;            /* KEY=V1,V2,...: --grid, or the scenario's
+                                   sweep section */
+  gint64 jobs;                  /* points at once (0: a core each) */
+  RunFlags f;                   /* weft run's options, for every point */
+  GArray *grids;                /* Grid, in the order given */
+  guint total;                  /* points: every combination */
+} SweepOptions;
+
+static void
+sweep_options_clear (SweepOptions *opts)
 {
-  g_auto (GStrv) grid_specs = NULL;
-  g_autofree char *db_path = NULL;
-  gint64 jobs = 0;
-  g_auto (RunFlags) f = { .stepfactor = G_MININT64, .seed = G_MININT64 };
+  g_free (opts->path);
+  g_free (opts->db_file);
+  g_free (opts->db_path);
+  g_strfreev (opts->grid_specs);
+  run_flags_clear (&opts->f);
+  g_clear_pointer (&opts->grids, g_array_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SweepOptions, sweep_options_clear)
+
+/* Parse the flags into @opts, leaving the scenario in argv: exactly one
+ * is a usage error otherwise. */
+static int
+read_flags (int *argc, char ***argv, SweepOptions *opts)
+{
+  RunFlags *f = &opts->f;
   GOptionEntry entries[] = {
-    { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &grid_specs,
+    { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &opts->grid_specs,
       "A value to vary and its values, KEY=V1,V2,... (a --set key); may be "
       "repeated, and the points are every combination (required)", "GRID" },
-    { "jobs", 'j', 0, G_OPTION_ARG_INT64, &jobs,
+    { "jobs", 'j', 0, G_OPTION_ARG_INT64, &opts->jobs,
       "Points to run at once (default: the number of cores)", "N" },
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &db_path,
+    { "db", 0, 0, G_OPTION_ARG_FILENAME, &opts->db_path,
       "The database every point is added to (default: weft.db)", "FILE" },
-    { "op", 'o', 0, G_OPTION_ARG_STRING, &f.op, "As weft run (default: "
+    { "op", 'o', 0, G_OPTION_ARG_STRING, &f->op, "As weft run (default: "
       "all_reduce)", "OP" },
-    { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f.algorithm,
+    { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f->algorithm,
       "As weft run (default: auto)", "ALG" },
-    { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f.protocol,
+    { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
       "As weft run (default: auto)", "PROTO" },
-    { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f.minbytes,
+    { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
       "As weft run (default: 8)", "SIZE" },
-    { "maxbytes", 'e', 0, G_OPTION_ARG_STRING, &f.maxbytes,
+    { "maxbytes", 'e', 0, G_OPTION_ARG_STRING, &f->maxbytes,
       "As weft run (default: 8G)", "SIZE" },
-    { "stepfactor", 'f', 0, G_OPTION_ARG_INT64, &f.stepfactor,
+    { "stepfactor", 'f', 0, G_OPTION_ARG_INT64, &f->stepfactor,
       "As weft run (default: 2)", "F" },
-    { "ranks", 0, 0, G_OPTION_ARG_STRING, &f.ranks,
+    { "ranks", 0, 0, G_OPTION_ARG_STRING, &f->ranks,
       "As weft run (default: every GPU)", "SELECTOR" },
-    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &f.fidelity,
+    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &f->fidelity,
       "As weft run (default: flow)", "F" },
-    { "channels", 0, 0, G_OPTION_ARG_STRING, &f.channels,
+    { "channels", 0, 0, G_OPTION_ARG_STRING, &f->channels,
       "As weft run: auto or 1 to 64 (default: auto)", "N" },
-    { "chunks", 0, 0, G_OPTION_ARG_STRING, &f.chunks,
+    { "chunks", 0, 0, G_OPTION_ARG_STRING, &f->chunks,
       "As weft run: auto or 1 to 1024 (default: auto)", "N" },
-    { "seed", 0, 0, G_OPTION_ARG_INT64, &f.seed, "As weft run (default: 1)",
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &f->seed, "As weft run (default: 1)",
       "N" },
-    { "bin", 0, 0, G_OPTION_ARG_STRING, &f.bin,
+    { "bin", 0, 0, G_OPTION_ARG_STRING, &f->bin,
       "As weft run (default: a thousandth of the run, wider on large fabrics)", "WIDTH" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
-  g_autoptr (GError) error = NULL;
 
   g_option_context_set_summary (
       context,
@@ -335,327 +357,497 @@ weft_cmd_sweep (int argc, char **argv)
       "already complete in the database are skipped, so a sweep that was\n"
       "stopped is resumed by running it again.");
   g_option_context_add_main_entries (context, entries, NULL);
-  if (!weft_cli_parse (context, "sweep", &argc, &argv))
+  if (!weft_cli_parse (context, "sweep", argc, argv))
     return WEFT_EXIT_USAGE;
-  if (argc != 2)
-    {
-      weft_cli_usage_error ("sweep", "expected one scenario");
-      return WEFT_EXIT_USAGE;
-    }
-  if (grid_specs == NULL)
-    {
-      /* No --grid: the scenario's sweep section, {grid: {KEY: [V1, ...]}}. */
-      g_autoptr (WeftCfg) root = weft_cfg_load_file (argv[1], &error);
-      WeftCfg *section = root ? weft_cfg_get (root, "sweep") : NULL;
-      WeftCfg *grid = section ? weft_cfg_get (section, "grid") : NULL;
-      static const char *const keys[] = { "grid", "description", NULL };
-      if (root == NULL)
-        {
-          fprintf (stderr, "%s\n", error->message);
-          return WEFT_EXIT_USAGE;
-        }
-      if (section == NULL)
-        {
-          weft_cli_usage_error ("sweep", "give at least one --grid "
-                                "KEY=V1,V2,..., or a sweep: section in the "
-                                "scenario");
-          return WEFT_EXIT_USAGE;
-        }
-      if (!weft_cfg_expect_map (section, "sweep", &error)
-          || !weft_cfg_check_keys (section, keys, &error)
-          || !(grid = weft_cfg_require (section, "grid", &error))
-          || !weft_cfg_expect_map (grid, "grid (key: list of values)", &error))
-        {
-          fprintf (stderr, "%s\n", error->message);
-          return WEFT_EXIT_USAGE;
-        }
-      g_autoptr (GPtrArray) specs = g_ptr_array_new_with_free_func (g_free);
-      for (size_t i = 0; i < grid->n; i++)
-        {
-          WeftCfg *list = grid->items[i];
-          if (!weft_cfg_expect_seq (list, "a list of values", &error))
-            {
-              fprintf (stderr, "%s\n", error->message);
-              return WEFT_EXIT_USAGE;
-            }
-          GString *spec = g_string_new (grid->keys[i]->text);
-          for (size_t k = 0; k < list->n; k++)
-            {
-              if (!weft_cfg_expect_scalar (list->items[k], "a value", &error))
-                {
-                  g_string_free (spec, TRUE);
-                  fprintf (stderr, "%s\n", error->message);
-                  return WEFT_EXIT_USAGE;
-                }
-              g_string_append_printf (spec, "%c%s", k ? ',' : '=',
-                                      list->items[k]->text);
-            }
-          if (list->n == 0)
-            {
-              g_string_free (spec, TRUE);
-              weft_cfg_error (&error, list, "a grid needs at least one value");
-              fprintf (stderr, "%s\n", error->message);
-              return WEFT_EXIT_USAGE;
-            }
-          g_ptr_array_add (specs, g_string_free (spec, FALSE));
-        }
-      g_ptr_array_add (specs, NULL);
-      grid_specs = g_strdupv ((char **) specs->pdata);
-    }
-  if (jobs < 0 || jobs > 1024)
-    {
-      weft_cli_usage_error ("sweep", "-j takes 1 to 1024");
-      return WEFT_EXIT_USAGE;
-    }
-  if (jobs == 0)
-    jobs = MAX (g_get_num_processors (), 1);
+  if (*argc != 2)
+    return weft_cli_usage ("sweep", "expected one scenario");
+  return WEFT_EXIT_OK;
+}
 
-  g_autoptr (GArray) grids = g_array_new (FALSE, FALSE, sizeof (Grid));
-  g_array_set_clear_func (grids, (GDestroyNotify) grid_clear);
-  guint total = 1;
-  for (int i = 0; grid_specs[i]; i++)
+/* One grid of a sweep section, KEY: [V1, ...], as --grid writes it,
+ * KEY=V1,V2,...; NULL with @error unless it is a list of values. */
+static char *
+grid_spec (const WeftCfg *key, const WeftCfg *list, GError **error)
+{
+  if (!weft_cfg_expect_seq (list, "a list of values", error))
+    return NULL;
+  g_autoptr (GString) spec = g_string_new (key->text);
+  for (size_t k = 0; k < list->n; k++)
     {
-      const char *eq = strchr (grid_specs[i], '=');
-      if (eq == NULL || eq == grid_specs[i] || eq[1] == '\0')
-        {
-          g_autofree char *m = g_strdup_printf ("--grid %s: write "
-                                                "KEY=V1,V2,...",
-                                                grid_specs[i]);
-          weft_cli_usage_error ("sweep", m);
-          return WEFT_EXIT_USAGE;
-        }
-      Grid g = { g_strndup (grid_specs[i], eq - grid_specs[i]),
-                 g_strsplit (eq + 1, ",", -1), 0 };
+      if (!weft_cfg_expect_scalar (list->items[k], "a value", error))
+        return NULL;
+      g_string_append_printf (spec, "%c%s", k ? ',' : '=',
+                              list->items[k]->text);
+    }
+  if (list->n == 0)
+    {
+      weft_cfg_error (error, list, "a grid needs at least one value");
+      return NULL;
+    }
+  return g_string_free (g_steal_pointer (&spec), FALSE);
+}
+
+/* No --grid: the scenario's sweep section, {grid: {KEY: [V1, ...]}}, as
+ * --grid would give it, into @specs.  Its errors say file, line and
+ * column. */
+static int
+grid_from_scenario (const char *path, char ***specs)
+{
+  static const char *const keys[] = { "grid", "description", NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftCfg) root = weft_cfg_load_file (path, &error);
+  WeftCfg *section = root ? weft_cfg_get (root, "sweep") : NULL;
+  WeftCfg *grid = NULL;
+
+  if (root == NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  if (section == NULL)
+    return weft_cli_usage ("sweep", "give at least one --grid "
+                           "KEY=V1,V2,..., or a sweep: section in the "
+                           "scenario");
+  g_autoptr (GPtrArray) found = g_ptr_array_new_with_free_func (g_free);
+  if (weft_cfg_expect_map (section, "sweep", &error)
+      && weft_cfg_check_keys (section, keys, &error)
+      && (grid = weft_cfg_require (section, "grid", &error))
+      && weft_cfg_expect_map (grid, "grid (key: list of values)", &error))
+    for (size_t i = 0; i < grid->n; i++)
+      {
+        char *spec = grid_spec (grid->keys[i], grid->items[i], &error);
+        if (spec == NULL)
+          break;
+        g_ptr_array_add (found, spec);
+      }
+  if (error != NULL)
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
+  g_ptr_array_add (found, NULL);
+  *specs = g_strdupv ((char **) found->pdata);
+  return WEFT_EXIT_OK;
+}
+
+/* Each KEY=V1,V2,... into opts->grids, and the number of points. */
+static int
+parse_grids (SweepOptions *opts)
+{
+  opts->grids = g_array_new (FALSE, FALSE, sizeof (Grid));
+  g_array_set_clear_func (opts->grids, (GDestroyNotify) grid_clear);
+  opts->total = 1;
+  for (int i = 0; opts->grid_specs[i]; i++)
+    {
+      const char *spec = opts->grid_specs[i];
+      const char *eq = strchr (spec, '=');
+      if (eq == NULL || eq == spec || eq[1] == '\0')
+        return weft_cli_usage ("sweep", "--grid %s: write KEY=V1,V2,...",
+                               spec);
+      Grid g = { g_strndup (spec, eq - spec), g_strsplit (eq + 1, ",", -1),
+                 0 };
       g.n = g_strv_length (g.values);
-      total *= g.n;
-      g_array_append_val (grids, g);
+      opts->total *= g.n;
+      g_array_append_val (opts->grids, g);
     }
+  return WEFT_EXIT_OK;
+}
 
-  const char *path = argv[1];
-  if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+/* Fill @opts from `weft sweep`'s @argv (argv[0] is "sweep"): the flags,
+ * the grids (from the scenario when no --grid is given) and the
+ * defaults.  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE once it has said on
+ * stderr what is wrong; --help exits.  The points' own options are
+ * checked by the points. */
+static int
+parse_options (int argc, char **argv, SweepOptions *opts)
+{
+  int status;
+
+  if ((status = read_flags (&argc, &argv, opts)) != WEFT_EXIT_OK
+      || (opts->grid_specs == NULL
+          && (status = grid_from_scenario (argv[1], &opts->grid_specs))
+                 != WEFT_EXIT_OK))
+    return status;
+  if (opts->jobs < 0 || opts->jobs > 1024)
+    return weft_cli_usage ("sweep", "-j takes 1 to 1024");
+  if (opts->jobs == 0)
+    opts->jobs = MAX (g_get_num_processors (), 1);
+  if ((status = parse_grids (opts)) != WEFT_EXIT_OK)
+    return status;
+  if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR))
     {
-      fprintf (stderr, "weft sweep: %s: no such scenario file\n", path);
+      fprintf (stderr, "weft sweep: %s: no such scenario file\n", argv[1]);
       return WEFT_EXIT_USAGE;
     }
-  const char *db_file = db_path ? db_path : "weft.db";
-  int rank = 0, ranks = 1;
+  opts->path = g_strdup (argv[1]);
+  opts->db_file = g_strdup (opts->db_path ? opts->db_path : "weft.db");
+  return WEFT_EXIT_OK;
+}
+
+/* The sweep under way: where its points are recorded, which of them
+ * this process runs, and how they went. */
+typedef struct {
+  gboolean mpi;                 /* under mpirun or srun */
+  int rank, ranks;              /* this process's rank, of ranks */
+  WeftDb *db;                   /* the database, as rank 0 left it */
+  WeftDb *own;                  /* with several ranks: this rank's shard,
+                                   which rank 0 takes in at the end */
+  GPtrArray *flags;             /* weft run's options for every point */
+  char *sweep_id;               /* what the points share, so that a resumed
+                                   sweep finds its own */
+  Point *points;                /* every combination, first grid slowest */
+  guint n_points;
+  guint skipped, failed;        /* this rank's points already complete, and
+                                   those that failed */
+} Sweep;
+
+static void
+sweep_clear (Sweep *sw)
+{
+  for (guint i = 0; i < sw->n_points; i++)
+    {
+      g_strfreev (sw->points[i].values);
+      g_free (sw->points[i].shard);
+      g_free (sw->points[i].err);
+    }
+  g_clear_pointer (&sw->points, g_free);
+  g_clear_pointer (&sw->own, weft_db_close);
+  g_clear_pointer (&sw->db, weft_db_close);
+  g_clear_pointer (&sw->flags, g_ptr_array_unref);
+  g_clear_pointer (&sw->sweep_id, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Sweep, sweep_clear)
+
+/* Under mpirun (or srun), the points are shared among the ranks. */
+static void
+start_mpi (Sweep *sw)
+{
+  sw->rank = 0;
+  sw->ranks = 1;
 #ifdef WEFT_HAVE_MPI
-  /* Under mpirun (or srun), the points are shared among the ranks. */
-  gboolean mpi = g_getenv ("OMPI_COMM_WORLD_SIZE") || g_getenv ("PMI_SIZE")
-                 || g_getenv ("PMIX_RANK");
-  if (mpi)
+  sw->mpi = g_getenv ("OMPI_COMM_WORLD_SIZE") || g_getenv ("PMI_SIZE")
+            || g_getenv ("PMIX_RANK");
+  if (sw->mpi)
     {
       MPI_Init (NULL, NULL);
-      MPI_Comm_rank (MPI_COMM_WORLD, &rank);
-      MPI_Comm_size (MPI_COMM_WORLD, &ranks);
+      MPI_Comm_rank (MPI_COMM_WORLD, &sw->rank);
+      MPI_Comm_size (MPI_COMM_WORLD, &sw->ranks);
     }
 #endif
-  g_autoptr (WeftDb) db = NULL;
-  if (rank == 0)
-    {
-      db = weft_db_open (db_file, &error);
-      if (db == NULL)
-        {
-          fprintf (stderr, "weft sweep: %s\n", error->message);
+}
+
+/* Every rank waits here for the others (under MPI). */
+static void
+wait_for_ranks (const Sweep *sw)
+{
 #ifdef WEFT_HAVE_MPI
-          if (mpi)
-            MPI_Abort (MPI_COMM_WORLD, WEFT_EXIT_USAGE);
-#endif
-          return WEFT_EXIT_USAGE;
-        }
-    }
-
-  /* Shards that a stopped sweep left next to the database hold finished
-   * points (with their parameters): take them in first. */
-  if (rank == 0)
-  {
-    g_autofree char *dir = g_path_get_dirname (db_file);
-    g_autofree char *base = g_path_get_basename (db_file);
-    g_autofree char *prefix = g_strdup_printf ("%s.shard-", base);
-    GDir *d = g_dir_open (dir, 0, NULL);
-    const char *name;
-    while (d && (name = g_dir_read_name (d)))
-      {
-        g_autofree char *full = g_build_filename (dir, name, NULL);
-        if (g_str_has_prefix (name, prefix) && g_str_has_suffix (name, ".err"))
-          g_remove (full);
-        else if (g_str_has_prefix (name, prefix) && g_str_has_suffix (name, ".db"))
-          {
-            g_autoptr (GArray) merged = g_array_new (FALSE, FALSE,
-                                                     sizeof (int64_t));
-            if (weft_db_merge (db, full, merged, &error))
-              g_remove (full);
-            else
-              {
-                fprintf (stderr, "weft sweep: %s\n", error->message);
-                g_clear_error (&error);
-              }
-          }
-      }
-    if (d)
-      g_dir_close (d);
-  }
-
-  /* What the points share, so that a resumed sweep finds its own. */
-  g_autoptr (GPtrArray) flags = run_flags (&f);
-  g_ptr_array_add (flags, NULL);
-  g_autofree char *joined = g_strjoinv (" ", (char **) flags->pdata);
-  g_ptr_array_remove_index (flags, flags->len - 1);
-  g_autofree char *sweep_id = g_strdup_printf ("%s %s", path, joined);
-
-#ifdef WEFT_HAVE_MPI
-  if (mpi)
+  if (sw->mpi)
     MPI_Barrier (MPI_COMM_WORLD);
+#else
+  (void) sw;
 #endif
-  /* Every rank sees the database as rank 0 left it; each writes its points
-   * to a shard of its own, which rank 0 takes in at the end. */
-  if (db == NULL)
-    {
-      db = weft_db_open (db_file, &error);
-      if (db == NULL)
-        {
-          fprintf (stderr, "weft sweep: rank %d: %s\n", rank, error->message);
-#ifdef WEFT_HAVE_MPI
-          MPI_Abort (MPI_COMM_WORLD, WEFT_EXIT_FAILURE);
-#endif
-          return WEFT_EXIT_FAILURE;
-        }
-    }
-  g_autofree char *rank_shard = g_strdup_printf ("%s.shard-rank%d.db", db_file,
-                                                 rank);
-  g_autoptr (WeftDb) own = NULL;
-  if (ranks > 1)
-    {
-      own = weft_db_open (rank_shard, &error);
-      if (own == NULL)
-        {
-          fprintf (stderr, "weft sweep: rank %d: %s\n", rank, error->message);
-#ifdef WEFT_HAVE_MPI
-          MPI_Abort (MPI_COMM_WORLD, WEFT_EXIT_FAILURE);
-#endif
-          return WEFT_EXIT_FAILURE;
-        }
-    }
-  WeftDb *target = own ? own : db;
+}
 
-  /* The points, first grid slowest. */
-  Point *points = g_new0 (Point, total);
-  for (guint i = 0; i < total; i++)
+/* A rank that cannot go on stops the others too (under MPI), with
+ * @status. */
+static void
+abort_ranks (const Sweep *sw, int status)
+{
+#ifdef WEFT_HAVE_MPI
+  if (sw->mpi)
+    MPI_Abort (MPI_COMM_WORLD, status);
+#else
+  (void) sw;
+  (void) status;
+#endif
+}
+
+/* Shards that a stopped sweep left next to the database hold finished
+ * points (with their parameters): take them in first.  One that cannot
+ * be is reported and left where it is. */
+static void
+take_in_shards (WeftDb *db, const char *db_file)
+{
+  g_autofree char *dir = g_path_get_dirname (db_file);
+  g_autofree char *base = g_path_get_basename (db_file);
+  g_autofree char *prefix = g_strdup_printf ("%s.shard-", base);
+  GDir *d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)))
     {
+      g_autofree char *full = g_build_filename (dir, name, NULL);
+      g_autoptr (GError) error = NULL;
+      if (!g_str_has_prefix (name, prefix))
+        continue;
+      if (g_str_has_suffix (name, ".err"))
+        g_remove (full);
+      else if (g_str_has_suffix (name, ".db"))
+        {
+          g_autoptr (GArray) merged = g_array_new (FALSE, FALSE,
+                                                   sizeof (int64_t));
+          if (weft_db_merge (db, full, merged, &error))
+            g_remove (full);
+          else
+            fprintf (stderr, "weft sweep: %s\n", error->message);
+        }
+    }
+  if (d)
+    g_dir_close (d);
+}
+
+/* Rank 0 opens the database (an unwritable one is a usage error, found
+ * before any point runs) and takes in what a stopped sweep left. */
+static int
+open_database (const SweepOptions *opts, Sweep *sw)
+{
+  g_autoptr (GError) error = NULL;
+
+  sw->db = weft_db_open (opts->db_file, &error);
+  if (sw->db == NULL)
+    {
+      fprintf (stderr, "weft sweep: %s\n", error->message);
+      abort_ranks (sw, WEFT_EXIT_USAGE);
+      return WEFT_EXIT_USAGE;
+    }
+  take_in_shards (sw->db, opts->db_file);
+  return WEFT_EXIT_OK;
+}
+
+/* Every other rank sees the database as rank 0 left it; with several,
+ * each writes its points to a shard of its own, which rank 0 takes in at
+ * the end. */
+static int
+open_rank_databases (const SweepOptions *opts, Sweep *sw)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *shard = g_strdup_printf ("%s.shard-rank%d.db",
+                                            opts->db_file, sw->rank);
+
+  if (sw->db == NULL)
+    sw->db = weft_db_open (opts->db_file, &error);
+  if (sw->db != NULL && sw->ranks > 1)
+    sw->own = weft_db_open (shard, &error);
+  if (error == NULL)
+    return WEFT_EXIT_OK;
+  fprintf (stderr, "weft sweep: rank %d: %s\n", sw->rank, error->message);
+  abort_ranks (sw, WEFT_EXIT_FAILURE);
+  return WEFT_EXIT_FAILURE;
+}
+
+/* The points, first grid slowest, each with the shard and error file its
+ * worker writes next to the database. */
+static void
+make_points (const SweepOptions *opts, Sweep *sw)
+{
+  const GArray *grids = opts->grids;
+
+  sw->n_points = opts->total;
+  sw->points = g_new0 (Point, opts->total);
+  for (guint i = 0; i < opts->total; i++)
+    {
+      Point *p = &sw->points[i];
       guint rest = i;
-      points[i].values = g_new0 (char *, grids->len + 1);
+      p->values = g_new0 (char *, grids->len + 1);
       for (guint g = grids->len; g-- > 0;)
         {
           const Grid *gr = &g_array_index (grids, Grid, g);
-          points[i].values[g] = g_strdup (gr->values[rest % gr->n]);
+          p->values[g] = g_strdup (gr->values[rest % gr->n]);
           rest /= gr->n;
         }
-      points[i].shard = g_strdup_printf ("%s.shard-%d-%d-%u.db", db_file,
-                                         rank, (int) getpid (), i);
-      points[i].err = g_strdup_printf ("%s.err", points[i].shard);
+      p->shard = g_strdup_printf ("%s.shard-%d-%d-%u.db", opts->db_file,
+                                  sw->rank, (int) getpid (), i);
+      p->err = g_strdup_printf ("%s.err", p->shard);
     }
+}
 
+/* Plan the sweep into @sw (the caller's to clear): the ranks, the
+ * databases, what the points share and the points.  Returns WEFT_EXIT_OK,
+ * or the exit status once it has said why the sweep cannot start. */
+static int
+plan_sweep (const SweepOptions *opts, Sweep *sw)
+{
+  int status;
+
+  start_mpi (sw);
+  if (sw->rank == 0 && (status = open_database (opts, sw)) != WEFT_EXIT_OK)
+    return status;
+  sw->flags = run_flags (&opts->f);
+  g_ptr_array_add (sw->flags, NULL);
+  g_autofree char *joined = g_strjoinv (" ", (char **) sw->flags->pdata);
+  g_ptr_array_remove_index (sw->flags, sw->flags->len - 1);
+  sw->sweep_id = g_strdup_printf ("%s %s", opts->path, joined);
+  wait_for_ranks (sw);
+  if ((status = open_rank_databases (opts, sw)) != WEFT_EXIT_OK)
+    return status;
+  make_points (opts, sw);
+  return WEFT_EXIT_OK;
+}
+
+/* Start this rank's next points while fewer than `jobs` run, skipping
+ * those the database holds complete already.  FALSE if a point could not
+ * be started (said on stderr); the sweep goes on without it. */
+static gboolean
+start_points (const SweepOptions *opts, Sweep *sw, const char *self,
+              guint *next, guint *running)
+{
+  g_autoptr (GError) error = NULL;
+
+  while (*running < opts->jobs && *next < opts->total)
+    {
+      Point *p = &sw->points[(*next)++];
+      if ((*next - 1) % (guint) sw->ranks != (guint) sw->rank)
+        continue;               /* another rank's */
+      g_autofree const char **keys = NULL;
+      g_autofree const char **values = NULL;
+      guint n = point_params (opts->grids, p, sw->sweep_id, &keys, &values);
+      p->run = weft_db_find_point (sw->db, keys, values, n);
+      if (p->run > 0)
+        {
+          sw->skipped++;
+          continue;
+        }
+      if (!start_point (self, opts->path, opts->grids, sw->flags,
+                        sw->sweep_id, p, &error))
+        {
+          fprintf (stderr, "weft sweep: %s\n", error->message);
+          return FALSE;
+        }
+      (*running)++;
+    }
+  return TRUE;
+}
+
+/* The worker @pid ended with @wait_status: take its point's shard in.
+ * FALSE if that failed (said on stderr). */
+static gboolean
+reap_point (const SweepOptions *opts, Sweep *sw, GPid pid, int wait_status,
+            guint next, guint *running)
+{
+  g_autoptr (GError) error = NULL;
+  WeftDb *target = sw->own ? sw->own : sw->db;
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < next; i++)
+    if (sw->points[i].pid == pid)
+      {
+        (*running)--;
+        sw->points[i].pid = 0;
+        if (!WIFEXITED (wait_status) || WEXITSTATUS (wait_status) != 0)
+          sw->failed++;
+        if (!finish_point (target, opts->path, opts->grids, sw->sweep_id,
+                           &sw->points[i], wait_status, &error))
+          {
+            fprintf (stderr, "weft sweep: %s\n", error->message);
+            g_clear_error (&error);
+            ok = FALSE;
+          }
+        if (isatty (STDERR_FILENO))
+          fprintf (stderr, "\rweft sweep: %u of %u points done",
+                   next - *running, opts->total);
+      }
+  return ok;
+}
+
+/* Run this rank's points, `jobs` at once, each a `weft run` process of
+ * its own, taking each one in as it ends.  Returns WEFT_EXIT_OK, or
+ * WEFT_EXIT_FAILURE if a point could not be started or taken in (the
+ * others still run). */
+static int
+run_points (const SweepOptions *opts, Sweep *sw)
+{
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
-  guint next = 0, running = 0, skipped = 0, failed = 0;
+  guint next = 0, running = 0;
   int status = WEFT_EXIT_OK;
+
   for (;;)
     {
-      /* Start points while there is room. */
-      while (running < jobs && next < total)
-        {
-          Point *p = &points[next++];
-          if ((next - 1) % (guint) ranks != (guint) rank)
-            continue;           /* another rank's */
-          g_autofree const char **keys = NULL;
-          g_autofree const char **values = NULL;
-          guint n = point_params (grids, p, sweep_id, &keys, &values);
-          p->run = weft_db_find_point (db, keys, values, n);
-          if (p->run > 0)
-            {
-              skipped++;
-              continue;
-            }
-          if (!start_point (self ? self : "weft", path, grids, flags, sweep_id,
-                            p, &error))
-            {
-              fprintf (stderr, "weft sweep: %s\n", error->message);
-              status = WEFT_EXIT_FAILURE;
-              break;
-            }
-          running++;
-        }
+      if (!start_points (opts, sw, self ? self : "weft", &next, &running))
+        status = WEFT_EXIT_FAILURE;
       if (running == 0)
         break;
       int wait_status;
       GPid pid = waitpid (-1, &wait_status, 0);
       if (pid < 0)
         break;
-      for (guint i = 0; i < next; i++)
-        if (points[i].pid == pid)
-          {
-            running--;
-            points[i].pid = 0;
-            if (!WIFEXITED (wait_status) || WEXITSTATUS (wait_status) != 0)
-              failed++;
-            if (!finish_point (target, path, grids, sweep_id, &points[i],
-                               wait_status, &error))
-              {
-                fprintf (stderr, "weft sweep: %s\n", error->message);
-                g_clear_error (&error);
-                status = WEFT_EXIT_FAILURE;
-              }
-            if (isatty (STDERR_FILENO))
-              fprintf (stderr, "\rweft sweep: %u of %u points done",
-                       next - running, total);
-          }
+      if (!reap_point (opts, sw, pid, wait_status, next, &running))
+        status = WEFT_EXIT_FAILURE;
     }
   if (isatty (STDERR_FILENO))
     fprintf (stderr, "\r%60s\r", "");
-  guint counts[2] = { skipped, failed };
+  return status;
+}
+
 #ifdef WEFT_HAVE_MPI
-  if (mpi)
+/* Rank 0 takes every rank's shard in, and the counts of every rank into
+ * @counts; the ranks end MPI.  FALSE if a shard could not be taken in
+ * (said on stderr). */
+static gboolean
+gather_ranks (const SweepOptions *opts, Sweep *sw, guint counts[2])
+{
+  gboolean ok = TRUE;
+  guint sum[2];
+
+  g_clear_pointer (&sw->own, weft_db_close);
+  MPI_Reduce (counts, sum, 2, MPI_UNSIGNED, MPI_SUM, 0, MPI_COMM_WORLD);
+  memcpy (counts, sum, sizeof sum);
+  MPI_Barrier (MPI_COMM_WORLD);
+  for (int r = 0; sw->rank == 0 && r < sw->ranks && sw->ranks > 1; r++)
     {
-      /* Rank 0 takes every rank's shard in, then reports. */
-      g_clear_pointer (&own, weft_db_close);
-      guint sum[2];
-      MPI_Reduce (counts, sum, 2, MPI_UNSIGNED, MPI_SUM, 0, MPI_COMM_WORLD);
-      memcpy (counts, sum, sizeof sum);
-      MPI_Barrier (MPI_COMM_WORLD);
-      for (int r = 0; rank == 0 && r < ranks && ranks > 1; r++)
-        {
-          g_autofree char *shard = g_strdup_printf ("%s.shard-rank%d.db",
-                                                    db_file, r);
-          g_autoptr (GArray) merged = g_array_new (FALSE, FALSE,
-                                                   sizeof (int64_t));
-          if (weft_db_merge (db, shard, merged, &error))
-            g_remove (shard);
-          else
-            {
-              fprintf (stderr, "weft sweep: %s\n", error->message);
-              g_clear_error (&error);
-              status = WEFT_EXIT_FAILURE;
-            }
-        }
-      MPI_Finalize ();
-    }
-#endif
-  if (rank == 0)
-    {
-      if (!weft_db_index (db, &error))
+      g_autoptr (GError) error = NULL;
+      g_autofree char *shard = g_strdup_printf ("%s.shard-rank%d.db",
+                                                opts->db_file, r);
+      g_autoptr (GArray) merged = g_array_new (FALSE, FALSE,
+                                               sizeof (int64_t));
+      if (weft_db_merge (sw->db, shard, merged, &error))
+        g_remove (shard);
+      else
         {
           fprintf (stderr, "weft sweep: %s\n", error->message);
-          g_clear_error (&error);
+          ok = FALSE;
         }
-      print_summary (db, grids, sweep_id, points, total);
-      printf ("# %u points: %u run, %u already complete, %u failed\n", total,
-              total - counts[0], counts[0], counts[1]);
     }
-  for (guint i = 0; i < total; i++)
-    {
-      g_strfreev (points[i].values);
-      g_free (points[i].shard);
-      g_free (points[i].err);
-    }
-  g_free (points);
+  MPI_Finalize ();
+  return ok;
+}
+#endif
+
+/* Bring the sweep's points together in the database and report them:
+ * under MPI, rank 0 takes every rank's shard in; it then indexes the
+ * database and prints each point's run and the totals.  Returns @status,
+ * or WEFT_EXIT_FAILURE if a shard could not be taken in. */
+static int
+record (const SweepOptions *opts, Sweep *sw, int status)
+{
+  guint counts[2] = { sw->skipped, sw->failed };
+  g_autoptr (GError) error = NULL;
+
+#ifdef WEFT_HAVE_MPI
+  if (sw->mpi && !gather_ranks (opts, sw, counts))
+    status = WEFT_EXIT_FAILURE;
+#endif
+  if (sw->rank != 0)
+    return status;
+  if (!weft_db_index (sw->db, &error))
+    fprintf (stderr, "weft sweep: %s\n", error->message);
+  print_summary (sw->db, opts->grids, sw->sweep_id, sw->points, opts->total);
+  printf ("# %u points: %u run, %u already complete, %u failed\n",
+          opts->total, opts->total - counts[0], counts[0], counts[1]);
   return status;
+}
+
+int
+weft_cmd_sweep (int argc, char **argv)
+{
+  g_auto (SweepOptions) opts = { .f = { .stepfactor = G_MININT64,
+                                        .seed = G_MININT64 } };
+  g_auto (Sweep) sw = { 0 };
+  int status;
+
+  if ((status = parse_options (argc, argv, &opts)) != WEFT_EXIT_OK
+      || (status = plan_sweep (&opts, &sw)) != WEFT_EXIT_OK)
+    return status;
+  status = run_points (&opts, &sw);
+  return record (&opts, &sw, status);
 }
