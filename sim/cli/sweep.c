@@ -292,10 +292,10 @@ typedef struct {
   RunFlags f;                   /* weft run's options, for every point */
   GArray *grids;                /* Grid, in the order given */
   guint total;                  /* points: every combination */
-} SweepOptions;
+} SweepArgs;
 
 static void
-sweep_options_clear (SweepOptions *opts)
+sweep_args_clear (SweepArgs *opts)
 {
   g_free (opts->path);
   g_free (opts->db_file);
@@ -305,12 +305,12 @@ sweep_options_clear (SweepOptions *opts)
   g_clear_pointer (&opts->grids, g_array_unref);
 }
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SweepOptions, sweep_options_clear)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SweepArgs, sweep_args_clear)
 
 /* Parse the flags into @opts, leaving the scenario in argv: exactly one
  * is a usage error otherwise. */
 static int
-read_flags (int *argc, char ***argv, SweepOptions *opts)
+read_flags (int *argc, char ***argv, SweepArgs *opts)
 {
   RunFlags *f = &opts->f;
   GOptionEntry entries[] = {
@@ -432,7 +432,7 @@ grid_from_scenario (const char *path, char ***specs)
 
 /* Each KEY=V1,V2,... into opts->grids, and the number of points. */
 static int
-parse_grids (SweepOptions *opts)
+parse_grids (SweepArgs *opts)
 {
   opts->grids = g_array_new (FALSE, FALSE, sizeof (Grid));
   g_array_set_clear_func (opts->grids, (GDestroyNotify) grid_clear);
@@ -459,7 +459,7 @@ parse_grids (SweepOptions *opts)
  * stderr what is wrong; --help exits.  The points' own options are
  * checked by the points. */
 static int
-parse_options (int argc, char **argv, SweepOptions *opts)
+parse_options (int argc, char **argv, SweepArgs *opts)
 {
   int status;
 
@@ -600,7 +600,7 @@ take_in_shards (WeftDb *db, const char *db_file)
 /* Rank 0 opens the database (an unwritable one is a usage error, found
  * before any point runs) and takes in what a stopped sweep left. */
 static int
-open_database (const SweepOptions *opts, Sweep *sw)
+open_database (const SweepArgs *opts, Sweep *sw)
 {
   g_autoptr (GError) error = NULL;
 
@@ -619,7 +619,7 @@ open_database (const SweepOptions *opts, Sweep *sw)
  * each writes its points to a shard of its own, which rank 0 takes in at
  * the end. */
 static int
-open_rank_databases (const SweepOptions *opts, Sweep *sw)
+open_rank_databases (const SweepArgs *opts, Sweep *sw)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *shard = g_strdup_printf ("%s.shard-rank%d.db",
@@ -639,7 +639,7 @@ open_rank_databases (const SweepOptions *opts, Sweep *sw)
 /* The points, first grid slowest, each with the shard and error file its
  * worker writes next to the database. */
 static void
-make_points (const SweepOptions *opts, Sweep *sw)
+make_points (const SweepArgs *opts, Sweep *sw)
 {
   const GArray *grids = opts->grids;
 
@@ -666,7 +666,7 @@ make_points (const SweepOptions *opts, Sweep *sw)
  * databases, what the points share and the points.  Returns WEFT_EXIT_OK,
  * or the exit status once it has said why the sweep cannot start. */
 static int
-plan_sweep (const SweepOptions *opts, Sweep *sw)
+plan_sweep (const SweepArgs *opts, Sweep *sw)
 {
   int status;
 
@@ -689,7 +689,7 @@ plan_sweep (const SweepOptions *opts, Sweep *sw)
  * those the database holds complete already.  FALSE if a point could not
  * be started (said on stderr); the sweep goes on without it. */
 static gboolean
-start_points (const SweepOptions *opts, Sweep *sw, const char *self,
+start_points (const SweepArgs *opts, Sweep *sw, const char *self,
               guint *next, guint *running)
 {
   g_autoptr (GError) error = NULL;
@@ -722,7 +722,7 @@ start_points (const SweepOptions *opts, Sweep *sw, const char *self,
 /* The worker @pid ended with @wait_status: take its point's shard in.
  * FALSE if that failed (said on stderr). */
 static gboolean
-reap_point (const SweepOptions *opts, Sweep *sw, GPid pid, int wait_status,
+reap_point (const SweepArgs *opts, Sweep *sw, GPid pid, int wait_status,
             guint next, guint *running)
 {
   g_autoptr (GError) error = NULL;
@@ -755,7 +755,7 @@ reap_point (const SweepOptions *opts, Sweep *sw, GPid pid, int wait_status,
  * WEFT_EXIT_FAILURE if a point could not be started or taken in (the
  * others still run). */
 static int
-run_points (const SweepOptions *opts, Sweep *sw)
+run_points (const SweepArgs *opts, Sweep *sw)
 {
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   guint next = 0, running = 0;
@@ -784,7 +784,7 @@ run_points (const SweepOptions *opts, Sweep *sw)
  * @counts; the ranks end MPI.  FALSE if a shard could not be taken in
  * (said on stderr). */
 static gboolean
-gather_ranks (const SweepOptions *opts, Sweep *sw, guint counts[2])
+gather_ranks (const SweepArgs *opts, Sweep *sw, guint counts[2])
 {
   gboolean ok = TRUE;
   guint sum[2];
@@ -818,7 +818,7 @@ gather_ranks (const SweepOptions *opts, Sweep *sw, guint counts[2])
  * database and prints each point's run and the totals.  Returns @status,
  * or WEFT_EXIT_FAILURE if a shard could not be taken in. */
 static int
-record (const SweepOptions *opts, Sweep *sw, int status)
+record (const SweepArgs *opts, Sweep *sw, int status)
 {
   guint counts[2] = { sw->skipped, sw->failed };
   g_autoptr (GError) error = NULL;
@@ -840,7 +840,7 @@ record (const SweepOptions *opts, Sweep *sw, int status)
 int
 weft_cmd_sweep (int argc, char **argv)
 {
-  g_auto (SweepOptions) opts = { .f = { .stepfactor = G_MININT64,
+  g_auto (SweepArgs) opts = { .f = { .stepfactor = G_MININT64,
                                         .seed = G_MININT64 } };
   g_auto (Sweep) sw = { 0 };
   int status;

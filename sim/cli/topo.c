@@ -7,29 +7,45 @@
 
 #include <stdio.h>
 
-int
-weft_cmd_topo (int argc, char **argv)
+/* What `weft topo` is asked to summarise. */
+typedef struct {
+  char *dot;                    /* a Graphviz file to write, or NULL */
+  char **sets;                  /* --set KEY=VALUE overrides, or NULL */
+  gint64 exact;                 /* GPUs up to which the diameter is exact */
+  gboolean force;               /* replace a --dot file weft did not write */
+  const char *path;             /* the scenario, in argv */
+} TopoArgs;
+
+static void
+topo_args_clear (TopoArgs *args)
 {
-  g_autofree char *dot = NULL;
-  g_auto (GStrv) sets = NULL;
-  gint64 exact = 4096;
-  gboolean force = FALSE;
+  g_free (args->dot);
+  g_strfreev (args->sets);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TopoArgs, topo_args_clear)
+
+/* Fill @args from `weft topo`'s @argv (argv[0] is "topo").  Returns
+ * WEFT_EXIT_OK, or WEFT_EXIT_USAGE once it has said what is wrong; --help
+ * exits. */
+static int
+parse_options (int argc, char **argv, TopoArgs *args)
+{
   GOptionEntry entries[] = {
-    { "dot", 0, 0, G_OPTION_ARG_FILENAME, &dot,
+    { "dot", 0, 0, G_OPTION_ARG_FILENAME, &args->dot,
       "Also write the topology as a Graphviz graph to FILE (default: none)",
       "FILE" },
-    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets,
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &args->sets,
       "Override a value of the scenario, such as fabrics.0.levels=3; may be "
       "repeated (default: none)", "KEY=VALUE" },
-    { "exact-diameter", 0, 0, G_OPTION_ARG_INT64, &exact,
+    { "exact-diameter", 0, 0, G_OPTION_ARG_INT64, &args->exact,
       "Compute the diameter exactly up to N GPUs (default: 4096)", "N" },
-    { "force", 0, 0, G_OPTION_ARG_NONE, &force,
+    { "force", 0, 0, G_OPTION_ARG_NONE, &args->force,
       "Replace the --dot file even if weft did not write it (default: "
       "only weft's own)", NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
-  g_autoptr (GError) error = NULL;
 
   g_option_context_set_summary (
       context, "Check a scenario and summarise its topology: nodes by kind, "
@@ -39,38 +55,44 @@ weft_cmd_topo (int argc, char **argv)
   if (!weft_cli_parse (context, "topo", &argc, &argv))
     return WEFT_EXIT_USAGE;
   if (argc != 2)
-    {
-      weft_cli_usage_error ("topo", "expected one scenario file");
-      return WEFT_EXIT_USAGE;
-    }
-  if (exact < 0)
-    {
-      weft_cli_usage_error ("topo", "--exact-diameter must not be "
-                            "negative");
-      return WEFT_EXIT_USAGE;
-    }
+    return weft_cli_usage ("topo", "expected one scenario file");
+  if (args->exact < 0)
+    return weft_cli_usage ("topo", "--exact-diameter must not be negative");
+  args->path = argv[1];
+  return WEFT_EXIT_OK;
+}
 
+int
+weft_cmd_topo (int argc, char **argv)
+{
+  g_auto (TopoArgs) args = { .exact = 4096 };
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  if ((status = parse_options (argc, argv, &args)) != WEFT_EXIT_OK)
+    return status;
   g_autoptr (WeftScenario) scenario = weft_scenario_load_with (
-      argv[1], (const char *const *) sets, &error);
+      args.path, (const char *const *) args.sets, &error);
   if (scenario == NULL)
     {
       fprintf (stderr, "%s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
   /* Checked before the figures, which take long on large fabrics. */
-  if (dot != NULL
-      && !weft_file_may_write (dot, (const char *const *) scenario->files,
-                               WEFT_TOPO_DOT_MARK, force, &error))
+  if (args.dot != NULL
+      && !weft_file_may_write (args.dot, (const char *const *) scenario->files,
+                               WEFT_TOPO_DOT_MARK, args.force, &error))
     {
       fprintf (stderr, "weft topo: %s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
   WeftTopoStats stats;
-  weft_topo_stats (scenario->topo, (uint32_t) MIN (exact, G_MAXUINT32),
+  weft_topo_stats (scenario->topo, (uint32_t) MIN (args.exact, G_MAXUINT32),
                    &stats);
-  printf ("scenario: %s\n", argv[1]);
+  printf ("scenario: %s\n", args.path);
   weft_topo_print (stdout, scenario->topo, &stats);
-  if (dot != NULL && !weft_topo_write_dot (scenario->topo, dot, &error))
+  if (args.dot != NULL && !weft_topo_write_dot (scenario->topo, args.dot,
+                                                &error))
     {
       fprintf (stderr, "weft topo: %s\n", error->message);
       return WEFT_EXIT_USAGE;
