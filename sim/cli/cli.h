@@ -56,6 +56,9 @@ int weft_run_trace (const WeftTraceRun *run);
  * why not to stderr and return NULL. */
 struct _WeftDb *weft_cli_open_db (const char *command, const char *path);
 
+/* The commands.  Each takes argv from its own name on (argv[0] is "run"
+ * for `weft run`), says on stderr what went wrong, and returns the exit
+ * status. */
 int weft_cmd_run (int argc, char **argv);
 int weft_cmd_topo (int argc, char **argv);
 int weft_cmd_trace (int argc, char **argv);

@@ -35,6 +35,7 @@ static const Command commands[] = {
     cmd_version },
 };
 
+/* The overview `weft help` prints: every command and what it does. */
 static void
 print_usage (FILE *out)
 {
@@ -50,6 +51,7 @@ print_usage (FILE *out)
                 "defaults.\n");
 }
 
+/* The command named @name, or NULL. */
 static const Command *
 find_command (const char *name)
 {
@@ -107,6 +109,8 @@ weft_cli_open_db (const char *command, const char *path)
   return db;
 }
 
+/* `weft help [CMD]`: the overview, or CMD's options as `weft CMD --help`
+ * prints them. */
 static int
 cmd_help (int argc, char **argv)
 {
@@ -135,6 +139,7 @@ cmd_help (int argc, char **argv)
   return WEFT_EXIT_OK;
 }
 
+/* `weft version`: weft's version and what it was built with. */
 static int
 cmd_version (int argc, char **argv)
 {
@@ -162,6 +167,8 @@ cmd_version (int argc, char **argv)
   return WEFT_EXIT_OK;
 }
 
+/* Run the command argv[1] names with the rest of argv; --help and
+ * --version are the commands of those names. */
 int
 main (int argc, char **argv)
 {

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+/* `weft params`: print every parameter table.  Returns the exit status. */
 int
 weft_cmd_params (int argc, char **argv)
 {

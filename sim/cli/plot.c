@@ -162,6 +162,8 @@ plot_run (const PlotArgs *args, WeftDb *db)
   return WEFT_EXIT_OK;
 }
 
+/* `weft plot`: read the options, find gnuplot and the database, draw.
+ * Returns the exit status. */
 int
 weft_cmd_plot (int argc, char **argv)
 {

@@ -43,6 +43,8 @@ parse_options (int argc, char **argv, ReportArgs *args)
   return WEFT_EXIT_OK;
 }
 
+/* `weft report`: read the options, open the database, report the run.
+ * Returns the exit status. */
 int
 weft_cmd_report (int argc, char **argv)
 {

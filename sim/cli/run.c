@@ -53,7 +53,9 @@ select_ranks (const WeftTopology *topo, const char *selector, GError **error)
   return gpus;
 }
 
-/* Set by SIGINT or SIGTERM: the run ends cleanly at the next check. */
+/* Set by SIGINT or SIGTERM: the run ends cleanly at the next check.  The
+ * one global of the command, as a signal handler has nowhere else to
+ * write; the simulations see it through WeftRunOptions.interrupt. */
 static volatile int interrupted;
 
 static void
@@ -63,6 +65,8 @@ on_signal (int sig)
   interrupted = 1;
 }
 
+/* From here on, SIGINT and SIGTERM set `interrupted` instead of ending
+ * the process, so that the run is marked interrupted in the database. */
 static void
 catch_signals (void)
 {
@@ -75,6 +79,7 @@ catch_signals (void)
   sigaction (SIGTERM, &sa, NULL);
 }
 
+/* A size done: the candidate that ran it fastest, and its result. */
 typedef struct {
   uint64_t size;
   int alg;                      /* WeftAlgorithm, or -1: the schedule file */
@@ -82,6 +87,7 @@ typedef struct {
   WeftCollectiveResult result;  /* with its link bins and rank spans */
 } Row;
 
+/* Free @r's link bins and rank spans; clearing twice is harmless. */
 static void
 result_clear (WeftCollectiveResult *r)
 {
@@ -130,6 +136,10 @@ typedef struct {
   WeftPlans *plans;             /* built-in: the size's schedules, or NULL */
 } Candidates;
 
+/* Simulate candidate @pair (an algorithm and protocol) of @data, a
+ * Candidates, at its size: from the size's shared schedules when there
+ * are some, else planned here, or built from the schedule file.  FALSE
+ * with @error if it cannot run; a WeftCandidateFn. */
 static gboolean
 run_candidate (int pair, const WeftRunOptions *options,
                WeftCollectiveResult *result, GError **error, void *data)
@@ -171,6 +181,9 @@ typedef struct {
   int n_threads;
 } SizePool;
 
+/* A thread of the pool: simulate the next size nobody has taken until
+ * none is left, skipping the runs once the interrupt flag is set, and
+ * wake the caller as each is done. */
 static gpointer
 pool_worker (gpointer data)
 {
@@ -197,6 +210,9 @@ pool_worker (gpointer data)
   return NULL;
 }
 
+/* Start @jobs threads (at most one a size) simulating @pair of @cands at
+ * each of the @n @sizes, with @options; @sizes must outlive the pool.
+ * pool_free() waits for them. */
 static SizePool *
 pool_start (const Candidates *cands, int pair, const WeftRunOptions *options,
             const uint64_t *sizes, int n, int jobs)
@@ -832,6 +848,8 @@ run_trace (const WeftRunArgs *args)
   return weft_run_trace (&tr);
 }
 
+/* `weft run`: read the options, then replay a trace or plan, begin the
+ * record, simulate the sizes and record them.  Returns the exit status. */
 int
 weft_cmd_run (int argc, char **argv)
 {

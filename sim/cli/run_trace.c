@@ -17,6 +17,7 @@
 /* The critical path is printed up to this many ops. */
 #define PATH_LINES 24
 
+/* qsort() order of WeftTimes, smallest first. */
 static int
 cmp_time (const void *a, const void *b)
 {
@@ -24,6 +25,9 @@ cmp_time (const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The ranks of @op, as job ranks, in runs such as "0-7,16" (cut short
+ * past about 40 characters), and a send's or receive's peer; the caller
+ * frees it. */
 static char *
 rank_list (const WeftTrace *t, const WeftTraceOp *op)
 {
@@ -56,6 +60,9 @@ rank_list (const WeftTrace *t, const WeftTraceOp *op)
   return g_string_free (s, FALSE);
 }
 
+/* Each job's step, and each rank's step, compute and exposed
+ * communication: a line a rank for small jobs, their spread for large
+ * ones (the database keeps every rank). */
 static void
 print_ranks (const WeftTopology *topo, const WeftTrace *t,
              const WeftTraceResult *r)
@@ -114,6 +121,8 @@ print_ranks (const WeftTopology *topo, const WeftTrace *t,
     }
 }
 
+/* The critical path: how much of it is compute, and its ops, the middle
+ * left out past PATH_LINES. */
 static void
 print_path (const WeftTrace *t, const WeftTraceResult *r)
 {
@@ -150,6 +159,7 @@ print_path (const WeftTrace *t, const WeftTraceResult *r)
     }
 }
 
+/* The replay's progress on a terminal, over itself. */
 static void
 show_progress (uint64_t done, uint64_t total, void *data)
 {
@@ -295,6 +305,7 @@ record_end (const WeftTraceRun *run, const WeftTrace *trace,
   return WEFT_EXIT_OK;
 }
 
+/* Plan, replay and record as a sweep is; see cli.h. */
 int
 weft_run_trace (const WeftTraceRun *run)
 {

@@ -86,6 +86,7 @@ run_flags_clear (RunFlags *f)
   g_free (f->chunks);
 }
 
+/* --NAME VALUE, if given. */
 static void
 add_flag (GPtrArray *args, const char *name, const char *value)
 {
@@ -95,6 +96,7 @@ add_flag (GPtrArray *args, const char *name, const char *value)
   g_ptr_array_add (args, g_strdup (value));
 }
 
+/* --NAME N, if given. */
 static void
 add_int_flag (GPtrArray *args, const char *name, gint64 value)
 {
@@ -125,6 +127,9 @@ run_flags (const RunFlags *f)
   return args;
 }
 
+/* Start point @p's worker, a `weft run` of the scenario with the point's
+ * --set values and @flags, one core, and its own shard and stderr file.
+ * FALSE with @error if it cannot be started. */
 static gboolean
 start_point (const char *self, const char *scenario, const GArray *grids,
              const GPtrArray *flags, const char *sweep_id, Point *p,
@@ -227,6 +232,9 @@ finish_point (WeftDb *db, const char *scenario, const GArray *grids,
   return ok;
 }
 
+/* The table of the points: each one's run (found by its parameters,
+ * wherever and by whichever rank it ran), size, time, bus bandwidth and
+ * busiest link, or why it failed. */
 static void
 print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
                Point *points, guint n)
@@ -837,6 +845,8 @@ record (const SweepArgs *opts, Sweep *sw, int status)
   return status;
 }
 
+/* `weft sweep`: read the options, plan the points, run them and record
+ * them.  Returns the exit status. */
 int
 weft_cmd_sweep (int argc, char **argv)
 {

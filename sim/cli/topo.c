@@ -62,6 +62,8 @@ parse_options (int argc, char **argv, TopoArgs *args)
   return WEFT_EXIT_OK;
 }
 
+/* `weft topo`: read the options, load the scenario, summarise it.
+ * Returns the exit status. */
 int
 weft_cmd_topo (int argc, char **argv)
 {

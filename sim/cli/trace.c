@@ -285,6 +285,8 @@ write_trace (const WeftTraceJobShape *shape, const char *out_path,
   return WEFT_EXIT_OK;
 }
 
+/* `weft trace`: `chakra`, or `generate`: read the options and the job's
+ * shape, write its trace.  Returns the exit status. */
 int
 weft_cmd_trace (int argc, char **argv)
 {
