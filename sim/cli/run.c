@@ -38,7 +38,8 @@ select_ranks (const WeftTopology *topo, const char *selector, GError **error)
     }
   for (guint i = 0; i < names->len; i++)
     {
-      uint32_t id = weft_topology_find_node (topo, g_ptr_array_index (names, i));
+      uint32_t id = weft_topology_find_node (topo,
+                                             g_ptr_array_index (names, i));
       if (id != WEFT_NONE && topo->nodes[id].kind == WEFT_NODE_GPU)
         g_array_append_val (gpus, id);
     }

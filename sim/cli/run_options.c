@@ -368,7 +368,8 @@ workload_numbers (const WeftCfg *w, Flags *f, GError **error)
 
   for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
     {
-      if (*counts[i].var != G_MININT64 || !(v = weft_cfg_get (w, counts[i].key)))
+      if (*counts[i].var != G_MININT64
+          || !(v = weft_cfg_get (w, counts[i].key)))
         continue;
       if (!weft_cfg_expect_scalar (v, counts[i].key, error))
         return FALSE;

@@ -352,7 +352,8 @@ read_flags (int *argc, char ***argv, SweepArgs *opts)
     { "seed", 0, 0, G_OPTION_ARG_INT64, &f->seed, "As weft run (default: 1)",
       "N" },
     { "bin", 0, 0, G_OPTION_ARG_STRING, &f->bin,
-      "As weft run (default: a thousandth of the run, wider on large fabrics)", "WIDTH" },
+      "As weft run (default: a thousandth of the run, wider on large "
+      "fabrics)", "WIDTH" },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
