@@ -344,6 +344,22 @@ START_TEST (test_topo)
 }
 END_TEST
 
+START_TEST (test_bundled_from_anywhere)
+{
+  /* The tests run in the build tree, where no scenarios/ is: the bundled
+   * scenarios are found in weft's data folder. */
+  ck_assert (!g_file_test ("scenarios", G_FILE_TEST_EXISTS));
+  Result r = weft ("topo", "scenarios/pcie-8gpu.yaml", NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  ck_assert_ptr_nonnull (strstr (r.out, "gpu 8"));
+  result_clear (&r);
+  r = weft ("topo", "scenarios/no-such.yaml", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "scenarios/no-such.yaml"));
+  result_clear (&r);
+}
+END_TEST
+
 START_TEST (test_set_overrides)
 {
   /* --set changes any single value of the scenario, here the servers of
@@ -523,6 +539,7 @@ cli_suite (void)
   tcase_add_test (tc, test_topo);
   tcase_add_test (tc, test_params);
   tcase_add_test (tc, test_set_overrides);
+  tcase_add_test (tc, test_bundled_from_anywhere);
   tcase_add_test (tc, test_trace_command);
   suite_add_tcase (s, tc);
   return s;

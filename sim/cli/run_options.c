@@ -2,6 +2,7 @@
  * section for what it leaves out, the defaults, and the checks of each
  * value, in the order a user meets their messages. */
 #include "run_options.h"
+#include "files.h"
 #include "cli.h"
 #include "config.h"
 #include "units.h"
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define DEFAULT_SCENARIO WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml"
 
 /* The options as GOptionContext leaves them: text as written, and numbers
  * G_MININT64 where not given, so that the workload section or the default
@@ -117,12 +117,7 @@ add_sweep_entries (GOptionContext *context, Flags *f)
       "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
       "all_to_all, send_recv (default: all_reduce)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f->algorithm,
-      "auto, ring, tree, rhd, direct, pairwise, nvls, hierarchical, "
-      "hierarchical-rhd, hierarchical-tree, nvls-tree, or a "
-      "schedule file; "
-      "auto runs each that fits (all but rhd and hierarchical-rhd/-tree, "
-      "which NCCL lacks) and keeps the "
-      "fastest (default: auto)", "ALG" },
+      weft_algorithm_help (), "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
       "auto, LL, LL128 or Simple (default: auto)", "PROTO" },
     { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
@@ -227,11 +222,22 @@ read_flags (int *argc, char ***argv, Flags *f)
 /* Load the scenario argv names (or the bundled one) with the --set
  * overrides into @args; its own errors say file, line and column. */
 static int
-load_scenario (int argc, char **argv, const Flags *f, WeftRunArgs *args)
+load_scenario (int argc, char **argv, Flags *f, WeftRunArgs *args)
 {
   g_autoptr (GError) error = NULL;
 
-  args->scenario_path = g_strdup (argc == 2 ? argv[1] : DEFAULT_SCENARIO);
+  /* Paths not found here are looked for in weft's data folder, so that
+   * the bundled scenarios run from anywhere. */
+  args->scenario_path = argc == 2 ? weft_data_find (argv[1])
+                                  : g_build_filename (weft_data_dir (),
+                                                      "scenarios",
+                                                      "dgx-h100.yaml", NULL);
+  if (f->trace && *f->trace)
+    {
+      char *found = weft_data_find (f->trace);
+      g_free (f->trace);
+      f->trace = found;
+    }
   args->scenario = weft_scenario_load_with (args->scenario_path,
                                             (const char *const *) f->sets,
                                             &error);
@@ -458,11 +464,12 @@ load_schedule_file (const Flags *f, WeftRunArgs *args)
 {
   g_autoptr (GError) error = NULL;
   const char *name = f->algorithm;
+  g_autofree char *path = weft_data_find (name);
 
-  if (!g_file_test (name, G_FILE_TEST_EXISTS))
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
     return weft_cli_usage ("run", "unknown algorithm '%s'; valid: %s", name,
                            weft_algorithm_names ());
-  args->file = weft_schedule_file_load (name, &error);
+  args->file = weft_schedule_file_load (path, &error);
   if (args->file == NULL)
     {
       fprintf (stderr, "%s\n", error->message);

@@ -3,6 +3,7 @@
  * processes that write a database shard each; the shards are merged into
  * the one database, with each point's parameters in run_params. */
 #include "cli.h"
+#include "files.h"
 #include "config.h"
 #include "db.h"
 #include "results.h"
@@ -472,10 +473,13 @@ parse_options (int argc, char **argv, SweepArgs *opts)
 {
   int status;
 
-  if ((status = read_flags (&argc, &argv, opts)) != WEFT_EXIT_OK
-      || (opts->grid_specs == NULL
-          && (status = grid_from_scenario (argv[1], &opts->grid_specs))
-                 != WEFT_EXIT_OK))
+  if ((status = read_flags (&argc, &argv, opts)) != WEFT_EXIT_OK)
+    return status;
+  /* Found in weft's data folder if not here, as weft run finds it. */
+  opts->path = weft_data_find (argv[1]);
+  if (opts->grid_specs == NULL
+      && (status = grid_from_scenario (opts->path, &opts->grid_specs))
+             != WEFT_EXIT_OK)
     return status;
   if (opts->jobs < 0 || opts->jobs > 1024)
     return weft_cli_usage ("sweep", "-j takes 1 to 1024");
@@ -483,12 +487,11 @@ parse_options (int argc, char **argv, SweepArgs *opts)
     opts->jobs = MAX (g_get_num_processors (), 1);
   if ((status = parse_grids (opts)) != WEFT_EXIT_OK)
     return status;
-  if (!g_file_test (argv[1], G_FILE_TEST_IS_REGULAR))
+  if (!g_file_test (opts->path, G_FILE_TEST_IS_REGULAR))
     {
       fprintf (stderr, "weft sweep: %s: no such scenario file\n", argv[1]);
       return WEFT_EXIT_USAGE;
     }
-  opts->path = g_strdup (argv[1]);
   opts->db_file = g_strdup (opts->db_path ? opts->db_path : "weft.db");
   return WEFT_EXIT_OK;
 }

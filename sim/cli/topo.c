@@ -13,7 +13,8 @@ typedef struct {
   char **sets;                  /* --set KEY=VALUE overrides, or NULL */
   gint64 exact;                 /* GPUs up to which the diameter is exact */
   gboolean force;               /* replace a --dot file weft did not write */
-  const char *path;             /* the scenario, in argv */
+  char *path;                   /* the scenario: as given, or found in
+                                   weft's data folder */
 } TopoArgs;
 
 static void
@@ -21,6 +22,7 @@ topo_args_clear (TopoArgs *args)
 {
   g_free (args->dot);
   g_strfreev (args->sets);
+  g_free (args->path);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TopoArgs, topo_args_clear)
@@ -58,7 +60,7 @@ parse_options (int argc, char **argv, TopoArgs *args)
     return weft_cli_usage ("topo", "expected one scenario file");
   if (args->exact < 0)
     return weft_cli_usage ("topo", "--exact-diameter must not be negative");
-  args->path = argv[1];
+  args->path = weft_data_find (argv[1]);
   return WEFT_EXIT_OK;
 }
 
