@@ -244,7 +244,7 @@ START_TEST (test_run_bad_requests)
     { { "--op", "reduce_scatter", "--algorithm", "tree" },
       "algorithm 'tree' cannot run reduce_scatter; valid for reduce_scatter: "
       "auto, ring" },
-    { { "--ranks", "gpu[0-3]" }, "rank selector 'gpu[0-3]' matches no GPU" },
+    { { "--ranks", "gpu[0-3]" }, "rank selector 'gpu[0-3]' names 'gpu0', which is no node" },
     { { "-e", "8X" }, "'8X' is not a size" },
     { { "-b", "1G", "-e", "1M" }, "the smallest size (-b) is larger" },
     { { "--protocol", "LL64" }, "unknown protocol 'LL64'" },
@@ -341,6 +341,38 @@ START_TEST (test_topo)
   g_remove (bad);
   g_remove (dot);
   g_rmdir (dir);
+}
+END_TEST
+
+START_TEST (test_ranks_named_exactly)
+{
+  /* Each case is refused before anything is simulated or recorded. */
+  const char *cases[][3] = {
+    { "--ranks", "dgx/gpu[0-8]", "names 'dgx/gpu8', which is no node" },
+    { "--ranks", "dgx/gpu[0,0]", "names 'dgx/gpu0' twice" },
+    { "--ranks", "dgx/nvswitch[0-1]", "names 'dgx/nvswitch0', which is not "
+      "a GPU" },
+    { "--ranks", "dgx/gpu0", "a collective needs two GPUs or more" },
+    { "-b", "0", "must be at least 1 byte" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Result r = weft ("run", cases[i][0], cases[i][1], "--db",
+                       "/nonexistent-dir/x.db", NULL);
+      ck_assert_int_eq (r.status, 2);
+      ck_assert_msg (strstr (r.err, cases[i][2]), "%s: %s", cases[i][1],
+                     r.err);
+      ck_assert_str_eq (r.out, "");
+      result_clear (&r);
+    }
+  /* A schedule file runs with any protocol asked for. */
+  Result r = weft ("run", "--algorithm", WEFT_SOURCE_DIR
+                   "/scenarios/algorithms/ring-allreduce-8.yaml", "-p", "LL",
+                   "-b", "1M", "-e", "1M", "--db", "/nonexistent-dir/x.db",
+                   NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "/nonexistent-dir/x.db"), "%s", r.err);
+  result_clear (&r);
 }
 END_TEST
 
@@ -540,6 +572,7 @@ cli_suite (void)
   tcase_add_test (tc, test_params);
   tcase_add_test (tc, test_set_overrides);
   tcase_add_test (tc, test_bundled_from_anywhere);
+  tcase_add_test (tc, test_ranks_named_exactly);
   tcase_add_test (tc, test_trace_command);
   suite_add_tcase (s, tc);
   return s;

@@ -17,41 +17,53 @@
 #include <unistd.h>
 
 /* The GPUs the run uses: all of them in declaration order, or those named
- * by @selector (a name pattern such as "node[0-3]/gpu[0-7]"). */
+ * by @selector (a name pattern such as "node[0-3]/gpu[0-7]"), each a GPU
+ * of the scenario, named once.  A collective needs two of them. */
 static GArray *
 select_ranks (const WeftTopology *topo, const char *selector, GError **error)
 {
-  GArray *gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
 
   if (selector == NULL)
     {
       for (uint32_t n = 0; n < topo->n_nodes; n++)
         if (topo->nodes[n].kind == WEFT_NODE_GPU)
           g_array_append_val (gpus, n);
-      return gpus;
     }
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  if (!weft_names_expand (selector, names, error))
-    {
-      g_array_unref (gpus);
-      return NULL;
-    }
+  else if (!weft_names_expand (selector, names, error))
+    return NULL;
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
   for (guint i = 0; i < names->len; i++)
     {
-      uint32_t id = weft_topology_find_node (topo,
-                                             g_ptr_array_index (names, i));
-      if (id != WEFT_NONE && topo->nodes[id].kind == WEFT_NODE_GPU)
-        g_array_append_val (gpus, id);
+      const char *name = g_ptr_array_index (names, i);
+      uint32_t id = weft_topology_find_node (topo, name);
+      if (id == WEFT_NONE || topo->nodes[id].kind != WEFT_NODE_GPU)
+        {
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "rank selector '%s' "
+                       "names '%s', which is %s", selector, name,
+                       id == WEFT_NONE ? "no node of the scenario"
+                                       : "not a GPU");
+          return NULL;
+        }
+      if (!g_hash_table_add (seen, GUINT_TO_POINTER (id + 1)))
+        {
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "rank selector '%s' "
+                       "names '%s' twice: a GPU is one rank", selector, name);
+          return NULL;
+        }
+      g_array_append_val (gpus, id);
     }
-  if (gpus->len == 0)
+  if (gpus->len < 2)
     {
-      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
-                   "rank selector '%s' matches no GPU of the scenario",
-                   selector);
-      g_array_unref (gpus);
+      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "a collective needs two "
+                   "GPUs or more, and %s %s", selector ? "the rank selector"
+                                                       : "the scenario",
+                   gpus->len == 0 ? "has none"
+                                  : "has one");
       return NULL;
     }
-  return gpus;
+  return g_steal_pointer (&gpus);
 }
 
 /* Set by SIGINT or SIGTERM: the run ends cleanly at the next check.  The
@@ -376,8 +388,11 @@ find_candidates (const WeftRunArgs *args, Plan *plan)
         any = any || plan->fits[a][pr];
       }
   for (int pr = 0; pr < WEFT_PROTOCOL_COUNT && args->file != NULL; pr++)
-    any = plan->fits[WEFT_ALG_RING][pr] = args->auto_proto
-                                          || pr == (int) args->proto;
+    {
+      plan->fits[WEFT_ALG_RING][pr] = args->auto_proto
+                                      || pr == (int) args->proto;
+      any = any || plan->fits[WEFT_ALG_RING][pr];
+    }
   if (!any)
     return weft_cli_usage ("run", "%s", why ? why->message
                                             : "no algorithm can run this");

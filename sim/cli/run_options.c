@@ -533,6 +533,9 @@ check_sizes (const Flags *f, WeftRunArgs *args)
   if ((f->minbytes && !parse_size (f->minbytes, &args->min_bytes, &error))
       || (f->maxbytes && !parse_size (f->maxbytes, &args->max_bytes, &error)))
     return weft_cli_usage ("run", "%s", error->message);
+  if (args->min_bytes == 0)
+    return weft_cli_usage ("run", "the smallest size (-b) must be at least "
+                           "1 byte: each size is the last times -f");
   if (args->min_bytes > args->max_bytes)
     return weft_cli_usage ("run", "the smallest size (-b) is larger than the "
                            "largest (-e)");
