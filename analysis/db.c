@@ -13,6 +13,7 @@ struct _WeftDb {
   sqlite3_stmt *insert_util;
   sqlite3_stmt *insert_op;
   sqlite3_stmt *insert_rank;
+  const volatile int *interrupt;        /* weft_db_set_interrupt()'s */
 };
 
 static const char schema[] =
@@ -130,9 +131,32 @@ static const char schema[] =
 static gboolean
 fail (WeftDb *db, GError **error, const char *what)
 {
-  g_set_error (error, WEFT_DB_ERROR, 0, "%s: %s: %s", db->path, what,
-               sqlite3_errmsg (db->handle));
+  /* A statement stopped by the flag may have been reset since: the flag
+   * says what stopped it. */
+  gboolean stopped = sqlite3_errcode (db->handle) == SQLITE_INTERRUPT
+                     || (db->interrupt && *db->interrupt);
+
+  g_set_error (error, WEFT_DB_ERROR,
+               stopped ? WEFT_DB_ERROR_INTERRUPTED : WEFT_DB_ERROR_IO,
+               "%s: %s: %s", db->path, what, sqlite3_errmsg (db->handle));
   return FALSE;
+}
+
+/* SQLite's progress handler: a nonzero return stops the statement. */
+static int
+stop_if_set (void *flag)
+{
+  return *(const volatile int *) flag != 0;
+}
+
+void
+weft_db_set_interrupt (WeftDb *db, const volatile int *flag)
+{
+  /* Every thousand virtual machine steps: a long write of link bins or
+   * trace rows stops within microseconds of the flag. */
+  db->interrupt = flag;
+  sqlite3_progress_handler (db->handle, 1000, flag ? stop_if_set : NULL,
+                            (void *) flag);
 }
 
 static gboolean
@@ -140,10 +164,15 @@ exec (WeftDb *db, const char *sql, GError **error)
 {
   char *message = NULL;
 
-  if (sqlite3_exec (db->handle, sql, NULL, NULL, &message) != SQLITE_OK)
+  int rc = sqlite3_exec (db->handle, sql, NULL, NULL, &message);
+
+  if (rc != SQLITE_OK)
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s: %s", db->path,
-                   message ? message : "error");
+      g_set_error (error, WEFT_DB_ERROR,
+                   rc == SQLITE_INTERRUPT || (db->interrupt && *db->interrupt)
+                       ? WEFT_DB_ERROR_INTERRUPTED
+                       : WEFT_DB_ERROR_IO,
+                   "%s: %s", db->path, message ? message : "error");
       sqlite3_free (message);
       return FALSE;
     }
@@ -201,7 +230,8 @@ schema_version (WeftDb *db, GError **error)
   sqlite3_finalize (st);
   if (version > WEFT_DB_SCHEMA_VERSION)
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s: a database of schema "
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_FOREIGN, "%s: a "
+                   "database of schema "
                    "version %d, newer than this weft's %d", db->path, version,
                    WEFT_DB_SCHEMA_VERSION);
       return -1;
@@ -238,7 +268,8 @@ own_or_empty (WeftDb *db, int version, GError **error)
       if (version > 0)
         return TRUE;
     }
-  g_set_error (error, WEFT_DB_ERROR, 0, "%s: not a weft results database "
+  g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_FOREIGN, "%s: not a weft "
+               "results database "
                "(it holds another program's tables); name a new file with "
                "--db", db->path);
   return FALSE;
@@ -303,7 +334,8 @@ weft_db_open_existing (const char *path, GError **error)
   db->path = g_strdup (path);
   if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s: no such database", path);
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA,
+                   "%s: no such database", path);
       return NULL;
     }
   /* Read-only if that is all the file allows: reading needs no more. */
@@ -320,7 +352,8 @@ weft_db_open_existing (const char *path, GError **error)
     return NULL;
   if (version == 0)
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s: the database holds no run",
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA,
+                   "%s: the database holds no run",
                    path);
       return NULL;
     }
@@ -633,6 +666,8 @@ weft_db_end_run (WeftDb *db, int64_t run, const char *status,
   sqlite3_stmt *st;
   gboolean ok;
 
+  /* The run's end is written whatever stopped it. */
+  weft_db_set_interrupt (db, NULL);
   if (sqlite3_prepare_v2 (db->handle,
                           "UPDATE runs SET status = ?, wall_seconds = ?, "
                           "events = ? WHERE id = ?",

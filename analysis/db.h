@@ -21,6 +21,8 @@ typedef enum {
   WEFT_DB_ERROR_FOREIGN,        /* not a weft database this weft reads */
   WEFT_DB_ERROR_NO_DATA,        /* no such run, or nothing to show of it */
   WEFT_DB_ERROR_PLOT,           /* gnuplot failed */
+  WEFT_DB_ERROR_INTERRUPTED,    /* stopped by weft_db_set_interrupt()'s
+                                   flag, and rolled back */
 } WeftDbError;
 
 typedef struct _WeftDb WeftDb;
@@ -45,6 +47,12 @@ typedef struct {
   uint64_t seed;
   const char *command;          /* the command line, for the record */
 } WeftRunInfo;
+
+/* From now on, stop any write as soon as *@flag is not 0 (a signal):
+ * the write fails with WEFT_DB_ERROR_INTERRUPTED and what it had written
+ * of its transaction is rolled back.  weft_db_end_run() still writes.
+ * NULL: never stop. */
+void weft_db_set_interrupt (WeftDb *db, const volatile int *flag);
 
 /* Start a run: a row in `runs` with status `running`.  Returns its id, or
  * 0 with @error. */

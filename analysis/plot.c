@@ -19,7 +19,7 @@
 static gboolean
 query_fail (sqlite3 *h, GError **error)
 {
-  g_set_error (error, WEFT_DB_ERROR, 0, "query failed: %s", sqlite3_errmsg (h));
+  g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_IO, "query failed: %s", sqlite3_errmsg (h));
   return FALSE;
 }
 
@@ -530,7 +530,7 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
     return FALSE;
   if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s: cannot create: %s", o->out_dir,
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_IO, "%s: cannot create: %s", o->out_dir,
                    g_strerror (errno));
       return FALSE;
     }
@@ -612,14 +612,14 @@ weft_results_plot_sweep (WeftDb *db, const char *key, const WeftPlotOptions *o,
   if (rows == 0)
     {
       g_string_free (data, TRUE);
-      g_set_error (error, WEFT_DB_ERROR, 0, "no complete run has the "
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "no complete run has the "
                    "parameter '%s'", key);
       return FALSE;
     }
   if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
     {
       g_string_free (data, TRUE);
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s: cannot create: %s", o->out_dir,
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_IO, "%s: cannot create: %s", o->out_dir,
                    g_strerror (errno));
       return FALSE;
     }

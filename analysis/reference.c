@@ -57,7 +57,7 @@ weft_reference_read (const char *csv, const char *system,
     }
   if (rows->len == 0)
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "%s has no %s rows%s%s", csv,
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "%s has no %s rows%s%s", csv,
                    collective, system ? " for system " : "",
                    system ? system : "");
       g_array_unref (rows);

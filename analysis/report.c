@@ -7,7 +7,7 @@
 static gboolean
 query_fail (sqlite3 *h, GError **error)
 {
-  g_set_error (error, WEFT_DB_ERROR, 0, "query failed: %s", sqlite3_errmsg (h));
+  g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_IO, "query failed: %s", sqlite3_errmsg (h));
   return FALSE;
 }
 
@@ -30,10 +30,10 @@ weft_results_pick_run (WeftDb *db, int64_t run, GError **error)
   if (found == 0)
     {
       if (run > 0)
-        g_set_error (error, WEFT_DB_ERROR, 0, "there is no run %" G_GINT64_FORMAT
+        g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "there is no run %" G_GINT64_FORMAT
                      " in the database", run);
       else
-        g_set_error (error, WEFT_DB_ERROR, 0, "the database holds no run");
+        g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "the database holds no run");
     }
   return found;
 }
@@ -65,7 +65,7 @@ weft_results_summary (WeftDb *db, int64_t run, WeftRunSummary *summary,
   sqlite3_finalize (st);
   if (summary->status == NULL)
     {
-      g_set_error (error, WEFT_DB_ERROR, 0, "there is no run %"
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "there is no run %"
                    G_GINT64_FORMAT " in the database", run);
       return FALSE;
     }

@@ -536,6 +536,61 @@ START_TEST (test_interrupted_run)
 }
 END_TEST
 
+START_TEST (test_signal_at_any_moment)
+{
+  /* A trace replay stopped by SIGTERM at moments through its run (reading
+   * the trace, recording the topology, simulating, writing the rows) ends
+   * within a second, and never leaves its run `running`: either nothing
+   * was recorded yet (the default action, 143), or the run says it was
+   * interrupted (130), or it had finished (0). */
+  g_autofree char *trace = g_build_filename (tmp_dir, "job.yaml", NULL);
+  const char *gen[] = { "trace", "generate", "--tp", "8", "--pp", "4",
+                        "--dp", "8", "-o", trace, NULL };
+  Result r = weft_cmd (gen);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+  static const int delays_ms[] = { 20, 100, 250, 500, 800, 1200, 1600 };
+  for (guint i = 0; i < G_N_ELEMENTS (delays_ms); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("sig%u.db", i);
+      g_autofree char *db = g_build_filename (tmp_dir, name, NULL);
+      char *argv[] = { (char *) WEFT_BINARY, "run",
+                       (char *) SCENARIOS "/h100-256-rail.yaml", "--trace",
+                       trace, "--chunks", "1", "--db", db, NULL };
+      GPid pid;
+      int wait_status;
+      ck_assert (g_spawn_async (tmp_dir, argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD
+                                    | G_SPAWN_STDOUT_TO_DEV_NULL
+                                    | G_SPAWN_STDERR_TO_DEV_NULL,
+                                NULL, NULL, &pid, NULL));
+      g_usleep (delays_ms[i] * 1000);
+      kill (pid, SIGTERM);
+      gint64 sent = g_get_monotonic_time ();
+      ck_assert_int_eq (waitpid (pid, &wait_status, 0), pid);
+      gint64 took = g_get_monotonic_time () - sent;
+      int code = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
+                 : WIFSIGNALED (wait_status) ? 128 + WTERMSIG (wait_status)
+                                             : -1;
+      ck_assert_msg (code == 0 || code == 130 || code == 143,
+                     "after %d ms: exit %d", delays_ms[i], code);
+      ck_assert_msg (took < G_USEC_PER_SEC, "after %d ms: took %" G_GINT64_FORMAT
+                     " us to stop", delays_ms[i], took);
+      if (!g_file_test (db, G_FILE_TEST_EXISTS))
+        continue;
+      sqlite3 *h = open_db (name);
+      g_autofree char *status = text (h, "SELECT status FROM runs");
+      g_autofree char *check = text (h, "PRAGMA integrity_check");
+      if (status != NULL)
+        ck_assert_msg (strcmp (status, code == 0 ? "complete" : "interrupted")
+                       == 0, "after %d ms: exit %d, run %s", delays_ms[i],
+                       code, status);
+      ck_assert_str_eq (check, "ok");
+      sqlite3_close (h);
+    }
+}
+END_TEST
+
 START_TEST (test_report_and_plot)
 {
   const char *run[] = { "run", "--db", "r.db", "-b", "1M", "-e", "256M", NULL };
@@ -943,6 +998,7 @@ results_suite (void)
   tcase_add_test (tc, test_unwritable_database);
   tcase_add_test (tc, test_interrupted_run);
   tcase_add_test (tc, test_foreign_database_untouched);
+  tcase_add_test (tc, test_signal_at_any_moment);
   tcase_add_test (tc, test_read_only_database);
   suite_add_tcase (s, tc);
 

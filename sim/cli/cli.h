@@ -45,6 +45,9 @@ typedef struct {
   WeftTime bin_width;           /* 0: widening bins within a budget */
   const char *command;
   const volatile int *interrupted;
+  void (*catch_signals) (void); /* from then on SIGINT and SIGTERM set
+                                   *interrupted: called once the trace is
+                                   read, as its run is recorded */
   int jobs;                     /* auto's candidates simulated at once */
 } WeftTraceRun;
 

@@ -508,6 +508,7 @@ record_begin (const WeftRunArgs *args, Record *rec)
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_FAILURE;
     }
+  weft_db_set_interrupt (rec->db, &interrupted);
   rec->wall_start = g_get_monotonic_time ();
   return WEFT_EXIT_OK;
 }
@@ -809,6 +810,9 @@ record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
                                            result->n_spans, &error);
       clock += result->time;
       row_clear (row);
+      if (!written && g_error_matches (error, WEFT_DB_ERROR,
+                                       WEFT_DB_ERROR_INTERRUPTED))
+        return record_interrupted (args, rec, out->events);
       if (!written)
         {
           fprintf (stderr, "weft run: %s\n", error->message);
@@ -852,13 +856,12 @@ record_end (const WeftRunArgs *args, const Plan *plan, Outcome *out,
 static int
 run_trace (const WeftRunArgs *args)
 {
-  catch_signals ();
   WeftTraceRun tr = {
     args->scenario_path, args->scenario, args->trace_path, args->fidelity,
     args->seed, args->channels, args->chunks,
     args->auto_alg ? -1 : (int) args->alg,
     args->auto_proto ? -1 : (int) args->proto, args->db_path,
-    args->bin_width, args->command, &interrupted, args->jobs,
+    args->bin_width, args->command, &interrupted, catch_signals, args->jobs,
   };
 
   return weft_run_trace (&tr);
@@ -880,9 +883,15 @@ weft_cmd_run (int argc, char **argv)
   weft_log_setup (args.log_level);
   if (args.trace_path != NULL)
     return run_trace (&args);
-  if ((status = plan_run (&args, &plan)) != WEFT_EXIT_OK
-      || (status = record_begin (&args, &rec)) != WEFT_EXIT_OK)
+  if ((status = plan_run (&args, &plan)) != WEFT_EXIT_OK)
     return status;
+  /* Until the run is in the database a signal ends the process, leaving
+   * nothing; from here on it marks the run interrupted. */
+  catch_signals ();
+  if ((status = record_begin (&args, &rec)) != WEFT_EXIT_OK)
+    return status;
+  if (interrupted)
+    return record_interrupted (&args, &rec, 0);
   run_sizes (&args, &plan, &out);
   return record_end (&args, &plan, &out, &rec);
 }

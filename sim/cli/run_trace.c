@@ -227,6 +227,7 @@ record_begin (const WeftTraceRun *run, Record *rec)
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_FAILURE;
     }
+  weft_db_set_interrupt (rec->db, run->interrupted);
   rec->wall_start = g_get_monotonic_time ();
   return WEFT_EXIT_OK;
 }
@@ -251,6 +252,9 @@ replay (const WeftTraceRun *run, const WeftTrace *trace,
   gboolean ran = weft_trace_run (topo, trace, &options, result, error);
   if (options.progress)
     fprintf (stderr, "\r%60s\r", "");
+  /* A signal after the last event still stops what is left to do. */
+  if (ran && *run->interrupted)
+    result->interrupted = TRUE;
   if (!ran || result->interrupted)
     return ran;
   printf ("# weft %s: trace %s on %s, %u job%s, %u ranks, %u ops, %s "
@@ -283,7 +287,11 @@ record_end (const WeftTraceRun *run, const WeftTrace *trace,
                        NULL);
       return WEFT_EXIT_USAGE;
     }
-  if (result->interrupted)
+  gboolean written = !result->interrupted
+                     && weft_db_write_trace (rec->db, rec->id, trace, result,
+                                             &error);
+  if (result->interrupted
+      || g_error_matches (error, WEFT_DB_ERROR, WEFT_DB_ERROR_INTERRUPTED))
     {
       fprintf (stderr, "weft run: interrupted; run %" G_GINT64_FORMAT
                " is marked interrupted in %s\n", rec->id,
@@ -293,7 +301,7 @@ record_end (const WeftTraceRun *run, const WeftTrace *trace,
                        result->events, NULL);
       return 130;
     }
-  if (!weft_db_write_trace (rec->db, rec->id, trace, result, &error)
+  if (!written
       || !weft_db_end_run (rec->db, rec->id, "complete",
                            (g_get_monotonic_time () - rec->wall_start) / 1e6,
                            result->events, &error))
@@ -317,6 +325,7 @@ weft_run_trace (const WeftTraceRun *run)
 
   if ((trace = plan_trace (run)) == NULL)
     return WEFT_EXIT_USAGE;
+  run->catch_signals ();
   if ((status = record_begin (run, &rec)) != WEFT_EXIT_OK)
     return status;
   if (!replay (run, trace, &result, &error))
