@@ -716,10 +716,12 @@ new_group (gpointer data)
 
 START_TEST (test_sweep_points_resume_and_failures)
 {
-  /* Every combination is a run with its parameters; a bad value fails its
-   * point alone; running again skips what is complete. */
+  /* Every combination is a run with its parameters; a combination that
+   * cannot run fails its point alone, and the sweep; running again skips
+   * what is complete.  Grids may vary weft run's own options. */
   const char *sweep[] = { "sweep", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
-                          "--grid", "nodes.0.template=dgx-h100,dgx-h200,nope",
+                          "--grid", "algorithm=ring,nvls",
+                          "--grid", "protocol=LL,Simple",
                           "--grid", "workload.maxbytes=1MiB,4MiB", "-b", "1M",
                           "-j", "2", "--db", "s.db", NULL };
   g_autofree char *with_workload = g_build_filename (tmp_dir, "w.yaml", NULL);
@@ -731,36 +733,79 @@ START_TEST (test_sweep_points_resume_and_failures)
   sweep[1] = with_workload;
 
   Result r = weft_cmd (sweep);
-  ck_assert_int_eq (r.status, 0);
-  ck_assert_ptr_nonnull (strstr (r.out, "# 6 points: 6 run, 0 already "
-                                        "complete, 2 failed"));
-  ck_assert_ptr_nonnull (strstr (r.out, "unknown template 'nope'"));
+  ck_assert_int_eq (r.status, 1);
+  ck_assert_ptr_nonnull (strstr (r.out, "# 8 points: 8 run, 0 already "
+                                        "complete, 2 failed\n"));
+  ck_assert_ptr_nonnull (strstr (r.out, "nvls does not run with the LL "
+                                        "protocol"));
   result_clear (&r);
   sqlite3 *h = open_db ("s.db");
   ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
-                               "'complete'"), 4);
+                               "'complete'"), 6);
   ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
-                               "'failed' AND message LIKE '%nope%'"), 2);
+                               "'failed' AND message LIKE '%LL protocol%'"),
+                    2);
   ck_assert_int_eq (scalar (h, "SELECT COUNT(DISTINCT run_id) FROM "
                                "run_params WHERE key = 'workload.maxbytes'"),
-                    6);
+                    8);
   ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM ops o JOIN run_params p "
                                "ON p.run_id = o.run_id AND p.key = "
-                               "'workload.maxbytes' AND p.value = '4MiB'"), 6);
+                               "'workload.maxbytes' AND p.value = '4MiB'"), 9);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM ops o JOIN run_params p "
+                               "ON p.run_id = o.run_id AND p.key = "
+                               "'algorithm' AND p.value = 'nvls' WHERE "
+                               "o.algorithm = 'nvls'"), 4);
   sqlite3_close (h);
 
   r = weft_cmd (sweep);
-  ck_assert_int_eq (r.status, 0);
-  ck_assert_ptr_nonnull (strstr (r.out, "# 6 points: 2 run, 4 already "
-                                        "complete, 2 failed"));
+  ck_assert_int_eq (r.status, 1);
+  ck_assert_ptr_nonnull (strstr (r.out, "# 8 points: 2 run, 6 already "
+                                        "complete, 2 failed\n"));
   result_clear (&r);
 
-  const char *plot[] = { "plot", "s.db", "--x", "nodes.0.template", "--out",
+  const char *plot[] = { "plot", "s.db", "--x", "algorithm", "--out",
                          "sp", NULL };
   r = weft_cmd (plot);
   ck_assert_int_eq (r.status, 0);
   ck_assert_ptr_nonnull (strstr (r.out, "sweep.png"));
   result_clear (&r);
+}
+END_TEST
+
+START_TEST (test_sweep_checks_first)
+{
+  /* A misspelt key, or a value no point can run with, stops the sweep
+   * before any point runs, with weft run's own message; a shard left
+   * empty by a worker that could not write it is dropped. */
+  g_autofree char *empty = g_build_filename (tmp_dir, "c.db.shard-0-1-0.db",
+                                             NULL);
+  ck_assert (g_file_set_contents (empty, "", 0, NULL));
+  const char *cases[][3] = {
+    { "link_types.nvlink4.latncy=100ns,200ns", "protocol=Simple",
+      "--grid link_types.nvlink4.latncy=100ns: --set "
+      "link_types.nvlink4.latncy=100ns:1:1: unknown key 'latncy'; did you "
+      "mean 'latency'?" },
+    { "nodes.0.template=dgx-h100,nope", "protocol=Simple",
+      "--grid nodes.0.template=nope:" },
+    { "algorithm=ring,tre", "protocol=LL,Simple",
+      "--grid algorithm=tre: weft run: unknown algorithm 'tre'" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *sweep[] = { "sweep", WEFT_SOURCE_DIR
+                              "/scenarios/dgx-h100.yaml", "--grid",
+                              cases[i][0], "--grid", cases[i][1], "-b", "1M",
+                              "-e", "1M", "--db", "c.db", NULL };
+      Result r = weft_cmd (sweep);
+      ck_assert_int_eq (r.status, 2);
+      ck_assert_msg (strstr (r.err, cases[i][2]), "%s", r.err);
+      ck_assert_str_eq (r.out, "");
+      result_clear (&r);
+    }
+  ck_assert (!g_file_test (empty, G_FILE_TEST_EXISTS));
+  sqlite3 *h = open_db ("c.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs"), 0);
+  sqlite3_close (h);
 }
 END_TEST
 
@@ -860,6 +905,80 @@ START_TEST (test_sweep_killed_then_resumed)
   g_autofree char *check = text (h, "PRAGMA integrity_check");
   ck_assert_str_eq (check, "ok");
   sqlite3_close (h);
+}
+END_TEST
+
+/* The processes whose command line holds @needle. */
+static guint
+processes_with (const char *needle)
+{
+  GDir *proc = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+  guint found = 0;
+
+  while (proc && (name = g_dir_read_name (proc)))
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/%s/cmdline", name);
+      g_autofree char *cmd = NULL;
+      gsize len;
+      if (!g_ascii_isdigit (name[0])
+          || !g_file_get_contents (path, &cmd, &len, NULL))
+        continue;
+      for (gsize i = 0; i < len; i += strlen (cmd + i) + 1)
+        if (strstr (cmd + i, needle))
+          {
+            found++;
+            break;
+          }
+    }
+  if (proc)
+    g_dir_close (proc);
+  return found;
+}
+
+START_TEST (test_sweep_stopped_alone)
+{
+  /* A signal to the sweep alone (not its process group) stops its
+   * workers too: SIGTERM takes in what they did, marked interrupted, and
+   * ends with 130; after SIGKILL they end on their own. */
+  for (int sig = 0; sig < 2; sig++)
+    {
+      g_autofree char *name = g_strdup_printf ("alone%d.db", sig);
+      g_autofree char *db = g_build_filename (tmp_dir, name, NULL);
+      char *argv[] = { (char *) WEFT_BINARY, "sweep",
+                       WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml", "--grid",
+                       "link_types.nvlink4.latency=100ns,200ns,300ns,400ns",
+                       "--fidelity", "packet", "-b", "1G", "-e", "1G", "-a",
+                       "ring", "-j", "2", "--db", db, NULL };
+      GPid pid;
+      int wait_status;
+      ck_assert (g_spawn_async (tmp_dir, argv, NULL,
+                                G_SPAWN_DO_NOT_REAP_CHILD
+                                    | G_SPAWN_STDOUT_TO_DEV_NULL
+                                    | G_SPAWN_STDERR_TO_DEV_NULL,
+                                NULL, NULL, &pid, NULL));
+      /* Until its workers run. */
+      for (int tries = 0; tries < 300 && processes_with (name) < 3; tries++)
+        g_usleep (50 * 1000);
+      ck_assert_uint_ge (processes_with (name), 3);
+      kill (pid, sig == 0 ? SIGTERM : SIGKILL);
+      ck_assert_int_eq (waitpid (pid, &wait_status, 0), pid);
+      if (sig == 0)
+        {
+          ck_assert (WIFEXITED (wait_status));
+          ck_assert_int_eq (WEXITSTATUS (wait_status), 130);
+          sqlite3 *h = open_db (name);
+          ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE "
+                                       "status = 'interrupted'"), 2);
+          ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE "
+                                       "status NOT IN ('interrupted', "
+                                       "'complete')"), 0);
+          sqlite3_close (h);
+        }
+      for (int tries = 0; tries < 100 && processes_with (name) > 0; tries++)
+        g_usleep (50 * 1000);
+      ck_assert_uint_eq (processes_with (name), 0);
+    }
 }
 END_TEST
 
@@ -1013,6 +1132,8 @@ results_suite (void)
   tcase_set_timeout (tc, 300);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_sweep_points_resume_and_failures);
+  tcase_add_test (tc, test_sweep_checks_first);
+  tcase_add_test (tc, test_sweep_stopped_alone);
   tcase_add_test (tc, test_sweep_section);
   tcase_add_test (tc, test_shard_moved_once);
   tcase_add_test (tc, test_sweep_killed_then_resumed);

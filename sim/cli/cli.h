@@ -49,6 +49,7 @@ typedef struct {
                                    *interrupted: called once the trace is
                                    read, as its run is recorded */
   int jobs;                     /* auto's candidates simulated at once */
+  gboolean check;               /* read and check the trace, and stop */
 } WeftTraceRun;
 
 /* Replay a trace, print each job's ranks and the critical path, and record

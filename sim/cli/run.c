@@ -447,6 +447,28 @@ plan_run (const WeftRunArgs *args, Plan *plan)
   return WEFT_EXIT_OK;
 }
 
+/* `weft run --check`: what would run, once every option and the
+ * scenario passed their checks.  Returns WEFT_EXIT_OK. */
+static int
+print_plan (const WeftRunArgs *args, const Plan *plan)
+{
+  g_autofree char *first = weft_format_size (plan->sizes[0]);
+  g_autofree char *last = weft_format_size (plan->sizes[plan->n_sizes - 1]);
+
+  printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
+          weft_op_name (args->op), args->scenario_path, plan->n,
+          weft_fidelity_name (args->fidelity));
+  printf ("# %d size%s from %s to %s; candidates:", plan->n_sizes,
+          plan->n_sizes == 1 ? "" : "s", first, last);
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
+      if (plan->fits[a][pr])
+        printf (" %s/%s", args->file ? "file" : weft_algorithm_name (a),
+                weft_protocol_name (pr));
+  printf ("\n# checked: nothing simulated or recorded\n");
+  return WEFT_EXIT_OK;
+}
+
 /* The run's row in the database.  It is begun before the first
  * simulation, so that a run stopped or failed part way is still there,
  * saying so. */
@@ -862,6 +884,7 @@ run_trace (const WeftRunArgs *args)
     args->auto_alg ? -1 : (int) args->alg,
     args->auto_proto ? -1 : (int) args->proto, args->db_path,
     args->bin_width, args->command, &interrupted, catch_signals, args->jobs,
+    args->check,
   };
 
   return weft_run_trace (&tr);
@@ -885,6 +908,8 @@ weft_cmd_run (int argc, char **argv)
     return run_trace (&args);
   if ((status = plan_run (&args, &plan)) != WEFT_EXIT_OK)
     return status;
+  if (args.check)
+    return print_plan (&args, &plan);
   /* Until the run is in the database a signal ends the process, leaving
    * nothing; from here on it marks the run interrupted. */
   catch_signals ();

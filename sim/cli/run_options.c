@@ -21,6 +21,7 @@ typedef struct {
   gint64 stepfactor, seed, jobs;
   gint64 channels, chunks;      /* 0: auto; read from the text above or
                                    the workload section */
+  gboolean check;
 } Flags;
 
 static void
@@ -178,6 +179,9 @@ add_run_entries (GOptionContext *context, Flags *f)
       "cores)", "N" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &f->log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
+    { "check", 0, 0, G_OPTION_ARG_NONE, &f->check,
+      "Check the options, the scenario and what can run, print the plan "
+      "and stop, simulating and recording nothing (default: run)", NULL },
     G_OPTION_ENTRY_NULL
   };
 
@@ -607,5 +611,6 @@ weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
   args->params = g_steal_pointer (&f.params);
   args->ranks = g_steal_pointer (&f.ranks);
   args->alg_name = g_steal_pointer (&f.algorithm);
+  args->check = f.check;
   return WEFT_EXIT_OK;
 }

@@ -39,6 +39,7 @@ typedef struct {
   int jobs;                     /* simulations at once, 1 to 64 */
   WeftTime bin_width;           /* ps; 0: widening within a budget */
   WeftLogLevel log_level;
+  gboolean check;               /* plan only: simulate and record nothing */
 } WeftRunArgs;
 
 /* Fill @args from `weft run`'s @argv (argv[0] is "run"), the scenario it

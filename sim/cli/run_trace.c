@@ -325,6 +325,15 @@ weft_run_trace (const WeftTraceRun *run)
 
   if ((trace = plan_trace (run)) == NULL)
     return WEFT_EXIT_USAGE;
+  if (run->check)
+    {
+      printf ("# weft %s: trace %s on %s, %u job%s, %u ranks, %u ops\n"
+              "# checked: nothing simulated or recorded\n", WEFT_VERSION,
+              run->trace_path, run->scenario_path, trace->jobs->len,
+              trace->jobs->len == 1 ? "" : "s", trace->gpus->len,
+              trace->ops->len);
+      return WEFT_EXIT_OK;
+    }
   run->catch_signals ();
   if ((status = record_begin (run, &rec)) != WEFT_EXIT_OK)
     return status;

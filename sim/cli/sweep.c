@@ -23,6 +23,31 @@
 
 #define SWEEP_KEY "_sweep"      /* run_params key: what else the point ran */
 
+/* Grid keys that are options of weft run, passed to a point as --KEY
+ * VALUE; any other key is a scenario key, passed as --set KEY=VALUE. */
+static const char *const run_keys[] = {
+  "op", "algorithm", "protocol", "minbytes", "maxbytes", "stepfactor",
+  "ranks", "fidelity", "channels", "chunks", "seed", "bin", NULL
+};
+
+static gboolean
+is_run_key (const char *key)
+{
+  return g_strv_contains (run_keys, key);
+}
+
+/* Signals that stop the sweep: its workers are told to stop, what they
+ * finished is taken in, and the sweep ends with status 130.  The one
+ * global of the command, as a signal handler has nowhere else to write. */
+static volatile int stopped;
+
+static void
+on_signal (int sig)
+{
+  (void) sig;
+  stopped = 1;
+}
+
 typedef struct {
   char **values;                /* one per grid */
   int64_t run;                  /* in the database, once done */
@@ -128,28 +153,63 @@ run_flags (const RunFlags *f)
   return args;
 }
 
-/* Start point @p's worker, a `weft run` of the scenario with the point's
- * --set values and @flags, one core, and its own shard and stderr file.
- * FALSE with @error if it cannot be started. */
-static gboolean
-start_point (const char *self, const char *scenario, const GArray *grids,
-             const GPtrArray *flags, const char *sweep_id, Point *p,
-             GError **error)
+/* The arguments of a `weft run` of @scenario at the point @values (one a
+ * grid) with @flags: each grid's value as --set KEY=VALUE, or --KEY VALUE
+ * for an option of weft run. */
+static GPtrArray *
+point_argv (const char *self, const char *scenario, const GArray *grids,
+            const GPtrArray *flags, char *const *values)
 {
-  g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
 
   g_ptr_array_add (argv, g_strdup (self));
   g_ptr_array_add (argv, g_strdup ("run"));
   g_ptr_array_add (argv, g_strdup (scenario));
   for (guint g = 0; g < grids->len; g++)
     {
-      g_ptr_array_add (argv, g_strdup ("--set"));
-      g_ptr_array_add (argv, g_strdup_printf (
-                                 "%s=%s", g_array_index (grids, Grid, g).key,
-                                 p->values[g]));
+      const char *key = g_array_index (grids, Grid, g).key;
+      if (is_run_key (key))
+        {
+          g_ptr_array_add (argv, g_strdup_printf ("--%s", key));
+          g_ptr_array_add (argv, g_strdup (values[g]));
+        }
+      else
+        {
+          g_ptr_array_add (argv, g_strdup ("--set"));
+          g_ptr_array_add (argv, g_strdup_printf ("%s=%s", key, values[g]));
+        }
     }
   for (guint i = 0; i < flags->len; i++)
     g_ptr_array_add (argv, g_strdup (g_ptr_array_index (flags, i)));
+  return argv;
+}
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+/* In a worker, before it runs: it is stopped (SIGTERM, its run marked
+ * interrupted) if the sweep ends first, however the sweep ended. */
+static void
+stop_with_parent (gpointer data)
+{
+  (void) data;
+#ifdef __linux__
+  prctl (PR_SET_PDEATHSIG, SIGTERM);
+#endif
+}
+
+/* Start point @p's worker, a `weft run` of the scenario with the point's
+ * values and @flags, one core, and its own shard and stderr file.  FALSE
+ * with @error if it cannot be started. */
+static gboolean
+start_point (const char *self, const char *scenario, const GArray *grids,
+             const GPtrArray *flags, const char *sweep_id, Point *p,
+             GError **error)
+{
+  g_autoptr (GPtrArray) argv = point_argv (self, scenario, grids, flags,
+                                           p->values);
+
   /* The run records its own parameters, so that a shard left behind by a
    * sweep that was stopped still says which point it is. */
   for (guint g = 0; g < grids->len; g++)
@@ -172,8 +232,9 @@ start_point (const char *self, const char *scenario, const GArray *grids,
   int err = open (p->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   gboolean ok = err >= 0 && out >= 0
                 && g_spawn_async_with_fds (NULL, (char **) argv->pdata, NULL,
-                                           G_SPAWN_DO_NOT_REAP_CHILD, NULL,
-                                           NULL, &p->pid, -1, out, err, error);
+                                           G_SPAWN_DO_NOT_REAP_CHILD,
+                                           stop_with_parent, NULL, &p->pid,
+                                           -1, out, err, error);
   if (err < 0 || out < 0)
     g_set_error (error, G_SPAWN_ERROR, 0, "%s: %s", p->err, g_strerror (errno));
   if (out >= 0)
@@ -181,6 +242,87 @@ start_point (const char *self, const char *scenario, const GArray *grids,
   if (err >= 0)
     close (err);
   return ok;
+}
+
+/* `weft run --check` at the point @values: TRUE if the point can run; if
+ * not, weft run's message (less its pointer to its help) in @message. */
+static gboolean
+check_point (const char *self, const char *scenario, const GArray *grids,
+             const GPtrArray *flags, char *const *values, char **message)
+{
+  g_autoptr (GPtrArray) argv = point_argv (self, scenario, grids, flags,
+                                           values);
+  g_autofree char *err = NULL;
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  g_ptr_array_add (argv, g_strdup ("--check"));
+  g_ptr_array_add (argv, NULL);
+  if (!g_spawn_sync (NULL, (char **) argv->pdata, NULL,
+                     G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                     &status, &error))
+    {
+      *message = g_strdup_printf ("%s\n", error->message);
+      return FALSE;
+    }
+  if (g_spawn_check_wait_status (status, NULL))
+    return TRUE;
+  char *help = err ? strstr (err, "'weft run --help'") : NULL;
+  if (help)
+    *help = '\0';
+  *message = g_strdup (err ? g_strchug (err) : "failed\n");
+  return FALSE;
+}
+
+/* Check every value of every grid before any point runs, by `weft run
+ * --check`: a misspelt key or a bad value stops the sweep at once, with
+ * weft run's own message, instead of failing every point.  A value is
+ * tried with the other grids at their first values and, if it cannot
+ * run so, with each other value of one other grid at a time: one that
+ * runs with none of them is refused.  A combination that cannot run is
+ * left to its point.  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE once it
+ * has said what is wrong. */
+static int
+check_grids (const char *self, const char *scenario, const GArray *grids,
+             const GPtrArray *flags)
+{
+  g_autofree char **values = g_new0 (char *, grids->len + 1);
+
+  for (guint g = 0; g < grids->len; g++)
+    values[g] = g_array_index (grids, Grid, g).values[0];
+  for (guint g = 0; g < grids->len; g++)
+    {
+      const Grid *grid = &g_array_index (grids, Grid, g);
+      for (guint v = 0; v < grid->n; v++)
+        {
+          g_autofree char *first = NULL;
+          values[g] = grid->values[v];
+          gboolean ok = check_point (self, scenario, grids, flags, values,
+                                     &first);
+          for (guint h = 0; !ok && h < grids->len; h++)
+            {
+              const Grid *other = &g_array_index (grids, Grid, h);
+              if (h == g)
+                continue;
+              for (guint w = 1; !ok && w < other->n; w++)
+                {
+                  g_autofree char *again = NULL;
+                  values[h] = other->values[w];
+                  ok = check_point (self, scenario, grids, flags, values,
+                                    &again);
+                }
+              values[h] = other->values[0];
+            }
+          if (!ok)
+            {
+              fprintf (stderr, "weft sweep: --grid %s=%s: %s", grid->key,
+                       grid->values[v], first);
+              return WEFT_EXIT_USAGE;
+            }
+        }
+      values[g] = grid->values[0];
+    }
+  return WEFT_EXIT_OK;
 }
 
 /* Bring a finished point's shard into the database, with its parameters;
@@ -206,7 +348,10 @@ finish_point (WeftDb *db, const char *scenario, const GArray *grids,
     ok = weft_db_merge (db, p->shard, runs, error);
   if (!ok)
     return FALSE;
-  gboolean good = WIFEXITED (wait_status) && WEXITSTATUS (wait_status) == 0;
+  /* A worker that was stopped (130) has marked its run interrupted. */
+  gboolean good = WIFEXITED (wait_status) && (WEXITSTATUS (wait_status) == 0
+                                              || WEXITSTATUS (wait_status)
+                                                     == 130);
   if (runs->len > 0)
     p->run = g_array_index (runs, int64_t, runs->len - 1);
   else
@@ -270,7 +415,7 @@ print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
         printf (" %14s", p->values[g]);
       if (!weft_results_summary (db, p->run, &sum, NULL))
         {
-          printf (" %5" G_GINT64_FORMAT "  missing\n", p->run);
+          printf ("     -  not run\n");
           continue;
         }
       if (sum.has_op)
@@ -456,6 +601,15 @@ parse_grids (SweepArgs *opts)
                                spec);
       Grid g = { g_strndup (spec, eq - spec), g_strsplit (eq + 1, ",", -1),
                  0 };
+      g_autofree char *flag = g_strdup_printf ("--%s", g.key);
+      g_autoptr (GPtrArray) given = run_flags (&opts->f);
+      for (guint k = 0; k < given->len; k += 2)
+        if (strcmp (g_ptr_array_index (given, k), flag) == 0)
+          {
+            grid_clear (&g);
+            return weft_cli_usage ("sweep", "%s is both a grid and an "
+                                   "option: give it once", flag);
+          }
       g.n = g_strv_length (g.values);
       opts->total *= g.n;
       g_array_append_val (opts->grids, g);
@@ -509,6 +663,7 @@ typedef struct {
                                    sweep finds its own */
   Point *points;                /* every combination, first grid slowest */
   guint n_points;
+  guint started;                /* this rank's points run */
   guint skipped, failed;        /* this rank's points already complete, and
                                    those that failed */
 } Sweep;
@@ -597,6 +752,14 @@ take_in_shards (WeftDb *db, const char *db_file)
         g_remove (full);
       else if (g_str_has_suffix (name, ".db"))
         {
+          /* A worker that could not write its shard at all (a full disk)
+           * leaves an empty file: it holds no run. */
+          GStatBuf st;
+          if (g_stat (full, &st) == 0 && st.st_size == 0)
+            {
+              g_remove (full);
+              continue;
+            }
           g_autoptr (GArray) merged = g_array_new (FALSE, FALSE,
                                                    sizeof (int64_t));
           if (weft_db_merge (db, full, merged, &error))
@@ -690,6 +853,16 @@ plan_sweep (const SweepArgs *opts, Sweep *sw)
   g_autofree char *joined = g_strjoinv (" ", (char **) sw->flags->pdata);
   g_ptr_array_remove_index (sw->flags, sw->flags->len - 1);
   sw->sweep_id = g_strdup_printf ("%s %s", opts->path, joined);
+  if (sw->rank == 0)
+    {
+      g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+      if ((status = check_grids (self ? self : "weft", opts->path,
+                                 opts->grids, sw->flags)) != WEFT_EXIT_OK)
+        {
+          abort_ranks (sw, status);
+          return status;
+        }
+    }
   wait_for_ranks (sw);
   if ((status = open_rank_databases (opts, sw)) != WEFT_EXIT_OK)
     return status;
@@ -727,6 +900,7 @@ start_points (const SweepArgs *opts, Sweep *sw, const char *self,
           return FALSE;
         }
       (*running)++;
+      sw->started++;
     }
   return TRUE;
 }
@@ -746,7 +920,9 @@ reap_point (const SweepArgs *opts, Sweep *sw, GPid pid, int wait_status,
       {
         (*running)--;
         sw->points[i].pid = 0;
-        if (!WIFEXITED (wait_status) || WEXITSTATUS (wait_status) != 0)
+        if (!WIFEXITED (wait_status)
+            || (WEXITSTATUS (wait_status) != 0
+                && WEXITSTATUS (wait_status) != 130))
           sw->failed++;
         if (!finish_point (target, opts->path, opts->grids, sw->sweep_id,
                            &sw->points[i], wait_status, &error))
@@ -772,15 +948,33 @@ run_points (const SweepArgs *opts, Sweep *sw)
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   guint next = 0, running = 0;
   int status = WEFT_EXIT_OK;
+  gboolean told = FALSE;
+  struct sigaction sa;
 
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset (&sa.sa_mask);
+  sigaction (SIGINT, &sa, NULL);
+  sigaction (SIGTERM, &sa, NULL);
   for (;;)
     {
-      if (!start_points (opts, sw, self ? self : "weft", &next, &running))
+      if (!stopped
+          && !start_points (opts, sw, self ? self : "weft", &next, &running))
         status = WEFT_EXIT_FAILURE;
+      if (stopped && !told)
+        {
+          /* The workers mark their runs interrupted and end. */
+          for (guint i = 0; i < next; i++)
+            if (sw->points[i].pid > 0)
+              kill (sw->points[i].pid, SIGTERM);
+          told = TRUE;
+        }
       if (running == 0)
         break;
       int wait_status;
       GPid pid = waitpid (-1, &wait_status, 0);
+      if (pid < 0 && errno == EINTR)
+        continue;
       if (pid < 0)
         break;
       if (!reap_point (opts, sw, pid, wait_status, next, &running))
@@ -796,13 +990,13 @@ run_points (const SweepArgs *opts, Sweep *sw)
  * @counts; the ranks end MPI.  FALSE if a shard could not be taken in
  * (said on stderr). */
 static gboolean
-gather_ranks (const SweepArgs *opts, Sweep *sw, guint counts[2])
+gather_ranks (const SweepArgs *opts, Sweep *sw, guint counts[3])
 {
   gboolean ok = TRUE;
-  guint sum[2];
+  guint sum[3];
 
   g_clear_pointer (&sw->own, weft_db_close);
-  MPI_Reduce (counts, sum, 2, MPI_UNSIGNED, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Reduce (counts, sum, 3, MPI_UNSIGNED, MPI_SUM, 0, MPI_COMM_WORLD);
   memcpy (counts, sum, sizeof sum);
   MPI_Barrier (MPI_COMM_WORLD);
   for (int r = 0; sw->rank == 0 && r < sw->ranks && sw->ranks > 1; r++)
@@ -832,7 +1026,7 @@ gather_ranks (const SweepArgs *opts, Sweep *sw, guint counts[2])
 static int
 record (const SweepArgs *opts, Sweep *sw, int status)
 {
-  guint counts[2] = { sw->skipped, sw->failed };
+  guint counts[3] = { sw->skipped, sw->failed, sw->started };
   g_autoptr (GError) error = NULL;
 
 #ifdef WEFT_HAVE_MPI
@@ -844,9 +1038,17 @@ record (const SweepArgs *opts, Sweep *sw, int status)
   if (!weft_db_index (sw->db, &error))
     fprintf (stderr, "weft sweep: %s\n", error->message);
   print_summary (sw->db, opts->grids, sw->sweep_id, sw->points, opts->total);
-  printf ("# %u points: %u run, %u already complete, %u failed\n",
-          opts->total, opts->total - counts[0], counts[0], counts[1]);
-  return status;
+  guint left = opts->total - counts[0] - counts[2];
+  printf ("# %u points: %u run, %u already complete, %u failed", opts->total,
+          counts[2], counts[0], counts[1]);
+  printf (left ? ", %u not run\n" : "\n", left);
+  if (stopped)
+    {
+      fprintf (stderr, "weft sweep: interrupted; run it again to finish\n");
+      return 130;
+    }
+  /* A point that failed fails the sweep, the others kept. */
+  return counts[1] > 0 && status == WEFT_EXIT_OK ? WEFT_EXIT_FAILURE : status;
 }
 
 /* `weft sweep`: read the options, plan the points, run them and record
