@@ -26,23 +26,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "network/maxmin.h"
 #include "union_find.h"
-
-/* An event of progressive filling: a link fills up, or a flow reaches its
- * cap, when the common level reaches `level`.  Events are taken in order of
- * (level, key), a total order, so that filling a group of flows alone or
- * among others that share no link with it gives the same rates to the
- * last bit. */
-typedef struct {
-  double level;
-  uint32_t key;                 /* touched link's index, or flow's | FLOW_BIT */
-} Item;
-
-#define FLOW_BIT 0x80000000u
-
-/* Groups of at most this many links find each filling event by a scan
- * rather than a heap. */
-#define SCAN_LINKS 64
 
 /* Groups of more flows than this fetch their flows and links ahead as
  * they are filled, not all at once before: links this far ahead of the
@@ -61,8 +46,8 @@ typedef struct {
 /* A flow fills two cache lines and a link one: at scale every flow and
  * link a recomputation visits is a cache miss, so what it reads of them is
  * kept together (a flow's path beside its figures, not behind a pointer),
- * and what only filling needs lives in Slack.  What a recomputation does
- * not read of a flow is in its FlowSide: kept in the flow, those two
+ * and what only filling needs lives in the solver's arrays.  What a
+ * recomputation does not read of a flow is in its FlowSide: kept in the flow, those two
  * lines more made halving-doubling over 16,384 GPUs 3% slower. */
 typedef struct {
   _Alignas (64) double rate;    /* B/s */
@@ -74,7 +59,6 @@ typedef struct {
                                    see flow_share(), flow_path() and
                                    flow_slot() */
   uint8_t room_log2;            /* far holds 2^room_log2 links */
-  uint8_t frozen;               /* during filling */
   uint8_t capped;               /* its transfer's cap applies */
   uint8_t unit;                 /* each of its links carries all its bytes:
                                    its shares are unit_shares, and its
@@ -146,17 +130,6 @@ prefetch_flows (const Link *link)
     __builtin_prefetch (link->flows);
 }
 
-/* A touched link while its group fills. */
-typedef struct {
-  double residual;              /* what fixed and frozen flows leave */
-  double level;                 /* residual over weight: when it fills */
-  double weight;                /* shares of its unfrozen flows */
-  uint32_t unfrozen;
-  uint32_t start;               /* its affected flows: members from here to
-                                   the next link's start */
-  uint32_t fill;                /* next free member slot */
-} Slack;
-
 static const double unit_shares[] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
 G_STATIC_ASSERT (G_N_ELEMENTS (unit_shares) == NEAR_LINKS);
 
@@ -188,26 +161,7 @@ ids_push (Ids *a, uint32_t id)
   a->v[a->n++] = id;
 }
 
-/* What one thread filling groups of flows works in. */
-typedef struct {
-  Item *heap;
-  uint32_t heap_n, heap_cap;
-  Ids members;                  /* affected flows of each touched link */
-  Ids capped;                   /* affected flows (positions) with a cap */
-  Slack *slack;                 /* per touched link of the filling group */
-  uint32_t slack_cap;
-} Filler;
-
 typedef struct _Worker Worker;
-
-static void
-filler_clear (Filler *w)
-{
-  g_free (w->heap);
-  g_free (w->members.v);
-  g_free (w->capped.v);
-  g_free (w->slack);
-}
 
 typedef struct {
   WeftNetwork base;
@@ -234,7 +188,7 @@ typedef struct {
   Ids sort_scratch;              /* sort_ids()'s */
   Ids touched;                  /* link ids */
   Ids touched_owner;            /* per touched link: an affected flow on it */
-  Filler filler;                /* the simulating thread's */
+  WeftMaxmin *solver;           /* the simulating thread's */
   Ids group_of, group_start;    /* grouping: per affected flow, per group */
   Ids by_group, links_by_group; /* affected flows and touched links, grouped */
   Ids link_group_start;
@@ -288,6 +242,7 @@ flow_create (void)
 {
   FlowNet *f = g_new0 (FlowNet, 1);
 
+  f->solver = weft_maxmin_new ();
   return &f->base;
 }
 
@@ -324,7 +279,7 @@ flow_destroy (WeftNetwork *net)
     g_free (ids[i]->v);
   if (f->workers != NULL)
     workers_stop (f);
-  filler_clear (&f->filler);
+  weft_maxmin_free (f->solver);
   g_free (f);
 }
 
@@ -792,118 +747,33 @@ drained (WeftSim *sim, void *target, void *data)
     }
 }
 
-/* ---- a min-heap of (level, key) with lazy deletion ---- */
-
-static inline gboolean
-before (const Item *a, const Item *b)
-{
-  return a->level < b->level || (a->level == b->level && a->key < b->key);
-}
-
+/* Fill the @n_aff affected flows @affected, which cross the @n_touched
+ * links @touched, with solver @m, the other flows held fixed: each link
+ * that can fill is given to it with what the fixed flows leave of its
+ * capacity, and each flow with the rate it had, still counted on its
+ * links.  A large group's links and flows are fetched here, a few ahead
+ * (see fill_range()). */
 static void
-sift_down (Item *h, uint32_t n, uint32_t i, Item item)
-{
-  for (;;)
-    {
-      uint32_t c = 2 * i + 1;
-      if (c >= n)
-        break;
-      if (c + 1 < n && before (&h[c + 1], &h[c]))
-        c++;
-      if (!before (&h[c], &item))
-        break;
-      h[i] = h[c];
-      i = c;
-    }
-  h[i] = item;
-}
-
-/* The first entries go in as they come, and are made a heap at once. */
-static inline void
-append (Filler *w, Item item)
-{
-  if (w->heap_n == w->heap_cap)
-    {
-      w->heap_cap = w->heap_cap ? w->heap_cap * 2 : 64;
-      w->heap = g_renew (Item, w->heap, w->heap_cap);
-    }
-  w->heap[w->heap_n++] = item;
-}
-
-static void
-heapify (Filler *w)
-{
-  for (uint32_t i = w->heap_n / 2; i-- > 0;)
-    sift_down (w->heap, w->heap_n, i, w->heap[i]);
-}
-
-/* Take the top off: its hole goes down along the lesser children to the
- * bottom, and the last entry rises into it from there.  The last entry
- * mostly belongs near the bottom, and this asks one comparison a level
- * where sifting it down from the top asks two. */
-static void
-pop (Filler *w)
-{
-  Item *h = w->heap;
-  uint32_t n = --w->heap_n, i = 0;
-
-  if (n == 0)
-    return;
-  for (;;)
-    {
-      uint32_t c = 2 * i + 1;
-      if (c >= n)
-        break;
-      if (c + 1 < n && before (&h[c + 1], &h[c]))
-        c++;
-      h[i] = h[c];
-      i = c;
-    }
-  Item last = h[n];
-  while (i > 0 && before (&last, &h[(i - 1) / 2]))
-    {
-      h[i] = h[(i - 1) / 2];
-      i = (i - 1) / 2;
-    }
-  h[i] = last;
-}
-
-/* Progressive filling over @n_aff affected flows, the others held fixed;
- * @touched lists the links they cross.  All unfrozen flows rise together;
- * link l fills when the common level reaches residual_l / unfrozen_l, and
- * a capped flow stops at its cap.  Taking these events in order of level
- * gives the max-min fair rates.  The heap holds one entry per link, not one
- * per change: a link's level only rises, so an entry found below its
- * link's level when it comes to the top is put back at the level of now,
- * in the top's place (one still at it is current, whatever froze since).
- * Each key has one entry at most and (level, key) orders them
- * totally, so they come out in the same order whatever the heap's shape. */
-static void
-fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
+fill (FlowNet *f, WeftMaxmin *m, const uint32_t *affected, uint32_t n_aff,
       const uint32_t *touched, uint32_t n_touched)
 {
-  if (n_touched + 1 > w->slack_cap)
-    {
-      w->slack_cap = MAX (n_touched + 1, w->slack_cap * 2);
-      w->slack = g_renew (Slack, w->slack, w->slack_cap);
-    }
-  Slack *slack = w->slack;
-
-  /* What the fixed flows leave on each touched link.  A large group's
-   * links and flows are fetched here, a few ahead (see fill_range()). */
   gboolean ahead = n_aff > FETCH_GROUP;
+  uint32_t n_links = 0, hops = 0;
+
+  weft_maxmin_reset (m);
+  weft_maxmin_reserve (m, n_touched, n_aff, 0);
+  WeftMaxminLink *ml = m->links;
   for (uint32_t i = 0; i < n_touched; i++)
     {
       if (ahead && i + FILL_LINKS_AHEAD < n_touched)
         __builtin_prefetch (&f->links[touched[i + FILL_LINKS_AHEAD]]);
       if (cannot_fill (f, touched[i]))
-        {
-          slack[i] = (Slack) { .residual = 0 };
-          continue;
-        }
+        continue;
       Link *link = &f->links[touched[i]];
-      link->at = i;
-      slack[i] = (Slack) { .residual = link->capacity - link->rate_sum };
+      link->at = n_links;
+      ml[n_links].residual = link->capacity - link->rate_sum;
+      ml[n_links].load = link->rate_sum;
+      ml[n_links++].id = touched[i];
     }
   for (uint32_t i = 0; i < n_aff; i++)
     {
@@ -917,162 +787,30 @@ fill (FlowNet *f, Filler *w, const uint32_t *affected, uint32_t n_aff,
       Flow *flow = &f->flows[affected[i]];
       const uint32_t *path = flow_path (flow);
       const double *share = flow_share (f, flow);
-      for (uint32_t k = 0; k < flow->path_len; k++)
-        {
-          if (cannot_fill (f, path[k]))
-            continue;
-          Link *link = &f->links[path[k]];
-          Slack *s = &slack[link->at];
-          s->residual += flow->rate * share[k];
-          link->rate_sum -= flow->rate * share[k];
-          s->unfrozen++;
-          s->weight += share[k];
-        }
-      flow->frozen = FALSE;
-      flow->old_rate = flow->rate;
-      flow->rate = 0;
-    }
-
-  /* The affected flows of each touched link, bucketed (a link may carry
-   * many more flows that are held fixed). */
-  uint32_t total = 0;
-  for (uint32_t i = 0; i < n_touched; i++)
-    {
-      slack[i].start = slack[i].fill = total;
-      total += slack[i].unfrozen;
-    }
-  slack[n_touched].start = total;
-  ids_resize (&w->members, total);
-  uint32_t *members = w->members.v;
-  for (uint32_t i = 0; i < n_aff; i++)
-    {
-      Flow *flow = &f->flows[affected[i]];
-      const uint32_t *path = flow_path (flow);
+      if (G_UNLIKELY (hops + flow->path_len > m->hops_room))
+        weft_maxmin_reserve (m, 0, 0, hops + flow->path_len);
+      uint32_t *hop_link = m->hop_link;
+      double *hop_share = m->hop_share;
+      m->first[i] = hops;
+      m->cap[i] = flow->capped ? f->base.transfers[affected[i]].cap : 0;
+      m->held[i] = flow->old_rate = flow->rate;
       for (uint32_t k = 0; k < flow->path_len; k++)
         if (!cannot_fill (f, path[k]))
-          members[slack[f->links[path[k]].at].fill++] = affected[i];
+          {
+            hop_link[hops] = f->links[path[k]].at;
+            hop_share[hops++] = share[k];
+          }
     }
+  m->first[n_aff] = hops;
+  m->n_links = n_links;
+  m->n_flows = n_aff;
+  m->n_hops = hops;
 
-  /* The first events: every link, every cap.  A small group finds its next
-   * event by looking at each link and cap (most groups freeze all their
-   * flows in a round or two); a large one keeps them in a heap.  Both take
-   * the least (level, key), so they freeze the same flows in the same
-   * order. */
-  gboolean scan = n_touched <= SCAN_LINKS;
-  w->capped.n = 0;
+  weft_maxmin_solve (m);
   for (uint32_t i = 0; i < n_aff; i++)
-    if (f->flows[affected[i]].capped)
-      ids_push (&w->capped, i);
-  w->heap_n = 0;
-  for (uint32_t i = 0; i < n_touched; i++)
-    if (slack[i].unfrozen > 0)
-      {
-        slack[i].level = MAX (slack[i].residual, 0) / slack[i].weight;
-        if (!scan)
-          append (w, (Item) { slack[i].level, i });
-      }
-  if (!scan)
-    {
-      for (uint32_t c = 0; c < w->capped.n; c++)
-        {
-          uint32_t i = w->capped.v[c];
-          append (w, (Item) { f->base.transfers[affected[i]].cap,
-                              i | FLOW_BIT });
-        }
-      heapify (w);
-    }
-
-  uint32_t left = n_aff;
-  while (left > 0)
-    {
-      Item top;
-
-      if (scan)
-        {
-          top.key = WEFT_NONE;
-          top.level = INFINITY;
-          for (uint32_t i = 0; i < n_touched; i++)
-            if (slack[i].unfrozen > 0
-                && (top.key == WEFT_NONE || slack[i].level < top.level))
-              top = (Item) { slack[i].level, i };
-          for (uint32_t c = 0; c < w->capped.n; c++)
-            {
-              uint32_t i = w->capped.v[c];
-              double cap = f->base.transfers[affected[i]].cap;
-              if (!f->flows[affected[i]].frozen
-                  && (top.key == WEFT_NONE || cap < top.level))
-                top = (Item) { cap, i | FLOW_BIT };
-            }
-          if (top.key == WEFT_NONE)
-            break;
-        }
-      else if (w->heap_n > 0)
-        {
-          top = w->heap[0];
-          const Slack *s = top.key & FLOW_BIT ? NULL : &slack[top.key];
-          if (s != NULL && s->unfrozen > 0 && s->level != top.level)
-            {
-              /* Its level rose since this entry: it goes back at the
-               * level it has now, in the top's place. */
-              sift_down (w->heap, w->heap_n, 0,
-                         (Item) { s->level, top.key });
-              continue;
-            }
-          pop (w);
-          if (s != NULL && s->unfrozen == 0)
-            continue;           /* its flows all froze elsewhere */
-        }
-      else
-        break;
-
-      double level = top.level;
-      const uint32_t *freeze;
-      uint32_t n_freeze;
-
-      if (top.key & FLOW_BIT)
-        {
-          freeze = &affected[top.key & ~FLOW_BIT];
-          n_freeze = 1;
-        }
-      else
-        {
-          const Slack *s = &slack[top.key];
-          freeze = &members[s->start];
-          n_freeze = slack[top.key + 1].start - s->start;
-        }
-
-      /* Freeze them at this level; their links' levels rise. */
-      for (uint32_t i = 0; i < n_freeze; i++)
-        {
-          Flow *flow = &f->flows[freeze[i]];
-          if (flow->frozen)
-            continue;
-          flow->frozen = TRUE;
-          flow->rate = level;
-          left--;
-          const uint32_t *path = flow_path (flow);
-          const double *share = flow_share (f, flow);
-          for (uint32_t k = 0; k < flow->path_len; k++)
-            {
-              if (cannot_fill (f, path[k]))
-                continue;
-              Link *link = &f->links[path[k]];
-              Slack *s = &slack[link->at];
-              s->residual -= level * share[k];
-              s->unfrozen--;
-              s->weight -= share[k];
-              link->rate_sum += level * share[k];
-              /* Levels only rise as flows freeze below them; rounding is
-               * not let to lower one, so a heap entry is never above its
-               * link's level and the least current entry is the least
-               * level. */
-              if (s->unfrozen > 0)
-                s->level = MAX (s->level, MAX (s->residual, 0)
-                                              / MAX (s->weight, 1e-12));
-            }
-        }
-    }
-  g_assert (left == 0);
+    f->flows[affected[i]].rate = m->rate[i];
+  for (uint32_t j = 0; j < n_links; j++)
+    f->links[ml[j].id].rate_sum = ml[j].load;
 }
 
 /* Whether the @n flows (two or more) all cross the same links, in the same
@@ -1142,9 +880,9 @@ fill_path (FlowNet *f, const uint32_t *flows, uint32_t n)
 }
 
 /* Fill groups @g0 to @g1 of the sorted ones (see fill_groups()) with
- * @w's scratch. */
+ * solver @m. */
 static void
-fill_range (FlowNet *f, Filler *w, uint32_t g0, uint32_t g1)
+fill_range (FlowNet *f, WeftMaxmin *m, uint32_t g0, uint32_t g1)
 {
   const uint32_t *fs = f->group_start.v, *ls = f->link_group_start.v;
   const uint32_t *flows = f->by_group.v, *links = f->links_by_group.v;
@@ -1171,7 +909,7 @@ fill_range (FlowNet *f, Filler *w, uint32_t g0, uint32_t g1)
       if (fs[g] - a == 1 || all_same (f, flows + a, fs[g] - a))
         fill_path (f, flows + a, fs[g] - a);
       else
-        fill (f, w, flows + a, fs[g] - a, links + l, ls[g] - l);
+        fill (f, m, flows + a, fs[g] - a, links + l, ls[g] - l);
     }
 }
 
@@ -1192,18 +930,18 @@ struct _Worker {
                                    by the worker when the parts are all
                                    taken and its own filled */
   gboolean quit;
-  Filler filler;
+  WeftMaxmin *solver;
 };
 
-/* Fill parts of the groups with @w's scratch until none is left. */
+/* Fill parts of the groups with solver @m until none is left. */
 static void
-fill_parts (FlowNet *f, Filler *w)
+fill_parts (FlowNet *f, WeftMaxmin *m)
 {
   const uint32_t *ps = f->part_start.v;
   uint32_t n_parts = f->part_start.n - 1;
 
   for (uint32_t p; (p = atomic_fetch_add (&f->next_part, 1)) < n_parts;)
-    fill_range (f, w, ps[p], ps[p + 1]);
+    fill_range (f, m, ps[p], ps[p + 1]);
 }
 
 static void *
@@ -1219,7 +957,7 @@ worker_main (void *data)
       if (!k->posted)
         break;
       pthread_mutex_unlock (&k->lock);
-      fill_parts (k->f, &k->filler);
+      fill_parts (k->f, k->solver);
       pthread_mutex_lock (&k->lock);
       k->posted = FALSE;
       pthread_cond_signal (&k->cond);
@@ -1237,6 +975,7 @@ workers_start (FlowNet *f)
     {
       Worker *k = &f->workers[i];
       k->f = f;
+      k->solver = weft_maxmin_new ();
       pthread_mutex_init (&k->lock, NULL);
       pthread_cond_init (&k->cond, NULL);
       if (pthread_create (&k->thread, NULL, worker_main, k) != 0)
@@ -1257,7 +996,7 @@ workers_stop (FlowNet *f)
       pthread_join (k->thread, NULL);
       pthread_mutex_destroy (&k->lock);
       pthread_cond_destroy (&k->cond);
-      filler_clear (&k->filler);
+      weft_maxmin_free (k->solver);
     }
   g_free (f->workers);
 }
@@ -1302,7 +1041,7 @@ fill_parallel (FlowNet *f, uint32_t n_groups)
       pthread_cond_signal (&k->cond);
       pthread_mutex_unlock (&k->lock);
     }
-  fill_parts (f, &f->filler);
+  fill_parts (f, f->solver);
   for (uint32_t t = 1; t < threads; t++)
     {
       Worker *k = &f->workers[t - 1];
@@ -1340,7 +1079,7 @@ fill_groups (FlowNet *f)
       if (n_aff == 1 || all_same (f, affected, n_aff))
         fill_path (f, affected, n_aff);
       else
-        fill (f, &f->filler, affected, n_aff, touched, n_touched);
+        fill (f, f->solver, affected, n_aff, touched, n_touched);
       return;
     }
 
@@ -1370,7 +1109,7 @@ fill_groups (FlowNet *f)
   if (f->base.threads > 1 && n_aff >= PARALLEL_FLOWS)
     fill_parallel (f, n_groups);
   else
-    fill_range (f, &f->filler, 0, n_groups);
+    fill_range (f, f->solver, 0, n_groups);
 }
 
 /* Recomputation: flow @id is affected (its own group until joined), its
@@ -1686,7 +1425,7 @@ recompute (WeftSim *sim, void *target, void *data)
   if (grouping)
     fill_groups (f);
   else
-    fill (f, &f->filler, f->affected.v, f->affected.n, f->touched.v,
+    fill (f, f->solver, f->affected.v, f->affected.n, f->touched.v,
           f->touched.n);
 
   /* Drain times at the new rates, in order of id. */
