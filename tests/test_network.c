@@ -1,4 +1,5 @@
 /* Tests of the network models against their closed forms and each other. */
+#include "network/flow-private.h"
 #include "network/network.h"
 #include "topology/scenario.h"
 
@@ -1205,7 +1206,7 @@ run_unfilled (const WeftTopology *topo, gboolean plain, Job *jobs,
     }
   weft_sim_run (sim);
   ck_assert_uint_eq (net->finished, n + (extra != NULL));
-  return net->links_unfilled;
+  return weft_flow_links_unfilled (net);
 }
 
 /* A link out of a switch whose capacity is at least what the switch's

@@ -19,7 +19,7 @@
  * it joins no flows into a group and sets no level, and its sum of rates
  * is brought up once the rates are known.
  */
-#include "network/network.h"
+#include "network/flow-private.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -198,6 +198,11 @@ typedef struct {
                                    turn by whichever thread is free */
   atomic_uint next_part;
   uint64_t recomputations;
+  WeftScan scan;                /* how the affected flows are found
+                                   (weft_network_set_scan()) */
+  uint32_t threads;             /* that may fill groups (1: this one) */
+  uint32_t links_unfilled;      /* links left out of filling: see
+                                   find_unfilled() */
   GHashTable *huge;             /* striped flows of HUGE_FLOW bytes or more:
                                    id -> the bytes each link carries */
 } FlowNet;
@@ -243,6 +248,7 @@ flow_create (void)
   FlowNet *f = g_new0 (FlowNet, 1);
 
   f->solver = weft_maxmin_new ();
+  f->threads = 1;
   return &f->base;
 }
 
@@ -358,7 +364,7 @@ find_unfilled (FlowNet *f)
   f->unfilled = g_new0 (uint64_t, topo->n_links / 64 + 1);
   f->relays = g_new0 (uint64_t, topo->n_nodes / 64 + 1);
   f->any_unfilled = FALSE;
-  f->base.links_unfilled = 0;
+  f->links_unfilled = 0;
   if (f->base.plain)
     return;
   for (uint32_t l = 0; l < topo->n_links; l++)
@@ -380,7 +386,7 @@ find_unfilled (FlowNet *f)
           f->unfilled[l / 64] |= (uint64_t) 1 << (l % 64);
           f->relays[link->src / 64] |= (uint64_t) 1 << (link->src % 64);
           f->any_unfilled = TRUE;
-          f->base.links_unfilled++;
+          f->links_unfilled++;
         }
     }
 }
@@ -393,7 +399,7 @@ unfilled_clear (FlowNet *f)
   memset (f->unfilled, 0,
           (f->base.topo->n_links / 64 + 1) * sizeof (uint64_t));
   f->any_unfilled = FALSE;
-  f->base.links_unfilled = 0;
+  f->links_unfilled = 0;
 }
 
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
@@ -969,7 +975,7 @@ worker_main (void *data)
 static void
 workers_start (FlowNet *f)
 {
-  f->n_workers = f->base.threads - 1;
+  f->n_workers = f->threads - 1;
   f->workers = g_new0 (Worker, f->n_workers);
   for (uint32_t i = 0; i < f->n_workers; i++)
     {
@@ -1106,7 +1112,7 @@ fill_groups (FlowNet *f)
     f->links_by_group.v[ls[parent[owner[i]]]++] = touched[i];
 
   /* fs[g] and ls[g] now end group g. */
-  if (f->base.threads > 1 && n_aff >= PARALLEL_FLOWS)
+  if (f->threads > 1 && n_aff >= PARALLEL_FLOWS)
     fill_parallel (f, n_groups);
   else
     fill_range (f, f->solver, 0, n_groups);
@@ -1406,7 +1412,7 @@ recompute (WeftSim *sim, void *target, void *data)
    * taken in order of id, whichever way they are found, so the rates do
    * not depend on the order of the changes nor on the way: each touches
    * its links, and the flows that share a touched link are joined. */
-  WeftScan scan = f->base.scan;
+  WeftScan scan = f->scan;
   if (scan == WEFT_SCAN_AUTO)
     scan = grouping && (uint64_t) f->n_dirty * SCAN_FLOWS_PER_DIRTY
                                >= f->base.n_transfers
@@ -1467,6 +1473,26 @@ flow_prefetch (WeftNetwork *net, const uint32_t *links, uint32_t n)
       __builtin_prefetch (&f->links[links[i]]);
 }
 
+static void
+flow_set_scan (WeftNetwork *net, WeftScan scan)
+{
+  ((FlowNet *) net)->scan = scan;
+}
+
+static void
+flow_set_threads (WeftNetwork *net, uint32_t threads)
+{
+  ((FlowNet *) net)->threads = threads;
+}
+
+uint32_t
+weft_flow_links_unfilled (const WeftNetwork *net)
+{
+  return net->klass == &weft_network_flow_class
+             ? ((const FlowNet *) net)->links_unfilled
+             : 0;
+}
+
 const WeftNetworkClass weft_network_flow_class = {
   .name = "flow",
   .create = flow_create,
@@ -1474,6 +1500,8 @@ const WeftNetworkClass weft_network_flow_class = {
   .destroy = flow_destroy,
   .flush = flow_flush,
   .prefetch = flow_prefetch,
+  .set_scan = flow_set_scan,
+  .set_threads = flow_set_threads,
   .counts_bytes = TRUE,
   .whole_stripes = TRUE,
 };

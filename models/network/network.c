@@ -81,7 +81,6 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
 
   net->klass = klass;
   net->sim = sim;
-  net->threads = 1;
   net->topo = topo;
   net->routing = routing_take (topo);
   net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
@@ -879,13 +878,15 @@ weft_network_set_plain (WeftNetwork *net, gboolean plain)
 void
 weft_network_set_scan (WeftNetwork *net, WeftScan scan)
 {
-  net->scan = scan;
+  if (net->klass->set_scan)
+    net->klass->set_scan (net, scan);
 }
 
 void
 weft_network_set_threads (WeftNetwork *net, uint32_t threads)
 {
-  net->threads = CLAMP (threads, 1, WEFT_MAX_THREADS);
+  if (net->klass->set_threads)
+    net->klass->set_threads (net, CLAMP (threads, 1, WEFT_MAX_THREADS));
 }
 
 void

@@ -48,6 +48,10 @@ typedef struct {
   void (*prefetch) (WeftNetwork *net, const uint32_t *links, uint32_t n);
                                 /* NULL, or fetch the model's state of these
                                    links into the cache ahead of use */
+  void (*set_scan) (WeftNetwork *net, WeftScan scan);
+                                /* NULL, or see weft_network_set_scan() */
+  void (*set_threads) (WeftNetwork *net, uint32_t threads);
+                                /* NULL, or see weft_network_set_threads() */
   gboolean whole_stripes;       /* a striped transfer is one transfer over
                                    every stripe's links (see link_bytes) */
   gboolean counts_bytes;        /* it counts the bytes links carry itself
@@ -111,11 +115,6 @@ struct _WeftNetwork {
   WeftTime *reduce_free_at;
 
   gboolean plain;               /* speed-ups off (weft_network_set_plain()) */
-  uint32_t links_unfilled;      /* flow model: links left out of filling,
-                                   which cannot fill (flow.c) */
-  WeftScan scan;                /* how the flow model finds the flows a
-                                   change affects (weft_network_set_scan()) */
-  uint32_t threads;             /* that may share its work (1: this one) */
   gboolean deep;                /* its state outgrows the caches: fetching
                                    ahead (weft_network_prefetch()) pays */
   struct _WeftRoute *routes;    /* whole transfers' routes remembered */
@@ -188,13 +187,15 @@ void weft_network_set_plain (WeftNetwork *net, gboolean plain);
 
 /* How the flow model finds the flows that a change of rates affects: by
  * each changed link's list of flows, or by reading every flow in flight
- * (faster when most of them are affected).  AUTO picks by the number of
- * changes; the others are for tests: results must not change. */
+ * (faster when most of them are affected).  AUTO, the default, picks by
+ * the number of changes; the others are for tests: results must not
+ * change.  The other fidelities have nothing to find and ignore it. */
 void weft_network_set_scan (WeftNetwork *net, WeftScan scan);
 
-/* Let up to @threads threads (1 to WEFT_MAX_THREADS) share the work of
- * simulating: the flow model fills large recomputations' independent
- * groups of flows on several.  Results do not change. */
+/* Let up to @threads threads (1, the default, to WEFT_MAX_THREADS) share
+ * the work of simulating: the flow model fills large recomputations'
+ * independent groups of flows on several; the other fidelities use one.
+ * Results do not change. */
 #define WEFT_MAX_THREADS 64
 void weft_network_set_threads (WeftNetwork *net, uint32_t threads);
 
