@@ -1152,7 +1152,7 @@ END_TEST
 
 /* A rank's successive sends to one peer are in flight together, on the
  * same striped path with the same unequal shares: such groups are filled
- * without fill()'s bookkeeping.  Equal ones started together end together
+ * without the solver's bookkeeping.  Equal ones started together end together
  * at the closed form; a group joined later by a flow on some of its links,
  * and random bursts (some capped, some of a few bytes striped in other
  * shares, some on paths that only overlap), end at the same picosecond as
