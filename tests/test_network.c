@@ -103,8 +103,8 @@ START_TEST (test_stripes_of_unequal_links)
   /* h0 reaches h1 by two equal-cost ways, one ten times slower: a
    * transfer is striped over both in proportion to their bandwidth, and
    * even the smallest that is striped (as many bytes as ways) puts a byte
-   * on the slow one, rather than a stripe of nothing (which once gave a
-   * flow no bottleneck and no end).  At every fidelity it ends, and the
+   * on the slow one, rather than a stripe of nothing (which would leave a
+   * flow no bottleneck, and so no end).  At every fidelity it ends, and the
    * slow way carries its byte. */
   g_autoptr (WeftScenario) s = load_text (TWO_WAYS);
   const WeftTopology *topo = s->topo;

@@ -18,6 +18,9 @@
  * A link that cannot fill (see find_unfilled()) takes no part in filling:
  * it joins no flows into a group and sets no level, and its sum of rates
  * is brought up once the rates are known.
+ *
+ * This file holds the class and the flows' lifecycle; flow-private.h says
+ * where the rest of the model is.
  */
 #include "network/flow-private.h"
 
@@ -112,9 +115,10 @@ mark_dirty (FlowNet *f, uint32_t l)
  * flows: the link never sets a flow's rate, and leaving it out of filling
  * changes no rate.  In a fat-tree these are a NIC's link up to its leaf
  * (fed by one PCIe link, which NCCL's model rates below the NIC) and the
- * bundled links between the aggregation and core switches of two pods;
- * without them a recomputation's groups stay apart (at 16,384 GPUs, most
- * flows filled were in groups chained through them, of hundreds of links).
+ * bundled links between the aggregation and core switches of two pods.
+ * Leaving them out keeps a recomputation's groups apart: through them a
+ * fat-tree's pods would chain most of its flows into groups of hundreds
+ * of links.
  * Should a switch or NIC send a transfer of its own (an in-switch
  * reduction's results), the rule no longer holds and no link is left out
  * from then on (see flow_start()). */
@@ -189,9 +193,10 @@ flow_flush (WeftNetwork *net)
  * In a list of up to SEARCH_FLOWS (one cache line of ids, which the swap
  * reads anyway) it is found by looking; a longer list keeps each flow's
  * place in its slot for that link, and the moved flow's slot is set anew.
- * Keeping the slots of every list cost two reads that miss the caches at
- * scale for each link a flow leaves (its slot, and the moved flow's path to
- * find which of its slots to set) and a write for each it joins. */
+ * Short lists keep no slots: a slot costs, for each link a flow leaves,
+ * two reads that miss the caches at scale (its slot, and the moved flow's
+ * path to find which of its slots to set), and a write for each it
+ * joins. */
 #define SEARCH_FLOWS 16
 
 /* Whether link @link's flows keep their places in their slots. */
@@ -465,8 +470,9 @@ drained (WeftSim *sim, void *target, void *data)
     n++;
   if (!f->base.deep)
     {
-      /* A loop of its own: one loop for both, testing depth inside it,
-       * measured about 10% slower at 16,384 GPUs. */
+      /* A loop of its own: a shallow network has nothing to fetch, and
+       * one loop for both would test the depth at each flow and carry
+       * the fetching's code and registers through it. */
       for (uint32_t i = 0; i < n; i++)
         drain_one (f, batch[i], now);
       return;

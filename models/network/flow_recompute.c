@@ -75,9 +75,9 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
 
 /* Sort @a's ids, all below @hi, ascending: least significant digit first,
  * in as few passes as digits of up to 11 bits allow, each digit about as
- * wide as the count of ids (a recomputation may find a few dozen flows
- * among millions of ids: counting 2,048 buckets twice for them cost more
- * than the sort). */
+ * wide as the count of ids: a recomputation may find a few dozen flows
+ * among millions of ids, and counting a full 2,048 buckets a pass for
+ * them would cost more than sorting them. */
 static void
 sort_ids (Ids *a, Ids *scratch, uint32_t hi)
 {
@@ -215,9 +215,10 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
 
 /* How far ahead of the scan flows' path lines are fetched, and how far
  * ahead it decides which it will take (fetching their first lines and
- * their links).  Since a flow's first line is fetched only once the scan
- * knows it will take it, 4 flows ahead left too little time: 8 made
- * halving-doubling on one thread 2-6% faster at 8,192 and 16,384 GPUs. */
+ * their links).  A flow's first line is fetched only once the scan knows
+ * it will take it, so the decision runs well ahead: the line and the
+ * links must come from memory in the time the scan reads the flows
+ * between, and the path lines it decides by come further ahead still. */
 #define SCAN_FLOWS_AHEAD 16
 #define SCAN_LINKS_AHEAD 8
 

@@ -263,9 +263,9 @@ shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
  * to, replacing the one used least recently when the set is full.  The
  * keys of a set share one cache line; a slot's hops, links and stripes lie
  * in a pool, as long as they are: a look-up reads one line, and only a hit
- * reads its route.  (With two slots a pair, a ring's one peer a GPU
- * collided often enough that a sixth of its transfers were routed
- * again.) */
+ * reads its route.  Sets are of eight: in sets of a few, the pairs of a
+ * ring (one peer a GPU) that hash to one set would push each other out
+ * and be routed again and again. */
 #define ROUTE_LINKS 64
 #define ROUTE_HOPS 32           /* a GB200's 18 NVLinks, each a stripe */
 #define ROUTE_WAYS 8

@@ -154,8 +154,8 @@ void weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
                             int stage);
 
 /* Links from which a network counts as deep: their flow model's records
- * alone fill 2 MiB, a core's L2 cache on the machines weft is measured on.
- * Below, fetching ahead costs instructions and saves no wait. */
+ * alone fill 2 MiB, a server core's L2 cache.  Below, fetching ahead
+ * costs instructions and saves no wait. */
 #define WEFT_DEEP_LINKS 32768
 
 /* Move @bytes from node @src to node @dst, at most at @cap B/s (0: no cap),
