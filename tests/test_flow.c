@@ -89,7 +89,7 @@ START_TEST (test_parking_lot)
     { node (topo, "h5"), node (topo, "h7"), bytes, 0, 0 },   /* trunk 2 */
   };
   const double c = 10e9;
-  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs, 4);
+  weft_network_free (run (sim, topo, WEFT_FIDELITY_FLOW, jobs, 4));
 
   /* Rates C/3, C/3, C/3 and 2C/3 until the last flow ends, when the others
    * have long finished at the same instant: three flows of C/3. */
@@ -200,7 +200,7 @@ run_one_ms (const WeftTopology *topo, Job *jobs, const double *rate, guint n)
   for (guint i = 0; i < n; i++)
     jobs[i].bytes = (uint64_t) (rate[i] * seconds);
   g_autoptr (WeftSim) sim = weft_sim_new ();
-  g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs, n);
+  weft_network_free (run (sim, topo, WEFT_FIDELITY_FLOW, jobs, n));
   for (guint i = 0; i < n; i++)
     ck_assert_msg (fabs ((double) jobs[i].done - seconds * 1e12) < 1e3,
                    "flow %u at %.0f B/s ended at %" G_GUINT64_FORMAT " ps", i,
@@ -637,7 +637,7 @@ START_TEST (test_flows_on_one_path)
     for (int i = 0; i < 5; i++)
       jobs[i] = (Job) { h[0], h[1], 11000000, 0, 0 };
     g_autoptr (WeftSim) sim = weft_sim_new ();
-    g_autoptr (WeftNetwork) net = run (sim, topo, WEFT_FIDELITY_FLOW, jobs, 5);
+    weft_network_free (run (sim, topo, WEFT_FIDELITY_FLOW, jobs, 5));
     for (int i = 0; i < 5; i++)
       ck_assert_msg (jobs[i].done >= 500 * WEFT_US - 2
                          && jobs[i].done <= 500 * WEFT_US + 2,

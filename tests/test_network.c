@@ -146,7 +146,7 @@ START_TEST (test_flow_cap)
         { node (topo, "h0"), node (topo, "h2"), bytes, 2.5e9, 0 },
         { node (topo, "h1"), node (topo, "h2"), bytes, 0, 0 },
       };
-      g_autoptr (WeftNetwork) net = run (sim, topo, all[f], jobs, 2);
+      weft_network_free (run (sim, topo, all[f], jobs, 2));
       double capped = bytes * 1e12 / 2.5e9;
       ck_assert_msg (fabs (jobs[0].done - capped) <= 0.01 * capped,
                      "%s: %" G_GUINT64_FORMAT " vs %.0f",
@@ -328,8 +328,8 @@ START_TEST (test_same_run_same_times)
       memcpy (b, a, sizeof a);
       g_autoptr (WeftSim) s1 = weft_sim_new ();
       g_autoptr (WeftSim) s2 = weft_sim_new ();
-      g_autoptr (WeftNetwork) n1 = run (s1, topo, all[f], a, n);
-      g_autoptr (WeftNetwork) n2 = run (s2, topo, all[f], b, n);
+      weft_network_free (run (s1, topo, all[f], a, n));
+      weft_network_free (run (s2, topo, all[f], b, n));
       for (guint i = 0; i < n; i++)
         ck_assert_uint_eq (a[i].done, b[i].done);
       ck_assert_uint_eq (weft_sim_events_run (s1), weft_sim_events_run (s2));
