@@ -23,10 +23,11 @@
 
 /* Fill the @n_aff affected flows @affected, which cross the @n_touched
  * links @touched, with solver @m, the other flows held fixed: each link
- * that can fill is given to it with what the fixed flows leave of its
- * capacity, and each flow with the rate it had, still counted on its
- * links.  A large group's links and flows are fetched here, a few ahead
- * (see weft_flow_fill_range()). */
+ * that can fill goes to it with what all its flows leave of its capacity,
+ * each affected flow with the rate it had (still counted on its links),
+ * which the solver gives back before filling.  Their new rates and the
+ * links' sums come back from it.  A large group's links and flows are
+ * fetched here, a few ahead (see weft_flow_fill_range()). */
 void
 weft_flow_fill (FlowNet *f, WeftMaxmin *m, const uint32_t *affected,
                 uint32_t n_aff, const uint32_t *touched, uint32_t n_touched)
