@@ -14,7 +14,7 @@ for suite in "$build"/tests/test-*; do
   # sweeps of weft processes; test-cli already runs weft itself under
   # valgrind, so there only the suite is checked.
   skip="*gnuplot*"
-  case "$suite" in *test-results) skip="*gnuplot*,*/weft,*mpirun*,*mpiexec*,*orterun*,*prterun*,*orted*" ;; esac
+  case "$suite" in *test-results|*test-sweep) skip="*gnuplot*,*/weft,*mpirun*,*mpiexec*,*orterun*,*prterun*,*orted*" ;; esac
   if ! valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
        --trace-children=yes --trace-children-skip="$skip" --child-silent-after-fork=no "$suite" > "$suite.valgrind.log" 2>&1; then
     echo "valgrind: $suite failed:"

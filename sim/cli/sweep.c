@@ -3,6 +3,7 @@
  * processes that write a database shard each; the shards are merged into
  * the one database, with each point's parameters in run_params. */
 #include "cli.h"
+#include "sweep_options.h"
 #include "files.h"
 #include "config.h"
 #include "db.h"
@@ -23,19 +24,6 @@
 
 #define SWEEP_KEY "_sweep"      /* run_params key: what else the point ran */
 
-/* Grid keys that are options of weft run, passed to a point as --KEY
- * VALUE; any other key is a scenario key, passed as --set KEY=VALUE. */
-static const char *const run_keys[] = {
-  "op", "algorithm", "protocol", "minbytes", "maxbytes", "stepfactor",
-  "ranks", "fidelity", "channels", "chunks", "seed", "bin", NULL
-};
-
-static gboolean
-is_run_key (const char *key)
-{
-  return g_strv_contains (run_keys, key);
-}
-
 /* Signals that stop the sweep: its workers are told to stop, what they
  * finished is taken in, and the sweep ends with status 130.  The one
  * global of the command, as a signal handler has nowhere else to write. */
@@ -55,12 +43,6 @@ typedef struct {
   char *shard, *err;            /* its database shard and stderr file */
 } Point;
 
-typedef struct {
-  char *key;
-  char **values;
-  guint n;
-} Grid;
-
 /* Point @p's parameters as run_params keys and values: each grid's key
  * and the point's value, then SWEEP_KEY and @sweep_id.  Fills @keys and
  * @values (grids->len + 1 each, owned by the caller, their strings not)
@@ -75,82 +57,12 @@ point_params (const GArray *grids, const Point *p, const char *sweep_id,
   *values = g_new (const char *, n);
   for (guint g = 0; g < grids->len; g++)
     {
-      (*keys)[g] = g_array_index (grids, Grid, g).key;
+      (*keys)[g] = g_array_index (grids, WeftGrid, g).key;
       (*values)[g] = p->values[g];
     }
   (*keys)[grids->len] = SWEEP_KEY;
   (*values)[grids->len] = sweep_id;
   return n;
-}
-
-static void
-grid_clear (Grid *g)
-{
-  g_free (g->key);
-  g_strfreev (g->values);
-}
-
-/* Options of `weft run` that a sweep passes on to every point. */
-typedef struct {
-  char *op, *algorithm, *protocol, *minbytes, *maxbytes, *ranks, *fidelity;
-  char *bin, *channels, *chunks;
-  gint64 stepfactor, seed;
-} RunFlags;
-
-static void
-run_flags_clear (RunFlags *f)
-{
-  g_free (f->op);
-  g_free (f->algorithm);
-  g_free (f->protocol);
-  g_free (f->minbytes);
-  g_free (f->maxbytes);
-  g_free (f->ranks);
-  g_free (f->fidelity);
-  g_free (f->bin);
-  g_free (f->channels);
-  g_free (f->chunks);
-}
-
-/* --NAME VALUE, if given. */
-static void
-add_flag (GPtrArray *args, const char *name, const char *value)
-{
-  if (value == NULL)
-    return;
-  g_ptr_array_add (args, g_strdup (name));
-  g_ptr_array_add (args, g_strdup (value));
-}
-
-/* --NAME N, if given. */
-static void
-add_int_flag (GPtrArray *args, const char *name, gint64 value)
-{
-  if (value == G_MININT64)
-    return;
-  g_ptr_array_add (args, g_strdup (name));
-  g_ptr_array_add (args, g_strdup_printf ("%" G_GINT64_FORMAT, value));
-}
-
-/* The run options as arguments, in a fixed order. */
-static GPtrArray *
-run_flags (const RunFlags *f)
-{
-  GPtrArray *args = g_ptr_array_new_with_free_func (g_free);
-
-  add_flag (args, "--op", f->op);
-  add_flag (args, "--algorithm", f->algorithm);
-  add_flag (args, "--protocol", f->protocol);
-  add_flag (args, "--minbytes", f->minbytes);
-  add_flag (args, "--maxbytes", f->maxbytes);
-  add_int_flag (args, "--stepfactor", f->stepfactor);
-  add_flag (args, "--ranks", f->ranks);
-  add_flag (args, "--fidelity", f->fidelity);
-  add_flag (args, "--channels", f->channels);
-  add_flag (args, "--chunks", f->chunks);
-  add_int_flag (args, "--seed", f->seed);
-  add_flag (args, "--bin", f->bin);
-  return args;
 }
 
 /* The arguments of a `weft run` of @scenario at the point @values (one a
@@ -167,8 +79,8 @@ point_argv (const char *self, const char *scenario, const GArray *grids,
   g_ptr_array_add (argv, g_strdup (scenario));
   for (guint g = 0; g < grids->len; g++)
     {
-      const char *key = g_array_index (grids, Grid, g).key;
-      if (is_run_key (key))
+      const char *key = g_array_index (grids, WeftGrid, g).key;
+      if (weft_sweep_is_run_key (key))
         {
           g_ptr_array_add (argv, g_strdup_printf ("--%s", key));
           g_ptr_array_add (argv, g_strdup (values[g]));
@@ -216,7 +128,7 @@ start_point (const char *self, const char *scenario, const GArray *grids,
     {
       g_ptr_array_add (argv, g_strdup ("--param"));
       g_ptr_array_add (argv, g_strdup_printf (
-                                 "%s=%s", g_array_index (grids, Grid, g).key,
+                                 "%s=%s", g_array_index (grids, WeftGrid, g).key,
                                  p->values[g]));
     }
   g_ptr_array_add (argv, g_strdup ("--param"));
@@ -289,10 +201,10 @@ check_grids (const char *self, const char *scenario, const GArray *grids,
   g_autofree char **values = g_new0 (char *, grids->len + 1);
 
   for (guint g = 0; g < grids->len; g++)
-    values[g] = g_array_index (grids, Grid, g).values[0];
+    values[g] = g_array_index (grids, WeftGrid, g).values[0];
   for (guint g = 0; g < grids->len; g++)
     {
-      const Grid *grid = &g_array_index (grids, Grid, g);
+      const WeftGrid *grid = &g_array_index (grids, WeftGrid, g);
       for (guint v = 0; v < grid->n; v++)
         {
           g_autofree char *first = NULL;
@@ -301,7 +213,7 @@ check_grids (const char *self, const char *scenario, const GArray *grids,
                                      &first);
           for (guint h = 0; !ok && h < grids->len; h++)
             {
-              const Grid *other = &g_array_index (grids, Grid, h);
+              const WeftGrid *other = &g_array_index (grids, WeftGrid, h);
               if (h == g)
                 continue;
               for (guint w = 1; !ok && w < other->n; w++)
@@ -391,7 +303,7 @@ print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
 
   /* Each point's run, wherever (and by whichever rank) it ran. */
   for (guint g = 0; g < grids->len; g++)
-    keys[g] = g_array_index (grids, Grid, g).key;
+    keys[g] = g_array_index (grids, WeftGrid, g).key;
   keys[grids->len] = SWEEP_KEY;
   values[grids->len] = sweep_id;
   for (guint i = 0; i < n; i++)
@@ -403,7 +315,7 @@ print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
 
   printf ("#");
   for (guint g = 0; g < grids->len; g++)
-    printf (" %14s", g_array_index (grids, Grid, g).key);
+    printf (" %14s", g_array_index (grids, WeftGrid, g).key);
   printf (" %5s %10s %12s %10s  %s\n", "run", "size", "time(us)",
           "busbw", "busiest link (mean, peak utilization)");
   for (guint i = 0; i < n; i++)
@@ -433,221 +345,6 @@ print_summary (WeftDb *db, const GArray *grids, const char *sweep_id,
                 sum.message);
       weft_run_summary_clear (&sum);
     }
-}
-
-/* What `weft sweep` is asked to do. */
-typedef struct {
-  char *path;                   /* the scenario */
-  char *db_file;                /* the database, weft.db by default */
-  char *db_path;                /* --db as given, or NULL */
-  char **grid_specs;            /* KEY=V1,V2,...: --grid, or the scenario's
-                                   sweep section */
-  gint64 jobs;                  /* points at once (0: a core each) */
-  RunFlags f;                   /* weft run's options, for every point */
-  GArray *grids;                /* Grid, in the order given */
-  guint total;                  /* points: every combination */
-} SweepArgs;
-
-static void
-sweep_args_clear (SweepArgs *opts)
-{
-  g_free (opts->path);
-  g_free (opts->db_file);
-  g_free (opts->db_path);
-  g_strfreev (opts->grid_specs);
-  run_flags_clear (&opts->f);
-  g_clear_pointer (&opts->grids, g_array_unref);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (SweepArgs, sweep_args_clear)
-
-/* Parse the flags into @opts, leaving the scenario in argv: exactly one
- * is a usage error otherwise. */
-static int
-read_flags (int *argc, char ***argv, SweepArgs *opts)
-{
-  RunFlags *f = &opts->f;
-  GOptionEntry entries[] = {
-    { "grid", 'g', 0, G_OPTION_ARG_STRING_ARRAY, &opts->grid_specs,
-      "A value to vary and its values, KEY=V1,V2,... (a --set key); may be "
-      "repeated, and the points are every combination (required)", "GRID" },
-    { "jobs", 'j', 0, G_OPTION_ARG_INT64, &opts->jobs,
-      "Points to run at once (default: the number of cores)", "N" },
-    { "db", 0, 0, G_OPTION_ARG_FILENAME, &opts->db_path,
-      "The database every point is added to (default: weft.db)", "FILE" },
-    { "op", 'o', 0, G_OPTION_ARG_STRING, &f->op, "As weft run (default: "
-      "all_reduce)", "OP" },
-    { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f->algorithm,
-      "As weft run (default: auto)", "ALG" },
-    { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
-      "As weft run (default: auto)", "PROTO" },
-    { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
-      "As weft run (default: 8)", "SIZE" },
-    { "maxbytes", 'e', 0, G_OPTION_ARG_STRING, &f->maxbytes,
-      "As weft run (default: 8G)", "SIZE" },
-    { "stepfactor", 'f', 0, G_OPTION_ARG_INT64, &f->stepfactor,
-      "As weft run (default: 2)", "F" },
-    { "ranks", 0, 0, G_OPTION_ARG_STRING, &f->ranks,
-      "As weft run (default: every GPU)", "SELECTOR" },
-    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &f->fidelity,
-      "As weft run (default: flow)", "F" },
-    { "channels", 0, 0, G_OPTION_ARG_STRING, &f->channels,
-      "As weft run: auto or 1 to 64 (default: auto)", "N" },
-    { "chunks", 0, 0, G_OPTION_ARG_STRING, &f->chunks,
-      "As weft run: auto or 1 to 1024 (default: auto)", "N" },
-    { "seed", 0, 0, G_OPTION_ARG_INT64, &f->seed, "As weft run (default: 1)",
-      "N" },
-    { "bin", 0, 0, G_OPTION_ARG_STRING, &f->bin,
-      "As weft run (default: a thousandth of the run, wider on large "
-      "fabrics)", "WIDTH" },
-    G_OPTION_ENTRY_NULL
-  };
-  g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
-
-  g_option_context_set_summary (
-      context,
-      "Run a design-space sweep: every combination of the --grid values is a\n"
-      "point, run as `weft run SCENARIO --set KEY=VALUE ...` by worker\n"
-      "processes and added to one database with its parameters.  Points\n"
-      "already complete in the database are skipped, so a sweep that was\n"
-      "stopped is resumed by running it again.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!weft_cli_parse (context, "sweep", argc, argv))
-    return WEFT_EXIT_USAGE;
-  if (*argc != 2)
-    return weft_cli_usage ("sweep", "expected one scenario");
-  return WEFT_EXIT_OK;
-}
-
-/* One grid of a sweep section, KEY: [V1, ...], as --grid writes it,
- * KEY=V1,V2,...; NULL with @error unless it is a list of values. */
-static char *
-grid_spec (const WeftCfg *key, const WeftCfg *list, GError **error)
-{
-  if (!weft_cfg_expect_seq (list, "a list of values", error))
-    return NULL;
-  g_autoptr (GString) spec = g_string_new (key->text);
-  for (size_t k = 0; k < list->n; k++)
-    {
-      if (!weft_cfg_expect_scalar (list->items[k], "a value", error))
-        return NULL;
-      g_string_append_printf (spec, "%c%s", k ? ',' : '=',
-                              list->items[k]->text);
-    }
-  if (list->n == 0)
-    {
-      weft_cfg_error (error, list, "a grid needs at least one value");
-      return NULL;
-    }
-  return g_string_free (g_steal_pointer (&spec), FALSE);
-}
-
-/* No --grid: the scenario's sweep section, {grid: {KEY: [V1, ...]}}, as
- * --grid would give it, into @specs.  Its errors say file, line and
- * column. */
-static int
-grid_from_scenario (const char *path, char ***specs)
-{
-  static const char *const keys[] = { "grid", "description", NULL };
-  g_autoptr (GError) error = NULL;
-  g_autoptr (WeftCfg) root = weft_cfg_load_file (path, &error);
-  WeftCfg *section = root ? weft_cfg_get (root, "sweep") : NULL;
-  WeftCfg *grid = NULL;
-
-  if (root == NULL)
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
-  if (section == NULL)
-    return weft_cli_usage ("sweep", "give at least one --grid "
-                           "KEY=V1,V2,..., or a sweep: section in the "
-                           "scenario");
-  g_autoptr (GPtrArray) found = g_ptr_array_new_with_free_func (g_free);
-  if (weft_cfg_expect_map (section, "sweep", &error)
-      && weft_cfg_check_keys (section, keys, &error)
-      && (grid = weft_cfg_require (section, "grid", &error))
-      && weft_cfg_expect_map (grid, "grid (key: list of values)", &error))
-    for (size_t i = 0; i < grid->n; i++)
-      {
-        char *spec = grid_spec (grid->keys[i], grid->items[i], &error);
-        if (spec == NULL)
-          break;
-        g_ptr_array_add (found, spec);
-      }
-  if (error != NULL)
-    {
-      fprintf (stderr, "%s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
-  g_ptr_array_add (found, NULL);
-  *specs = g_strdupv ((char **) found->pdata);
-  return WEFT_EXIT_OK;
-}
-
-/* Each KEY=V1,V2,... into opts->grids, and the number of points. */
-static int
-parse_grids (SweepArgs *opts)
-{
-  opts->grids = g_array_new (FALSE, FALSE, sizeof (Grid));
-  g_array_set_clear_func (opts->grids, (GDestroyNotify) grid_clear);
-  opts->total = 1;
-  for (int i = 0; opts->grid_specs[i]; i++)
-    {
-      const char *spec = opts->grid_specs[i];
-      const char *eq = strchr (spec, '=');
-      if (eq == NULL || eq == spec || eq[1] == '\0')
-        return weft_cli_usage ("sweep", "--grid %s: write KEY=V1,V2,...",
-                               spec);
-      Grid g = { g_strndup (spec, eq - spec), g_strsplit (eq + 1, ",", -1),
-                 0 };
-      g_autofree char *flag = g_strdup_printf ("--%s", g.key);
-      g_autoptr (GPtrArray) given = run_flags (&opts->f);
-      for (guint k = 0; k < given->len; k += 2)
-        if (strcmp (g_ptr_array_index (given, k), flag) == 0)
-          {
-            grid_clear (&g);
-            return weft_cli_usage ("sweep", "%s is both a grid and an "
-                                   "option: give it once", flag);
-          }
-      g.n = g_strv_length (g.values);
-      opts->total *= g.n;
-      g_array_append_val (opts->grids, g);
-    }
-  return WEFT_EXIT_OK;
-}
-
-/* Fill @opts from `weft sweep`'s @argv (argv[0] is "sweep"): the flags,
- * the grids (from the scenario when no --grid is given) and the
- * defaults.  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE once it has said on
- * stderr what is wrong; --help exits.  The points' own options are
- * checked by the points. */
-static int
-parse_options (int argc, char **argv, SweepArgs *opts)
-{
-  int status;
-
-  if ((status = read_flags (&argc, &argv, opts)) != WEFT_EXIT_OK)
-    return status;
-  /* Found in weft's data folder if not here, as weft run finds it. */
-  opts->path = weft_data_find (argv[1]);
-  if (opts->grid_specs == NULL
-      && (status = grid_from_scenario (opts->path, &opts->grid_specs))
-             != WEFT_EXIT_OK)
-    return status;
-  if (opts->jobs < 0 || opts->jobs > 1024)
-    return weft_cli_usage ("sweep", "-j takes 1 to 1024");
-  if (opts->jobs == 0)
-    opts->jobs = MAX (g_get_num_processors (), 1);
-  if ((status = parse_grids (opts)) != WEFT_EXIT_OK)
-    return status;
-  if (!g_file_test (opts->path, G_FILE_TEST_IS_REGULAR))
-    {
-      fprintf (stderr, "weft sweep: %s: no such scenario file\n", argv[1]);
-      return WEFT_EXIT_USAGE;
-    }
-  opts->db_file = g_strdup (opts->db_path ? opts->db_path : "weft.db");
-  return WEFT_EXIT_OK;
 }
 
 /* The sweep under way: where its points are recorded, which of them
@@ -775,7 +472,7 @@ take_in_shards (WeftDb *db, const char *db_file)
 /* Rank 0 opens the database (an unwritable one is a usage error, found
  * before any point runs) and takes in what a stopped sweep left. */
 static int
-open_database (const SweepArgs *opts, Sweep *sw)
+open_database (const WeftSweepArgs *opts, Sweep *sw)
 {
   g_autoptr (GError) error = NULL;
 
@@ -794,7 +491,7 @@ open_database (const SweepArgs *opts, Sweep *sw)
  * each writes its points to a shard of its own, which rank 0 takes in at
  * the end. */
 static int
-open_rank_databases (const SweepArgs *opts, Sweep *sw)
+open_rank_databases (const WeftSweepArgs *opts, Sweep *sw)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *shard = g_strdup_printf ("%s.shard-rank%d.db",
@@ -814,7 +511,7 @@ open_rank_databases (const SweepArgs *opts, Sweep *sw)
 /* The points, first grid slowest, each with the shard and error file its
  * worker writes next to the database. */
 static void
-make_points (const SweepArgs *opts, Sweep *sw)
+make_points (const WeftSweepArgs *opts, Sweep *sw)
 {
   const GArray *grids = opts->grids;
 
@@ -827,7 +524,7 @@ make_points (const SweepArgs *opts, Sweep *sw)
       p->values = g_new0 (char *, grids->len + 1);
       for (guint g = grids->len; g-- > 0;)
         {
-          const Grid *gr = &g_array_index (grids, Grid, g);
+          const WeftGrid *gr = &g_array_index (grids, WeftGrid, g);
           p->values[g] = g_strdup (gr->values[rest % gr->n]);
           rest /= gr->n;
         }
@@ -841,14 +538,14 @@ make_points (const SweepArgs *opts, Sweep *sw)
  * databases, what the points share and the points.  Returns WEFT_EXIT_OK,
  * or the exit status once it has said why the sweep cannot start. */
 static int
-plan_sweep (const SweepArgs *opts, Sweep *sw)
+plan_sweep (const WeftSweepArgs *opts, Sweep *sw)
 {
   int status;
 
   start_mpi (sw);
   if (sw->rank == 0 && (status = open_database (opts, sw)) != WEFT_EXIT_OK)
     return status;
-  sw->flags = run_flags (&opts->f);
+  sw->flags = weft_sweep_run_flags (&opts->f);
   g_ptr_array_add (sw->flags, NULL);
   g_autofree char *joined = g_strjoinv (" ", (char **) sw->flags->pdata);
   g_ptr_array_remove_index (sw->flags, sw->flags->len - 1);
@@ -874,7 +571,7 @@ plan_sweep (const SweepArgs *opts, Sweep *sw)
  * those the database holds complete already.  FALSE if a point could not
  * be started (said on stderr); the sweep goes on without it. */
 static gboolean
-start_points (const SweepArgs *opts, Sweep *sw, const char *self,
+start_points (const WeftSweepArgs *opts, Sweep *sw, const char *self,
               guint *next, guint *running)
 {
   g_autoptr (GError) error = NULL;
@@ -908,7 +605,7 @@ start_points (const SweepArgs *opts, Sweep *sw, const char *self,
 /* The worker @pid ended with @wait_status: take its point's shard in.
  * FALSE if that failed (said on stderr). */
 static gboolean
-reap_point (const SweepArgs *opts, Sweep *sw, GPid pid, int wait_status,
+reap_point (const WeftSweepArgs *opts, Sweep *sw, GPid pid, int wait_status,
             guint next, guint *running)
 {
   g_autoptr (GError) error = NULL;
@@ -943,7 +640,7 @@ reap_point (const SweepArgs *opts, Sweep *sw, GPid pid, int wait_status,
  * WEFT_EXIT_FAILURE if a point could not be started or taken in (the
  * others still run). */
 static int
-run_points (const SweepArgs *opts, Sweep *sw)
+run_points (const WeftSweepArgs *opts, Sweep *sw)
 {
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   guint next = 0, running = 0;
@@ -990,7 +687,7 @@ run_points (const SweepArgs *opts, Sweep *sw)
  * @counts; the ranks end MPI.  FALSE if a shard could not be taken in
  * (said on stderr). */
 static gboolean
-gather_ranks (const SweepArgs *opts, Sweep *sw, guint counts[3])
+gather_ranks (const WeftSweepArgs *opts, Sweep *sw, guint counts[3])
 {
   gboolean ok = TRUE;
   guint sum[3];
@@ -1024,7 +721,7 @@ gather_ranks (const SweepArgs *opts, Sweep *sw, guint counts[3])
  * database and prints each point's run and the totals.  Returns @status,
  * or WEFT_EXIT_FAILURE if a shard could not be taken in. */
 static int
-record (const SweepArgs *opts, Sweep *sw, int status)
+record (const WeftSweepArgs *opts, Sweep *sw, int status)
 {
   guint counts[3] = { sw->skipped, sw->failed, sw->started };
   g_autoptr (GError) error = NULL;
@@ -1056,12 +753,12 @@ record (const SweepArgs *opts, Sweep *sw, int status)
 int
 weft_cmd_sweep (int argc, char **argv)
 {
-  g_auto (SweepArgs) opts = { .f = { .stepfactor = G_MININT64,
+  g_auto (WeftSweepArgs) opts = { .f = { .stepfactor = G_MININT64,
                                         .seed = G_MININT64 } };
   g_auto (Sweep) sw = { 0 };
   int status;
 
-  if ((status = parse_options (argc, argv, &opts)) != WEFT_EXIT_OK
+  if ((status = weft_sweep_args_parse (argc, argv, &opts)) != WEFT_EXIT_OK
       || (status = plan_sweep (&opts, &sw)) != WEFT_EXIT_OK)
     return status;
   status = run_points (&opts, &sw);
