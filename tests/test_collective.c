@@ -529,6 +529,8 @@ START_TEST (test_nvls_tree)
   ck_assert (!weft_collective_fits (s->topo, (uint32_t *) gpus->data, 8,
                                     WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE,
                                     WEFT_PROTOCOL_SIMPLE, &error));
+  ck_assert (g_error_matches (error, WEFT_SCHEDULE_ERROR,
+                              WEFT_SCHEDULE_ERROR_UNFIT));
   ck_assert_ptr_nonnull (strstr (error->message, "two servers or more"));
   g_clear_error (&error);
   ck_assert (!weft_collective_fits (s->topo, (uint32_t *) gpus->data, 32,

@@ -1,5 +1,6 @@
 /* Tests of scenarios: the ready ones, bad input, and mutated input. */
 #include "rng.h"
+#include "topology/names.h"
 #include "topology/scenario.h"
 #include "topology/topo_stats.h"
 
@@ -436,6 +437,29 @@ START_TEST (test_bad_names)
 }
 END_TEST
 
+START_TEST (test_name_patterns)
+{
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (weft_names_expand ("n[0-1]/g[2,4-5]", names, &error));
+  ck_assert_uint_eq (names->len, 6);
+  ck_assert_str_eq (g_ptr_array_index (names, 0), "n0/g2");
+  ck_assert_str_eq (g_ptr_array_index (names, 5), "n1/g5");
+  const char *bad[] = { "g[3-1]", "g[0-1", "g0-1]", "g[a]", "",
+                        "g[0-99999999]" };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_clear_error (&error);
+      ck_assert_msg (!weft_names_expand (bad[i], names, &error), "%s",
+                     bad[i]);
+      ck_assert_msg (g_error_matches (error, WEFT_TOPOLOGY_ERROR,
+                                      WEFT_TOPOLOGY_ERROR_NAME), "%s: %s",
+                     bad[i], error->message);
+    }
+}
+END_TEST
+
 START_TEST (test_bad_links)
 {
   EXPECT_ERROR (HEADER "nodes: [{name: 'g[0-1]', device: g}]\n"
@@ -648,6 +672,7 @@ scenario_suite (void)
   tcase_add_test (tc, test_bad_unknown_key);
   tcase_add_test (tc, test_bad_units);
   tcase_add_test (tc, test_bad_names);
+  tcase_add_test (tc, test_name_patterns);
   tcase_add_test (tc, test_bad_links);
   tcase_add_test (tc, test_bad_duplicates);
   tcase_add_test (tc, test_bad_isolated_gpu);

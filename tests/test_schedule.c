@@ -508,6 +508,8 @@ START_TEST (test_bad_schedules)
   g_autoptr (WeftSchedule) a = weft_schedule_new (2);
   weft_schedule_send (a, 0, 1, 0, 100, WEFT_NO_STEP);
   ck_assert (!weft_schedule_check (a, &error));
+  ck_assert (g_error_matches (error, WEFT_SCHEDULE_ERROR,
+                              WEFT_SCHEDULE_ERROR_INVALID));
   ck_assert_str_eq (error->message, "rank 0 step 0 sends to rank 1, which "
                                     "never receives it");
   g_clear_error (&error);
@@ -532,6 +534,8 @@ START_TEST (test_bad_schedules)
       weft_schedule_send (c, r, 1 - r, 0, 8, got);
     }
   ck_assert (!weft_schedule_check (c, &error));
+  ck_assert (g_error_matches (error, WEFT_SCHEDULE_ERROR,
+                              WEFT_SCHEDULE_ERROR_INVALID));
   ck_assert (g_str_has_prefix (error->message, "the schedule deadlocks: rank 0 "
                                                "step 0 (receive from rank 1)"));
   /* Pairing alone does not look for deadlocks: it pairs them. */

@@ -357,6 +357,13 @@ refused (const char *text, ...)
 
   ck_assert_msg (t == NULL, "accepted:\n%s", text);
   ck_assert_msg (error != NULL, "refused without a message:\n%s", text);
+  /* Bad input, whether the YAML loader or the trace's own checks found
+   * it. */
+  ck_assert_msg (error->domain == WEFT_CONFIG_ERROR
+                     || g_error_matches (error, WEFT_TRACE_ERROR,
+                                         WEFT_TRACE_ERROR_INVALID),
+                 "%s: %s %d", text, g_quark_to_string (error->domain),
+                 error->code);
   va_start (ap, text);
   for (const char *s = va_arg (ap, const char *); s; s = va_arg (ap, const char *))
     ck_assert_msg (strstr (error->message, s) != NULL,
@@ -473,6 +480,8 @@ START_TEST (test_deadlock_named)
       &error);
   ck_assert_msg (bad != NULL, "%s", error ? error->message : "");
   ck_assert (!weft_trace_run (h100->topo, bad, &defaults, &r, &error));
+  ck_assert (g_error_matches (error, WEFT_TRACE_ERROR,
+                              WEFT_TRACE_ERROR_DEADLOCK));
   ck_assert_msg (strstr (error->message, "t.yaml:3:") != NULL
                      && strstr (error->message, "never finishes") != NULL
                      && strstr (error->message, "'r1'") != NULL,

@@ -116,7 +116,7 @@ costs_of (WeftAlgorithm alg, WeftProtocolKind protocol, GError **error)
   const WeftProtocol *costs = weft_protocol_get (protocol, alg);
 
   if (costs == NULL)
-    g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+    g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT, "%s does not run with the "
                  "%s protocol", weft_algorithm_name (alg),
                  weft_protocol_name (protocol));
   return costs;
@@ -445,13 +445,13 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
 
   if (!weft_algorithm_supports (alg, op))
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s cannot run %s",
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT, "%s cannot run %s",
                    weft_algorithm_name (alg), weft_op_name (op));
       return FALSE;
     }
   if (weft_protocol_get (protocol, alg) == NULL)
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "%s does not run with the "
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT, "%s does not run with the "
                    "%s protocol", weft_algorithm_name (alg),
                    weft_protocol_name (protocol));
       return FALSE;

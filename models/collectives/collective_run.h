@@ -44,8 +44,10 @@ typedef struct {
 } WeftCollectiveResult;
 
 /* Simulate @op by @alg with @protocol over the GPUs @gpus[0..n-1] of
- * @topo for @size bytes (nccl-tests' size), as @options say.  Fails (WEFT_SCHEDULE_ERROR) if the algorithm cannot run on
- * this fabric or with this protocol (code 1), or the schedule cannot run. */
+ * @topo for @size bytes (nccl-tests' size), as @options say.  Fails with
+ * WEFT_SCHEDULE_ERROR_UNFIT if the algorithm cannot run on this fabric or
+ * with this protocol, WEFT_SCHEDULE_ERROR_INVALID if its schedule cannot
+ * run. */
 gboolean weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                               uint32_t n, WeftOp op, WeftAlgorithm alg,
                               WeftProtocolKind protocol, uint64_t size,
@@ -55,7 +57,7 @@ gboolean weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
 
 /* The checked schedule of @op by @alg over @gpus[0..n-1] for @size bytes,
  * with the nodes its ranks run on put in @nodes (the GPUs, then for NVLS
- * the switches that reduce); NULL with @error (WEFT_SCHEDULE_ERROR, code 1
+ * the switches that reduce); NULL with @error (WEFT_SCHEDULE_ERROR_UNFIT
  * for an algorithm the fabric cannot run) otherwise.  The caller frees it. */
 WeftSchedule *weft_collective_plan (const WeftTopology *topo,
                                     const uint32_t *gpus, uint32_t n,

@@ -33,7 +33,7 @@ weft_fit_ranks_per_server (const WeftTopology *topo, const uint32_t *gpus,
     }
   if (!ok)
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT,
                    "hierarchical needs the ranks server by server (templates "
                    "instantiated at the top level), as many in every server");
       return FALSE;
@@ -93,7 +93,7 @@ weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
     }
   if (nodes->len > before)
     return TRUE;
-  g_set_error (error, WEFT_SCHEDULE_ERROR, 1,
+  g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT,
                "the fabric cannot run nvls: it needs switches that reduce "
                "(reduce_bandwidth above 0) joined to every rank's GPU, and "
                "has none");

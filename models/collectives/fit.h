@@ -28,7 +28,7 @@ typedef struct {
 } WeftFit;
 
 /* Whether the algorithm can run on @fit's GPUs: FALSE with @error
- * (WEFT_SCHEDULE_ERROR, code 1) saying why not.  With @p NULL that is all
+ * (WEFT_SCHEDULE_ERROR_UNFIT) saying why not.  With @p NULL that is all
  * it says, as cheaply as it can; otherwise it also fills in @p what the
  * builder needs of the fabric (switches, servers, rings, channels and
  * chunks chosen by the fabric), pointing into @fit. */
@@ -48,7 +48,7 @@ uint32_t *weft_fit_servers (const WeftTopology *topo, const uint32_t *gpus,
 
 /* The ranks a server has in @gpus[0..n-1], which must come server by
  * server (a server: a top-level template instance), as many in each, into
- * @local; FALSE with @error (WEFT_SCHEDULE_ERROR, code 1) if they do not,
+ * @local; FALSE with @error (WEFT_SCHEDULE_ERROR_UNFIT) if they do not,
  * which is what the two-level algorithms need. */
 gboolean weft_fit_ranks_per_server (const WeftTopology *topo,
                                     const uint32_t *gpus, uint32_t n,
@@ -57,7 +57,7 @@ gboolean weft_fit_ranks_per_server (const WeftTopology *topo,
 /* The switches that reduce (reduce_bandwidth above 0) joined to every one
  * of the @n GPUs @gpus, appended to @nodes (uint32_t) with their share of
  * the buffer (the lanes the first GPU has to each) in @shares (double);
- * FALSE with @error (WEFT_SCHEDULE_ERROR, code 1) if there are none. */
+ * FALSE with @error (WEFT_SCHEDULE_ERROR_UNFIT) if there are none. */
 gboolean weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus,
                             uint32_t n, GArray *nodes, GArray *shares,
                             GError **error);

@@ -372,7 +372,7 @@ weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
 
   if (n / local < 2)
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs GPUs in "
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT, "nvls-tree needs GPUs in "
                    "two servers or more (inside one server, use nvls)");
       return FALSE;
     }
@@ -384,7 +384,7 @@ weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
       g_autoptr (GError) why = NULL;
       if (!weft_fit_switches (fit->topo, gpus, local, mine, share, &why))
         {
-          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "the fabric cannot run "
+          g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT, "the fabric cannot run "
                        "nvls-tree: the GPUs of server %u have no switches "
                        "that reduce (reduce_bandwidth above 0) joined to all "
                        "of them", g);
@@ -397,7 +397,7 @@ weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
         }
       else if (share->len != per)
         {
-          g_set_error (error, WEFT_SCHEDULE_ERROR, 1, "nvls-tree needs as "
+          g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT, "nvls-tree needs as "
                        "many switches that reduce in every server: server 0 "
                        "has %u, server %u %u", per, g, share->len);
           return FALSE;

@@ -288,7 +288,7 @@ pair (WeftSchedule *s, GError **error)
           if (step->kind == WEFT_STEP_SEND
               && (step->peer >= n || step->peer == r))
             {
-              g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+              g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                            "rank %u step %u sends to rank %u, which is %s", r,
                            i, step->peer,
                            step->peer == r ? "itself" : "not a rank");
@@ -344,12 +344,12 @@ pair (WeftSchedule *s, GError **error)
         {
           const WeftStep *step = weft_schedule_step (s, q, bad);
           if (bad_send == WEFT_NO_STEP)
-            g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+            g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                          "rank %u step %u receives from rank %u, which sends "
                          "it nothing to match",
                          q, bad, step->peer);
           else
-            g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+            g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                          "rank %u step %u receives %" G_GUINT64_FORMAT
                          " bytes from rank %u, whose step %u sends %"
                          G_GUINT64_FORMAT,
@@ -365,7 +365,7 @@ pair (WeftSchedule *s, GError **error)
       if (weft_schedule_step (s, r, i)->kind == WEFT_STEP_SEND
           && s->matches[r][i] == WEFT_NO_STEP)
         {
-          g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+          g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                        "rank %u step %u sends to rank %u, which never "
                        "receives it",
                        r, i, weft_schedule_step (s, r, i)->peer);
@@ -394,7 +394,7 @@ pair_checked (WeftSchedule *s, gboolean trust, GError **error)
             uint32_t on = weft_schedule_dep (s, step, d);
             if (on >= i)
               {
-                g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+                g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                              "rank %u step %u waits for step %u, which does "
                              "not come before it",
                              r, i, on);
@@ -435,7 +435,7 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
   /* Dependents: at most a receive for each step, and every dependency. */
   if (total + s->n_deps >= G_MAXUINT32)
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                    "the schedule has %" G_GUINT64_FORMAT " steps and %"
                    G_GUINT64_FORMAT " dependencies, more than weft can run",
                    total, (uint64_t) s->n_deps);
@@ -498,7 +498,7 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
           char peer[16] = "";
           if (step->kind != WEFT_STEP_REDUCE)
             g_snprintf (peer, sizeof peer, "%u", step->peer);
-          g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+          g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                        "the schedule deadlocks: rank %u step %u (%s%s%s) can "
                        "never run",
                        r, i, kind_name (step->kind),

@@ -171,6 +171,14 @@ gboolean weft_schedule_pair_search (const WeftSchedule *s, GError **error);
 #define WEFT_SCHEDULE_ERROR (weft_schedule_error_quark ())
 GQuark weft_schedule_error_quark (void);
 
+typedef enum {
+  WEFT_SCHEDULE_ERROR_INVALID,  /* a schedule that cannot run: a send
+                                   without its receive, a dependency that
+                                   does not come first, a deadlock */
+  WEFT_SCHEDULE_ERROR_UNFIT,    /* an algorithm that cannot run on these
+                                   GPUs, this fabric or this protocol */
+} WeftScheduleError;
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftSchedule, weft_schedule_free)
 
 G_END_DECLS

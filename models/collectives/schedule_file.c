@@ -268,7 +268,7 @@ weft_schedule_file_build (const WeftScheduleFile *f, uint64_t size,
       }
   if (!weft_schedule_check (s, &cause))
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 0, "%s: %s", f->path,
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID, "%s: %s", f->path,
                    cause->message);
       return NULL;
     }
@@ -276,7 +276,7 @@ weft_schedule_file_build (const WeftScheduleFile *f, uint64_t size,
   uint64_t expected = weft_op_bytes (f->op, f->n_ranks, size);
   if (moved != expected)
     {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, 0,
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                    "%s: the schedule moves %" G_GUINT64_FORMAT " bytes for a "
                    "%s of %" G_GUINT64_FORMAT " bytes over %u ranks, which "
                    "moves %" G_GUINT64_FORMAT,

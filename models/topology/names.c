@@ -34,7 +34,7 @@ parse_bracket (const char *pattern, const char *start, const char *end,
           p = after;
           if (b < a)
             {
-              g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+              g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
                            "name pattern '%s': range %" G_GUINT64_FORMAT
                            "-%" G_GUINT64_FORMAT " runs backwards",
                            pattern, a, b);
@@ -43,7 +43,7 @@ parse_bracket (const char *pattern, const char *start, const char *end,
         }
       if (b - a >= WEFT_NAMES_MAX || values->len + (b - a) >= WEFT_NAMES_MAX)
         {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
                        "name pattern '%s' stands for more than %d names",
                        pattern, WEFT_NAMES_MAX);
           return FALSE;
@@ -66,7 +66,7 @@ parse_bracket (const char *pattern, const char *start, const char *end,
   return TRUE;
 
 bad:
-  g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+  g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
                "name pattern '%s': a bracket holds numbers and ranges such "
                "as [0-7] or [0,2,4-5]",
                pattern);
@@ -89,7 +89,7 @@ weft_names_expand (const char *pattern, GPtrArray *out, GError **error)
       const char *close_early = strchr (p, ']');
       if (close_early && (!open || close_early < open))
         {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
                        "name pattern '%s' has a ']' without '['", pattern);
           goto out;
         }
@@ -101,7 +101,7 @@ weft_names_expand (const char *pattern, GPtrArray *out, GError **error)
       const char *close = strchr (open, ']');
       if (close == NULL)
         {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
                        "name pattern '%s' has a '[' without ']'", pattern);
           goto out;
         }
@@ -113,7 +113,7 @@ weft_names_expand (const char *pattern, GPtrArray *out, GError **error)
       total *= c.n;
       if (total > WEFT_NAMES_MAX)
         {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
                        "name pattern '%s' stands for more than %d names",
                        pattern, WEFT_NAMES_MAX);
           goto out;
@@ -122,7 +122,7 @@ weft_names_expand (const char *pattern, GPtrArray *out, GError **error)
     }
   if (*pattern == '\0')
     {
-      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "a name cannot be empty");
+      g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME, "a name cannot be empty");
       goto out;
     }
 

@@ -224,7 +224,7 @@ take_ports (WeftTopology *topo, uint32_t node, const char *port,
         uint32_t *used = &topo->ports_used[n->port_base + c];
         if (*used + lanes > d->port_counts[c])
           {
-            g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+            g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_LINK,
                          "'%s' (%s) has %u %s ports and %u are taken; this "
                          "link needs %u more",
                          n->name, d->name, d->port_counts[c], port, *used,
@@ -238,7 +238,7 @@ take_ports (WeftTopology *topo, uint32_t node, const char *port,
   GString *classes = g_string_new (NULL);
   for (uint32_t c = 0; c < d->n_port_classes; c++)
     g_string_append_printf (classes, "%s%s", c ? ", " : "", d->port_names[c]);
-  g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+  g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_LINK,
                "'%s' (%s) has no %s port; its ports: %s", n->name, d->name,
                port, classes->len ? classes->str : "none");
   g_string_free (classes, TRUE);
@@ -256,7 +256,7 @@ weft_topology_add_link (WeftTopology *topo, uint32_t a, uint32_t b,
   g_assert (a < topo->n_nodes && b < topo->n_nodes && lanes >= 1);
   if (a == b)
     {
-      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0,
+      g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_LINK,
                    "a link cannot join '%s' to itself", topo->nodes[a].name);
       return FALSE;
     }

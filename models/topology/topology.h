@@ -38,6 +38,12 @@ typedef enum {
 #define WEFT_TOPOLOGY_ERROR (weft_topology_error_quark ())
 GQuark weft_topology_error_quark (void);
 
+typedef enum {
+  WEFT_TOPOLOGY_ERROR_NAME,     /* a name pattern or selector that is
+                                   malformed or names the wrong nodes */
+  WEFT_TOPOLOGY_ERROR_LINK,     /* a link the nodes' ports cannot take */
+} WeftTopologyError;
+
 #define WEFT_ZONE_ROOT UINT32_MAX
 #define WEFT_NONE UINT32_MAX
 

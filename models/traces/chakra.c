@@ -60,13 +60,15 @@ read_file (RankFile *f, GError **error)
 
   if (!g_file_test (f->path, G_FILE_TEST_IS_REGULAR))
     {
-      g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: not a regular file",
+      g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_IO,
+                   "%s: not a regular file",
                    f->path);
       return FALSE;
     }
   if (!g_file_get_contents (f->path, &data, &len, &io))
     {
-      g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: cannot read the file: %s",
+      g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_IO,
+                   "%s: cannot read the file: %s",
                    f->path, io->message);
       return FALSE;
     }
@@ -79,7 +81,7 @@ read_file (RankFile *f, GError **error)
       size_t at = (size_t) (p - (const uint8_t *) data);
       if (!varint (&p, end, &size) || size > (uint64_t) (end - p))
         {
-          g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: byte %zu: a message "
+          g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: byte %zu: a message "
                        "runs past the end of the file: not a Chakra "
                        "execution trace, or cut short", f->path, at);
           return FALSE;
@@ -90,7 +92,7 @@ read_file (RankFile *f, GError **error)
               chakra_proto_msg__global_metadata__unpack (NULL, size, p);
           if (meta == NULL)
             {
-              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: it does not "
+              g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: it does not "
                            "start with Chakra's GlobalMetadata: not a "
                            "Chakra execution trace", f->path);
               return FALSE;
@@ -102,14 +104,14 @@ read_file (RankFile *f, GError **error)
           Node *n = chakra_proto_msg__node__unpack (NULL, size, p);
           if (n == NULL)
             {
-              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: byte %zu: not a "
+              g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: byte %zu: not a "
                            "Chakra node", f->path, at);
               return FALSE;
             }
           g_ptr_array_add (f->nodes, n);
           if (g_hash_table_contains (f->index, &n->id))
             {
-              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: node %"
+              g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: node %"
                            G_GUINT64_FORMAT ": a second node with this id",
                            f->path, n->id);
               return FALSE;
@@ -207,7 +209,7 @@ node_error (GError **error, const RankFile *f, const Node *n,
   va_start (ap, format);
   g_autofree char *what = g_strdup_vprintf (format, ap);
   va_end (ap);
-  g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: node %" G_GUINT64_FORMAT
+  g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: node %" G_GUINT64_FORMAT
                "%s%s%s: %s", f->path, n->id, n->name[0] ? " ('" : "",
                n->name, n->name[0] ? "')" : "", what);
   return FALSE;
@@ -367,7 +369,7 @@ read_collectives (WeftTrace *t, const WeftTraceJob *job, uint32_t j,
                                "'%s', which it is not in", r, pg);
           if (in[r] && mine->len != count)
             {
-              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: %u collectives "
+              g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: %u collectives "
                            "on process group '%s', and %s %u: every rank of "
                            "a group runs the same collectives", files[r].path,
                            mine->len, pg, files[first].path, count);
@@ -478,7 +480,7 @@ check_rank_acyclic (const RankFile *f, GError **error)
                   s, "%" G_GUINT64_FORMAT,
                   ((const Node *) g_ptr_array_index (f->nodes,
                                                      stack[depth - 1]))->id);
-              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: the dependencies "
+              g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: the dependencies "
                            "form a cycle: nodes %s (each runs after the one "
                            "before)", f->path, s->str);
               g_string_free (s, TRUE);
@@ -842,7 +844,8 @@ weft_chakra_write (const WeftTrace *t, uint32_t j, const char *prefix,
         ok = fwrite (yaml->str, 1, yaml->len, out) == yaml->len;
       if (!ok)
         {
-          g_set_error (error, WEFT_TRACE_ERROR, 0, "cannot write %s: %s",
+          g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_IO,
+                       "cannot write %s: %s",
                        path, g_strerror (errno));
           return FALSE;
         }

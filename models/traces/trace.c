@@ -430,7 +430,7 @@ read_deps (Job *job, GError **error)
                   "through communication)";
           if (why)
             {
-              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s:%d:%d: op '%s' "
+              g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s:%d:%d: op '%s' "
                            "depends on %s%s%s%s", t->path, d->line, d->col,
                            op->name, dep == i && k ? "" : "'",
                            dep == i && k ? "" : d->name,
@@ -525,7 +525,7 @@ match_p2p (WeftTrace *t, uint32_t first_op, GError **error)
               g_autofree char *where = op_where (t, op);
               g_autofree char *a = weft_format_size (o->bytes);
               g_autofree char *b = weft_format_size (op->bytes);
-              g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: %s '%s' of %s "
+              g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: %s '%s' of %s "
                            "pairs with %s '%s' (line %d) of %s: the sizes "
                            "differ", where, weft_trace_op_kind (op), op->name,
                            b, weft_trace_op_kind (o), o->name, o->line, a);
@@ -560,7 +560,7 @@ match_p2p (WeftTrace *t, uint32_t first_op, GError **error)
   uint32_t peer = op->peer - job->first_rank;
   gboolean send = op->kind == WEFT_TRACE_SEND;
   g_autofree char *where = op_where (t, op);
-  g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: %s '%s' %s rank %u %s rank "
+  g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: %s '%s' %s rank %u %s rank "
                "%u (tag %u) has no matching %s on rank %u %s rank %u",
                where, send ? "send" : "recv", op->name, send ? "from" : "on",
                self, send ? "to" : "from", peer, op->tag,
@@ -640,7 +640,7 @@ check_acyclic (WeftTrace *t, GError **error)
                           weft_trace_op (t, g_array_index (walk, uint32_t,
                                                            walk->len - 1))->name);
   g_autofree char *where = op_where (t, weft_trace_op (t, i));
-  g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: the dependencies form a "
+  g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_INVALID, "%s: the dependencies form a "
                "cycle: %s (each runs after the one before)", where,
                names->str);
   g_string_free (names, TRUE);

@@ -73,6 +73,16 @@ typedef struct {
 #define WEFT_TRACE_ERROR (weft_trace_error_quark ())
 GQuark weft_trace_error_quark (void);
 
+typedef enum {
+  WEFT_TRACE_ERROR_INVALID,     /* a trace (or Chakra file) that says
+                                   something wrong: a cycle, an unknown
+                                   op, a send without its receive */
+  WEFT_TRACE_ERROR_DEADLOCK,    /* ranks that wait for each other, found
+                                   by running the trace */
+  WEFT_TRACE_ERROR_UNFIT,       /* an algorithm that cannot run an op */
+  WEFT_TRACE_ERROR_IO,          /* a file that cannot be read or written */
+} WeftTraceError;
+
 /* Read the trace at @path for the GPUs of @topo (NULL: without placing
  * the ranks, for converting; every job must then give `ranks`).  Any mistake (a
  * dependency cycle, naming the ops on it; an unknown id; a rank outside

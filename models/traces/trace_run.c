@@ -68,7 +68,8 @@ static GError *
 op_error (const WeftTrace *t, const WeftTraceOp *op, GError *cause)
 {
   g_autofree char *where = weft_trace_where (t, op);
-  GError *e = g_error_new (WEFT_TRACE_ERROR, 0, "%s: op '%s': %s", where,
+  GError *e = g_error_new (WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_UNFIT,
+                          "%s: op '%s': %s", where,
                            op->name, cause->message);
   g_error_free (cause);
   return e;
@@ -116,7 +117,8 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   if (alg != WEFT_TRACE_AUTO && !weft_algorithm_supports (alg, op->op))
     {
       g_autofree char *where = weft_trace_where (t, op);
-      g_set_error (error, WEFT_TRACE_ERROR, 0, "%s: algorithm %s cannot "
+      g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_UNFIT,
+                   "%s: algorithm %s cannot "
                    "run %s", where, weft_algorithm_name (alg),
                    weft_op_name (op->op));
       return FALSE;
@@ -161,7 +163,8 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   if (best < 0)
     {
       if (why == NULL)
-        why = g_error_new (WEFT_TRACE_ERROR, 0, "no algorithm can run it");
+        why = g_error_new (WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_UNFIT,
+                           "no algorithm can run it");
       g_propagate_error (error, op_error (t, op, why));
       return FALSE;
     }
@@ -585,7 +588,7 @@ stuck (Runner *x, GError **error)
       gboolean found = reached && missing->len > 0;
       g_autofree char *where = weft_trace_where (t, op);
       if (found)
-        g_set_error (error, WEFT_TRACE_ERROR, 1, "%s: the trace never "
+        g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_DEADLOCK, "%s: the trace never "
                      "finishes: %s '%s' waits for rank%s %s%s, which never "
                      "reach%s it: the ranks wait for each other in a circle",
                      where, weft_trace_op_kind (op),
@@ -597,7 +600,7 @@ stuck (Runner *x, GError **error)
       if (found)
         return;
     }
-  g_set_error (error, WEFT_TRACE_ERROR, 1, "%s: the trace never finishes",
+  g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_DEADLOCK, "%s: the trace never finishes",
                t->path);
 }
 

@@ -40,7 +40,7 @@ select_ranks (const WeftTopology *topo, const char *selector, GError **error)
       uint32_t id = weft_topology_find_node (topo, name);
       if (id == WEFT_NONE || topo->nodes[id].kind != WEFT_NODE_GPU)
         {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "rank selector '%s' "
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME, "rank selector '%s' "
                        "names '%s', which is %s", selector, name,
                        id == WEFT_NONE ? "no node of the scenario"
                                        : "not a GPU");
@@ -48,7 +48,7 @@ select_ranks (const WeftTopology *topo, const char *selector, GError **error)
         }
       if (!g_hash_table_add (seen, GUINT_TO_POINTER (id + 1)))
         {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "rank selector '%s' "
+          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME, "rank selector '%s' "
                        "names '%s' twice: a GPU is one rank", selector, name);
           return NULL;
         }
@@ -56,7 +56,7 @@ select_ranks (const WeftTopology *topo, const char *selector, GError **error)
     }
   if (gpus->len < 2)
     {
-      g_set_error (error, WEFT_TOPOLOGY_ERROR, 0, "a collective needs two "
+      g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME, "a collective needs two "
                    "GPUs or more, and %s %s", selector ? "the rank selector"
                                                        : "the scenario",
                    gpus->len == 0 ? "has none"

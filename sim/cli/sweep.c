@@ -148,7 +148,7 @@ start_point (const char *self, const char *scenario, const GArray *grids,
                                            stop_with_parent, NULL, &p->pid,
                                            -1, out, err, error);
   if (err < 0 || out < 0)
-    g_set_error (error, G_SPAWN_ERROR, 0, "%s: %s", p->err, g_strerror (errno));
+    g_set_error (error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "%s: %s", p->err, g_strerror (errno));
   if (out >= 0)
     close (out);
   if (err >= 0)
