@@ -22,21 +22,19 @@ weft_memory_tune (void)
 {
 #ifdef __GLIBC__
   /* Blocks under 256 MiB from the heap, and up to 512 MiB of free heap
-   * kept: over 256 GPUs a sweep of small sizes took 2.1 million page
-   * faults and 4.8 s in the kernel without, 0.1 million and 0.3 s with.
-   * One heap for all threads: a thread's own heap is mapped in pieces of
-   * at most 64 MiB and gives back what it frees, and the simulations
-   * that run side by side allocate little once under way (the same sweep
-   * with two jobs: 0.9 million faults and 659 MiB with a heap a thread,
-   * 0.12 million and 492 MiB with one). */
+   * kept: a sweep of many sizes frees and takes again schedules of the
+   * same size, and each time the system gives memory back it is paid for
+   * again in page faults.  One heap for all threads: a thread's own heap
+   * is mapped in pieces of at most 64 MiB and gives back what it frees,
+   * and the simulations that run side by side allocate little once under
+   * way. */
   mallopt (M_MMAP_THRESHOLD, (int) MMAP_THRESHOLD);
   mallopt (M_TRIM_THRESHOLD, 512 << 20);
   mallopt (M_ARENA_MAX, 1);
-  /* The first piece of the heap readied at once: a run of a few hundred
-   * MiB writes most of its memory before any part of it is large enough
-   * to ask (the schedule asks from 32 MiB on).  The ring all_reduce over
-   * 1,024 GPUs took 8,000 page faults of 4 KiB without, 2,100 with, and
-   * 7% less time in the program (user time, medians of five). */
+  /* The first piece of the heap readied at once, in huge pages: a run of
+   * a few hundred MiB writes most of its memory before any part of it is
+   * large enough to ask (the schedule asks from 32 MiB on), and would
+   * take it a 4 KiB page fault at a time. */
   weft_memory_reserve (PIECE);
 #endif
 }
