@@ -863,3 +863,9 @@ detach:
   exec (db, "DETACH shard", NULL);
   return ok;
 }
+
+const char *
+weft_db_sqlite_version (void)
+{
+  return sqlite3_libversion ();
+}

@@ -128,6 +128,9 @@ gboolean weft_db_merge (WeftDb *db, const char *shard, GArray *runs,
  * the way of writing). */
 gboolean weft_db_index (WeftDb *db, GError **error);
 
+/* The version of SQLite weft writes with. */
+const char *weft_db_sqlite_version (void);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftDb, weft_db_close)
 
 G_END_DECLS

@@ -660,3 +660,9 @@ weft_cfg_bool (const WeftCfg *cfg, gboolean *value, GError **error)
                            cfg->text);
   return TRUE;
 }
+
+const char *
+weft_cfg_yaml_version (void)
+{
+  return yaml_get_version_string ();
+}

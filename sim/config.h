@@ -129,4 +129,7 @@ const char *weft_closest (const char *word, const char *const *names);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftCfg, weft_cfg_unref)
 
+/* The version of libyaml weft reads YAML with. */
+const char *weft_cfg_yaml_version (void);
+
 G_END_DECLS

@@ -148,6 +148,31 @@ START_TEST (test_help_command)
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "unknown command 'nothing'"));
   result_clear (&r);
+
+  /* Every command and sub-command answers --help with its usage and an
+   * example. */
+  const char *commands[][2] = {
+    { "run", NULL }, { "topo", NULL }, { "sweep", NULL },
+    { "trace", "generate" }, { "trace", "chakra" }, { "report", NULL },
+    { "plot", NULL }, { "params", NULL }, { "help", NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    {
+      r = commands[i][1] ? weft (commands[i][0], commands[i][1], "--help",
+                                 NULL)
+                         : weft (commands[i][0], "--help", NULL);
+      ck_assert_msg (r.status == 0, "%s --help: %s", commands[i][0], r.err);
+      ck_assert_msg (strstr (r.out, "Usage:") && strstr (r.out, "Examples:"),
+                     "%s %s --help:\n%s", commands[i][0],
+                     commands[i][1] ? commands[i][1] : "", r.out);
+      result_clear (&r);
+    }
+  /* weft trace has two: its help names both. */
+  r = weft ("trace", "--help", NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert (strstr (r.out, "weft trace generate")
+             && strstr (r.out, "weft trace chakra"));
+  result_clear (&r);
 }
 END_TEST
 
@@ -157,6 +182,12 @@ START_TEST (test_version)
 
   ck_assert_int_eq (r.status, 0);
   ck_assert (g_str_has_prefix (r.out, "weft "));
+  /* Every library weft is built with, and its version. */
+  const char *libraries[] = { "\nGLib 2.", "\nlibyaml 0.", "\nSQLite 3.",
+                              "\nprotobuf-c 1.", "\nMPI: ", "\ngnuplot" };
+  for (guint i = 0; i < G_N_ELEMENTS (libraries); i++)
+    ck_assert_msg (strstr (r.out, libraries[i]), "%s not in\n%s",
+                   libraries[i] + 1, r.out);
   result_clear (&r);
 
   r = weft ("version", "extra", NULL);

@@ -881,3 +881,9 @@ weft_chakra_may_write (const WeftTrace *t, uint32_t j, const char *prefix,
     }
   return TRUE;
 }
+
+const char *
+weft_chakra_protobuf_version (void)
+{
+  return protobuf_c_version ();
+}

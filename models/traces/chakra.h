@@ -44,4 +44,7 @@ gboolean weft_chakra_may_write (const WeftTrace *t, uint32_t job,
                                 const char *prefix, const char *const *inputs,
                                 gboolean force, GError **error);
 
+/* The version of protobuf-c weft reads and writes Chakra files with. */
+const char *weft_chakra_protobuf_version (void);
+
 G_END_DECLS

@@ -1,11 +1,17 @@
 /* weft: the program's entry point and its subcommands' dispatch. */
 #include "cli.h"
+#include "config.h"
 #include "db.h"
+#include "traces/chakra.h"
 #include "log.h"
 #include "memory.h"
 #include "sim.h"
 
 #include <stdio.h>
+
+#ifdef WEFT_HAVE_MPI
+#include <mpi.h>
+#endif
 
 typedef struct {
   const char *name;
@@ -120,6 +126,15 @@ cmd_help (int argc, char **argv)
       print_usage (stderr);
       return WEFT_EXIT_USAGE;
     }
+  if (argc == 2 && (g_strcmp0 (argv[1], "--help") == 0
+                    || g_strcmp0 (argv[1], "-h") == 0))
+    {
+      printf ("Usage:\n  weft help [COMMAND]\n\nThe overview of weft's "
+              "commands, or COMMAND's options with their defaults\n(as "
+              "'weft COMMAND --help').\n\nExamples:\n  weft help\n"
+              "  weft help run\n");
+      return WEFT_EXIT_OK;
+    }
   if (argc == 2 && g_strcmp0 (argv[1], "help") != 0)
     {
       const Command *command = find_command (argv[1]);
@@ -148,6 +163,7 @@ cmd_version (int argc, char **argv)
 
   g_option_context_set_summary (context, "Print weft's version and the "
                                 "versions of the libraries it was built with.");
+  g_option_context_set_description (context, "Examples:\n  weft version\n");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "version", &argc, &argv))
     return WEFT_EXIT_USAGE;
@@ -157,13 +173,34 @@ cmd_version (int argc, char **argv)
       return WEFT_EXIT_USAGE;
     }
   printf ("weft %s\n", WEFT_VERSION);
-  printf ("glib %u.%u.%u\n", glib_major_version, glib_minor_version,
+  printf ("GLib %u.%u.%u\n", glib_major_version, glib_minor_version,
           glib_micro_version);
+  printf ("libyaml %s\n", weft_cfg_yaml_version ());
+  printf ("SQLite %s\n", weft_db_sqlite_version ());
+  printf ("protobuf-c %s\n", weft_chakra_protobuf_version ());
 #ifdef WEFT_HAVE_MPI
-  printf ("MPI: built in (weft sweep runs under mpirun or srun)\n");
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version (mpi, &len);
+  mpi[MIN (len, MPI_MAX_LIBRARY_VERSION_STRING - 1)] = '\0';
+  g_strdelimit (mpi, "\n", ' ');
+  printf ("MPI: %s (weft sweep runs under mpirun or srun)\n",
+          g_strchomp (mpi));
 #else
   printf ("MPI: not built in (weft sweep runs on one machine)\n");
 #endif
+  /* gnuplot is a program weft runs, found at run time. */
+  char *argv_gp[] = { "gnuplot", "--version", NULL };
+  g_autofree char *gp = NULL;
+  int status;
+  if (g_spawn_sync (NULL, argv_gp, NULL,
+                    G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                    NULL, &gp, NULL, &status, NULL)
+      && g_spawn_check_wait_status (status, NULL) && gp)
+    printf ("%s\n", g_strstrip (gp));
+  else
+    printf ("gnuplot: not found (weft plot needs it: the Debian package "
+            "gnuplot-nox)\n");
   return WEFT_EXIT_OK;
 }
 

@@ -11,6 +11,7 @@ weft_cmd_params (int argc, char **argv)
   GOptionEntry entries[] = { G_OPTION_ENTRY_NULL };
   g_autoptr (GOptionContext) context = g_option_context_new (NULL);
 
+  g_option_context_set_description (context, "Examples:\n  weft params\n  weft params | grep nvlink");
   g_option_context_set_summary (context, "List every parameter of link types "
                                 "and devices, with its type and default.");
   g_option_context_add_main_entries (context, entries, NULL);

@@ -63,6 +63,7 @@ parse_options (int argc, char **argv, PlotArgs *args)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("DB");
 
+  g_option_context_set_description (context, "Examples:\n  weft plot weft.db --out plots\n  weft plot weft.db --run 1 --compare 2,3 --out cmp\n  weft plot weft.db --x algorithm          (after a sweep)");
   g_option_context_set_summary (
       context, "Draw a run's pictures with gnuplot: busbw against size, the "
                "link\nutilization heatmap, the busiest links over time, and "

@@ -27,6 +27,7 @@ parse_options (int argc, char **argv, ReportArgs *args)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("DB");
 
+  g_option_context_set_description (context, "Examples:\n  weft report weft.db\n  weft report weft.db --run 3 --top 20");
   g_option_context_set_summary (context, "Summarise a run of a results "
                                 "database: its operations as nccl-tests\n"
                                 "prints them (for a trace: each job's step, "

@@ -209,6 +209,7 @@ read_flags (int *argc, char ***argv, Flags *f)
 {
   g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
 
+  g_option_context_set_description (context, "Examples:\n  weft run\n  weft run scenarios/dgx-a100.yaml -o all_gather -b 1M -e 1G\n  weft run scenarios/h100-256-rail.yaml --ranks 'node[0-3]/gpu[0-7]' -a hierarchical\n  weft run scenarios/dgx-h100.yaml --trace scenarios/traces/dgx-h100-step.yaml\n  weft run --check -a nvls            (plan only)");
   g_option_context_set_summary (
       context,
       "Simulate a sweep of collective sizes and print it as nccl-tests does:\n"

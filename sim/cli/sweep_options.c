@@ -139,6 +139,7 @@ read_flags (int *argc, char ***argv, WeftSweepArgs *opts)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
 
+  g_option_context_set_description (context, "Examples:\n  weft sweep scenarios/dgx-h100.yaml --grid link_types.nvlink4.latency=100ns,200ns\n  weft sweep scenarios/dgx-h100.yaml --grid algorithm=ring,tree,nvls -b 1M -e 1G -j 2");
   g_option_context_set_summary (
       context,
       "Run a design-space sweep: every combination of the --grid values is a\n"

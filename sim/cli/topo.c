@@ -49,6 +49,7 @@ parse_options (int argc, char **argv, TopoArgs *args)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("SCENARIO");
 
+  g_option_context_set_description (context, "Examples:\n  weft topo scenarios/dgx-h100.yaml\n  weft topo --dot h100.dot scenarios/h100-256-rail.yaml\n  weft topo scenarios/h100-256-rail.yaml --set fabrics.0.oversubscription=2:1");
   g_option_context_set_summary (
       context, "Check a scenario and summarise its topology: nodes by kind, "
                "links by type,\nper-GPU injection bandwidth, bisection "

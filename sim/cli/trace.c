@@ -41,6 +41,11 @@ parse_chakra (int argc, char **argv, ChakraArgs *opts)
   g_autoptr (GOptionContext) context = g_option_context_new (
       "chakra TRACE PREFIX");
 
+  g_option_context_set_description (
+      context, "Examples:\n  weft trace generate --tp 8 --pp 4 --dp 32 -o job.yaml\n"
+               "  weft trace chakra job.yaml job-et     (job-et.0.et ..., "
+               "job-et.yaml)\n  weft run scenarios/h100-1024-fat-tree.yaml "
+               "--trace job-et.yaml");
   g_option_context_set_summary (
       context,
       "Write a job of a trace as Chakra execution traces, PREFIX.<rank>.et,\n"
@@ -189,6 +194,11 @@ read_generate_flags (int argc, char **argv, GenerateFlags *f)
   };
   g_autoptr (GOptionContext) context = g_option_context_new ("generate");
 
+  g_option_context_set_description (
+      context, "Examples:\n  weft trace generate --tp 8 --pp 4 --dp 32 -o job.yaml\n"
+               "  weft trace generate --tp 8 --dp 4 --moe-size 8MiB "
+               "--steps 2 > moe.yaml\n  weft run scenarios/h100-256-rail.yaml "
+               "--trace job.yaml");
   g_option_context_set_summary (
       context,
       "Write the trace of a training job (docs/trace-format.md): tensor,\n"
@@ -297,6 +307,18 @@ weft_cmd_trace (int argc, char **argv)
 
   if (argc >= 2 && strcmp (argv[1], "chakra") == 0)
     return to_chakra (argc, argv);
+  if (argc < 2 || strcmp (argv[1], "--help") == 0
+      || strcmp (argv[1], "-h") == 0)
+    {
+      /* The command has two: say so before either's options. */
+      FILE *out = argc < 2 ? stderr : stdout;
+      fprintf (out, "Usage:\n  weft trace generate [OPTION...]   write the "
+               "trace of a training job\n  weft trace chakra [OPTION...] "
+               "TRACE PREFIX\n                                   write a "
+               "trace's job as Chakra files\n\n'weft trace generate --help' "
+               "and 'weft trace chakra --help' list their options.\n");
+      return argc < 2 ? WEFT_EXIT_USAGE : WEFT_EXIT_OK;
+    }
   if ((status = read_generate_flags (argc, argv, &f)) != WEFT_EXIT_OK
       || (status = job_shape (&f, &shape)) != WEFT_EXIT_OK)
     return status;
