@@ -132,8 +132,8 @@ START_TEST (test_same_seed_same_rows)
       /* The rows of run 1 and run 2 are the same, but for the run id. */
       const char *tables[] = {
         "SELECT link_id, t0_ps, t1_ps, bytes FROM link_util WHERE run_id = %d",
-        "SELECT id, op, algorithm, protocol, bytes, start_ps, end_ps, "
-        "busbw_GBps FROM ops WHERE run_id = %d",
+        ("SELECT id, op, algorithm, protocol, bytes, start_ps, end_ps, "
+         "busbw_GBps FROM ops WHERE run_id = %d"),
         "SELECT id, name, bandwidth_Bps FROM links WHERE run_id = %d",
       };
       assert_runs_alike (h, tables, G_N_ELEMENTS (tables));

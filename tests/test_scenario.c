@@ -344,8 +344,7 @@ END_TEST
 
 START_TEST (test_include_and_override)
 {
-  g_autofree char *base = write_file (
-      "base.yaml", HEADER);
+  g_free (write_file ("base.yaml", HEADER));
   g_autoptr (WeftScenario) s = load_text (
       "weft: 1\n"
       "include: base.yaml\n"
@@ -491,7 +490,7 @@ START_TEST (test_bad_duplicates)
                 "t.yaml:8:45: duplicate node name 'g1' (first declared at ");
   EXPECT_ERROR (HEADER "link_types:\n  nv: {port: nvlink, bandwidth: 1GB/s}\n",
                 "t.yaml:8:1: duplicate key 'link_types'");
-  g_autofree char *base = write_file ("base.yaml", HEADER);
+  g_free (write_file ("base.yaml", HEADER));
   EXPECT_ERROR ("weft: 1\ninclude: base.yaml\nlink_types:\n"
                 "  nv: {port: nvlink, bandwidth: 50GB/s}\n",
                 "t.yaml:4:3: link type 'nv' is already defined at ");
@@ -511,8 +510,8 @@ END_TEST
 
 START_TEST (test_bad_includes)
 {
-  g_autofree char *a = write_file ("a.yaml", "weft: 1\ninclude: b.yaml\n");
-  g_autofree char *b = write_file ("b.yaml", "weft: 1\ninclude: a.yaml\n");
+  g_free (write_file ("a.yaml", "weft: 1\ninclude: b.yaml\n"));
+  g_free (write_file ("b.yaml", "weft: 1\ninclude: a.yaml\n"));
   EXPECT_ERROR ("weft: 1\ninclude: a.yaml\n", "b.yaml:2:10: include cycle: ");
   EXPECT_ERROR ("weft: 1\ninclude: [missing.yaml]\n",
                 "t.yaml:2:11: ");

@@ -92,7 +92,6 @@ weft_topo_bisection (const WeftTopology *topo)
    * edge of capacity c each way); GPUs of the first half hang from the
    * source, those of the second half from the sink, without limit. */
   g_autofree uint32_t *tail = g_new (uint32_t, n_arcs);
-  g_autofree uint32_t *order = g_new (uint32_t, n_arcs);
   uint32_t a = 0, seen = 0;
   for (uint32_t l = 0; l < topo->n_links; l++, a++)
     {
