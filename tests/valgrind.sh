@@ -5,8 +5,11 @@
 set -euo pipefail
 build=${1:-build}
 status=0
-# Check's per-test timeouts assume native speed.
-export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-20}
+# Check's per-test timeouts assume native speed; no suite may take more
+# than PER_SUITE seconds in all, so that a hang cannot stretch the run
+# into hours.
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-10}
+per_suite=${PER_SUITE:-900}
 for suite in "$build"/tests/test-*; do
   [ -x "$suite" ] || continue
   echo "valgrind: $suite"
@@ -15,7 +18,7 @@ for suite in "$build"/tests/test-*; do
   # valgrind, so there only the suite is checked.
   skip="*gnuplot*"
   case "$suite" in *test-results|*test-sweep) skip="*gnuplot*,*/weft,*mpirun*,*mpiexec*,*orterun*,*prterun*,*orted*" ;; esac
-  if ! valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+  if ! timeout "$per_suite" valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
        --trace-children=yes --trace-children-skip="$skip" --child-silent-after-fork=no "$suite" > "$suite.valgrind.log" 2>&1; then
     echo "valgrind: $suite failed:"
     tail -60 "$suite.valgrind.log"

@@ -1,0 +1,25 @@
+/* Fuzz target: a schedule file (an algorithm written as data), loaded and
+ * built for a few sizes. */
+#include "collectives/schedule_file.h"
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  g_autofree char *path = fuzz_input_file ("a.yaml", data, size);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path, &error);
+
+  fuzz_check (file != NULL, error);
+  static const uint64_t sizes[] = { 1, 1000, 1 << 20 };
+  for (guint i = 0; file && i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_autoptr (GError) why = NULL;
+      g_autoptr (WeftSchedule) s = weft_schedule_file_build (file, sizes[i],
+                                                             &why);
+      fuzz_check (s != NULL, why);
+    }
+  return 0;
+}
