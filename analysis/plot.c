@@ -167,14 +167,13 @@ remember_pictures (const WeftPlotOptions *o, const GPtrArray *written,
   return weft_output_commit (g_steal_pointer (&output), error);
 }
 
-/* The measured sweep of o->system from nccl-tests' CSV, as "size busbw"
- * lines. */
+/* The measured sweep of @op (o->system's, from a CSV; or nccl-tests'
+ * output) as "size busbw" lines. */
 static gboolean
-write_reference (const char *csv, const char *system, const char *path,
-                 GError **error)
+write_reference (const char *csv, const char *system, const char *op,
+                 const char *path, GError **error)
 {
-  g_autoptr (GArray) rows = weft_reference_read (csv, system, "all_reduce",
-                                                 error);
+  g_autoptr (GArray) rows = weft_reference_read (csv, system, op, error);
   if (rows == NULL)
     return FALSE;
   GString *out = g_string_new (NULL);
@@ -195,7 +194,7 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
 {
   sqlite3_stmt *st;
   GString *data = g_string_new (NULL);
-  g_autofree char *last = NULL;
+  g_autofree char *last = NULL, *op = NULL;
   g_autoptr (GArray) runs = g_array_new (FALSE, FALSE, sizeof (int64_t));
 
   /* One line per operation of the run, or per run when comparing. */
@@ -220,6 +219,8 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
                                        g_array_index (runs, int64_t, i), base,
                                        sqlite3_column_int (st, 3))
                     : g_strdup_printf ("weft %s", sqlite3_column_text (st, 0));
+          if (op == NULL)
+            op = g_strdup ((const char *) sqlite3_column_text (st, 0));
           if (g_strcmp0 (label, last) != 0)
             {
               g_string_append_printf (data, "%s\"%s\"\n",
@@ -235,7 +236,9 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
     }
   sqlite3_finalize (st);
   g_autofree char *ref = g_build_filename (tmp, "reference.dat", NULL);
-  if (o->reference && !write_reference (o->reference, o->system, ref, error))
+  if (o->reference
+      && !write_reference (o->reference, o->system,
+                           op ? op : "all_reduce", ref, error))
     {
       g_string_free (data, TRUE);
       return FALSE;

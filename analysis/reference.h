@@ -1,6 +1,7 @@
-/* weft: measured nccl-tests sweeps, as docs/reference keeps them
- * (CSV: system, gpus, nodes, fabric, nccl, tool, algorithm, collective,
- * size_bytes, time_us, busbw_GBps, source). */
+/* weft: measured nccl-tests sweeps: as docs/reference keeps them (CSV:
+ * system, gpus, nodes, fabric, nccl, tool, algorithm, collective,
+ * size_bytes, time_us, busbw_GBps, source), or as nccl-tests prints them
+ * (its output, saved to a file). */
 #pragma once
 
 #include <glib.h>
@@ -10,13 +11,20 @@ G_BEGIN_DECLS
 
 typedef struct {
   uint64_t size;                /* bytes */
+  double time;                  /* us; 0 if the source gives none */
   double busbw;                 /* GB/s */
 } WeftMeasured;
 
-/* The rows of @csv for @collective whose system starts with @system (all
- * systems if NULL), as WeftMeasured.  Fails if the file cannot be read or
- * has no such row. */
-GArray *weft_reference_read (const char *csv, const char *system,
+/* The measured rows of @path for @collective, as WeftMeasured in the
+ * order they come.  A CSV of docs/reference's columns gives its rows of
+ * @collective whose system starts with @system (all systems if NULL).
+ * Anything else is read as nccl-tests' output: every line of a size, a
+ * count, a type, a reduction operator, a root and the out-of-place time,
+ * algbw and busbw (the in-place columns that follow are left), with or
+ * without a prefix such as mpirun's "[1,0]<stdout>:"; its collective is
+ * the one the program ran, so @collective and @system do not apply.
+ * Fails if the file cannot be read or has no such row. */
+GArray *weft_reference_read (const char *path, const char *system,
                              const char *collective, GError **error);
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* Tests of the results database, weft report and weft plot. */
 #include "collectives/collective_run.h"
 #include "db-private.h"
+#include "reference.h"
 #include "results_cmd.h"
 #include "topology/scenario.h"
 
@@ -583,6 +584,57 @@ START_TEST (test_report_and_plot)
 }
 END_TEST
 
+START_TEST (test_reference_from_nccl_tests_output)
+{
+  /* nccl-tests' output as it prints it (these figures are made up for
+   * the test), with mpirun's prefixes, its header and its in-place
+   * columns, is a reference of its own collective. */
+  g_autofree char *log = g_build_filename (tmp_dir, "ag.log", NULL);
+  ck_assert (g_file_set_contents (log,
+      "[1,0]<stdout>:# nThread 1 nGpus 1 minBytes 1048576 maxBytes 4194304\n"
+      "[1,0]<stdout>:#  Rank  0 Group  0 Pid  11 on host device  0 [0x1b]\n"
+      "[1,0]<stdout>:#                                                  "
+      "out-of-place                       in-place\n"
+      "[1,0]<stdout>:#       size         count      type   redop    root"
+      "     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "[1,0]<stdout>:     1048576         32768     float    none      -1"
+      "    40.00   26.21   22.94      0    39.00   26.89   23.53      0\n"
+      "[1,0]<stdout>:     2097152         65536     float    none      -1"
+      "    50.00   41.94   36.70      0    49.00   42.80   37.45      0\n"
+      "[1,0]<stdout>:     4194304        131072     float    none      -1"
+      "    70.00   59.92   52.43      0    69.00   60.79   53.19      0\n"
+      "[1,0]<stdout>:# Avg bus bandwidth    : 37.36\n", -1, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GArray) rows = weft_reference_read (log, NULL, "all_gather",
+                                                 &error);
+  ck_assert_msg (rows != NULL, "%s", error ? error->message : "");
+  ck_assert_uint_eq (rows->len, 3);
+  const WeftMeasured *m = &g_array_index (rows, WeftMeasured, 2);
+  ck_assert_uint_eq (m->size, 4194304);
+  ck_assert_double_eq_tol (m->time, 70.0, 1e-9);
+  ck_assert_double_eq_tol (m->busbw, 52.43, 1e-9);
+
+  const char *run[] = { "run", "--db", "ag.db", "-o", "all_gather", "-b",
+                        "1M", "-e", "4M", NULL };
+  Result r = weft_cmd (run);
+  ck_assert_int_eq (r.status, 0);
+  result_clear (&r);
+  const char *plot[] = { "plot", "ag.db", "--out", "agp", "--reference", log,
+                         NULL };
+  r = weft_cmd (plot);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+
+  /* A file with no such rows says so. */
+  g_autofree char *empty = g_build_filename (tmp_dir, "none.log", NULL);
+  ck_assert (g_file_set_contents (empty, "# nothing here\n", -1, NULL));
+  g_clear_error (&error);
+  ck_assert_ptr_null (weft_reference_read (empty, NULL, "all_gather",
+                                           &error));
+  ck_assert (g_error_matches (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA));
+}
+END_TEST
+
 START_TEST (test_plot_without_gnuplot)
 {
   /* With no gnuplot on the PATH, one line naming the Debian package. */
@@ -626,6 +678,7 @@ results_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_report_and_plot);
   tcase_add_test (tc, test_plot_without_gnuplot);
+  tcase_add_test (tc, test_reference_from_nccl_tests_output);
   suite_add_tcase (s, tc);
 
   return s;

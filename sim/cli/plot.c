@@ -10,7 +10,7 @@ typedef struct {
   gint64 run;                   /* 0: the latest */
   gint64 top;                   /* links in the busiest-links plot */
   char *out, *format;           /* NULL: plots, png */
-  char *reference, *system;     /* a measured CSV to overlay, or NULL */
+  char *reference, *system;     /* measured busbw to overlay, or NULL */
   char *compare;                /* run ids, comma-separated, or NULL */
   char *x_key;                  /* a sweep parameter, or NULL */
   gboolean force;               /* replace pictures weft did not draw */
@@ -47,7 +47,8 @@ parse_options (int argc, char **argv, PlotArgs *args)
     { "format", 0, 0, G_OPTION_ARG_STRING, &args->format,
       "png or svg (default: png)", "FMT" },
     { "reference", 0, 0, G_OPTION_ARG_FILENAME, &args->reference,
-      "A measured nccl-tests CSV to overlay on busbw (default: none)", "CSV" },
+      "Measured busbw to overlay: nccl-tests' output saved to a file, or a "
+      "CSV of docs/reference's columns (default: none)", "FILE" },
     { "system", 0, 0, G_OPTION_ARG_STRING, &args->system,
       "Which system of the CSV, by the start of its name (default: all rows)",
       "NAME" },
