@@ -268,8 +268,9 @@ START_TEST (test_run_bad_requests)
     const char *args[6];
     const char *message;
   } cases[] = {
-    { { "--op", "allreduce" }, "unknown operation 'allreduce'; valid: "
+    { { "--op", "allreduce" }, "unknown collective 'allreduce'; valid: "
                                "all_reduce, all_gather" },
+    { { "-c", "all_gather", "-o", "all_reduce" }, "-c names the collective" },
     { { "--algorithm", "hypercube" }, "unknown algorithm 'hypercube'; valid: "
                                       "auto, ring, tree" },
     { { "--op", "reduce_scatter", "--algorithm", "tree" },
@@ -407,11 +408,39 @@ START_TEST (test_ranks_named_exactly)
 }
 END_TEST
 
+START_TEST (test_nccl_tests_flags)
+{
+  /* -o is the reduction operator, as in nccl-tests, and -c the
+   * collective; -o still takes a collective. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "o.db", NULL);
+  Result r = weft ("run", "-o", "max", "-b", "1M", "-e", "1M", "--db", db,
+                   NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "all_reduce on"));
+  ck_assert_ptr_nonnull (strstr (r.out, " float    max "));
+  result_clear (&r);
+  g_remove (db);
+  g_rmdir (dir);
+  const char *forms[][2] = { { "-c", "all_gather" }, { "-o", "all_gather" } };
+  for (guint i = 0; i < G_N_ELEMENTS (forms); i++)
+    {
+      r = weft ("run", forms[i][0], forms[i][1], "-b", "1M", "-e", "1M",
+                "--check", NULL);
+      ck_assert_int_eq (r.status, 0);
+      ck_assert_ptr_nonnull (strstr (r.out, "all_gather on"));
+      result_clear (&r);
+    }
+}
+END_TEST
+
 START_TEST (test_bundled_from_anywhere)
 {
-  /* The tests run in the build tree, where no scenarios/ is: the bundled
-   * scenarios are found in weft's data folder. */
-  ck_assert (!g_file_test ("scenarios", G_FILE_TEST_EXISTS));
+  /* From a folder with no scenarios/ in it, the bundled scenarios are
+   * found in weft's data folder. */
+  g_autofree char *here = g_get_current_dir ();
+  g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
+  ck_assert_int_eq (g_chdir (dir), 0);
   Result r = weft ("topo", "scenarios/pcie-8gpu.yaml", NULL);
   ck_assert_msg (r.status == 0, "%s", r.err);
   ck_assert_ptr_nonnull (strstr (r.out, "gpu 8"));
@@ -420,6 +449,8 @@ START_TEST (test_bundled_from_anywhere)
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "scenarios/no-such.yaml"));
   result_clear (&r);
+  ck_assert_int_eq (g_chdir (here), 0);
+  g_rmdir (dir);
 }
 END_TEST
 
@@ -604,6 +635,7 @@ cli_suite (void)
   tcase_add_test (tc, test_set_overrides);
   tcase_add_test (tc, test_bundled_from_anywhere);
   tcase_add_test (tc, test_ranks_named_exactly);
+  tcase_add_test (tc, test_nccl_tests_flags);
   tcase_add_test (tc, test_trace_command);
   suite_add_tcase (s, tc);
   return s;

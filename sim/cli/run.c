@@ -757,7 +757,7 @@ print_row (const WeftRunArgs *args, const Plan *plan, const Row *row)
 
   printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
           " %8s %6s %6d %10.2f %8.2f %8.2f  %-9s %s\n",
-          row->size, row->size / 4, "float", reducing ? "sum" : "none", root,
+          row->size, row->size / 4, "float", reducing ? args->redop : "none", root,
           row->result.time / 1e6, algbw, busbw,
           args->file ? "file" : weft_algorithm_name (row->alg),
           weft_protocol_name (row->proto));

@@ -22,12 +22,15 @@ typedef struct {
   gint64 channels, chunks;      /* 0: auto; read from the text above or
                                    the workload section */
   gboolean check;
+  char *collective, *redop;     /* -c, and -o as nccl-tests takes it */
 } Flags;
 
 static void
 flags_clear (Flags *f)
 {
   g_free (f->op);
+  g_free (f->collective);
+  g_free (f->redop);
   g_free (f->algorithm);
   g_free (f->protocol);
   g_free (f->minbytes);
@@ -57,6 +60,7 @@ weft_run_args_clear (WeftRunArgs *args)
   g_strfreev (args->params);
   g_free (args->ranks);
   g_free (args->alg_name);
+  g_free (args->redop);
   g_clear_pointer (&args->file, weft_schedule_file_free);
 }
 
@@ -114,9 +118,13 @@ static void
 add_sweep_entries (GOptionContext *context, Flags *f)
 {
   GOptionEntry entries[] = {
+    { "collective", 'c', 0, G_OPTION_ARG_STRING, &f->collective,
+      "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all "
+      "or send_recv (default: all_reduce)", "COLL" },
     { "op", 'o', 0, G_OPTION_ARG_STRING, &f->op,
-      "Collective: all_reduce, all_gather, reduce_scatter, broadcast, reduce, "
-      "all_to_all, send_recv (default: all_reduce)", "OP" },
+      "The reduction operator, as nccl-tests takes it: sum, prod, max, min "
+      "or avg (printed; they cost the same); or a collective, as -c "
+      "(default: sum)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f->algorithm,
       weft_algorithm_help (), "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
@@ -209,7 +217,7 @@ read_flags (int *argc, char ***argv, Flags *f)
 {
   g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
 
-  g_option_context_set_description (context, "Examples:\n  weft run\n  weft run scenarios/dgx-a100.yaml -o all_gather -b 1M -e 1G\n  weft run scenarios/h100-256-rail.yaml --ranks 'node[0-3]/gpu[0-7]' -a hierarchical\n  weft run scenarios/dgx-h100.yaml --trace scenarios/traces/dgx-h100-step.yaml\n  weft run --check -a nvls            (plan only)");
+  g_option_context_set_description (context, "Examples:\n  weft run\n  weft run scenarios/dgx-a100.yaml -c all_gather -b 1M -e 1G\n  weft run scenarios/h100-256-rail.yaml --ranks 'node[0-3]/gpu[0-7]' -a hierarchical\n  weft run scenarios/dgx-h100.yaml --trace scenarios/traces/dgx-h100-step.yaml\n  weft run --check -a nvls            (plan only)");
   g_option_context_set_summary (
       context,
       "Simulate a sweep of collective sizes and print it as nccl-tests does:\n"
@@ -221,6 +229,17 @@ read_flags (int *argc, char ***argv, Flags *f)
     return WEFT_EXIT_USAGE;
   if (*argc > 2)
     return weft_cli_usage ("run", "expected at most one scenario");
+  /* -o is nccl-tests' reduction operator, or a collective as weft took it
+   * before -c; from here on f->op is the collective alone. */
+  static const char *const redops[] = { "sum", "prod", "max", "min", "avg",
+                                        NULL };
+  if (f->op && g_strv_contains (redops, f->op))
+    f->redop = g_steal_pointer (&f->op);
+  if (f->collective && f->op)
+    return weft_cli_usage ("run", "-c names the collective: -o takes a "
+                           "reduction operator (sum, prod, max, min, avg)");
+  if (f->collective)
+    f->op = g_steal_pointer (&f->collective);
   return WEFT_EXIT_OK;
 }
 
@@ -514,8 +533,9 @@ choose_collective (const Flags *f, WeftRunArgs *args)
 
   args->op = WEFT_OP_ALL_REDUCE;
   if (f->op && !weft_op_parse (f->op, &args->op))
-    return weft_cli_usage ("run", "unknown operation '%s'; valid: %s", f->op,
-                           weft_op_names ());
+    return weft_cli_usage ("run", "unknown collective '%s'; valid: %s (and "
+                           "-o takes the reduction operators sum, prod, max, "
+                           "min and avg)", f->op, weft_op_names ());
   args->auto_alg = f->algorithm == NULL || strcmp (f->algorithm, "auto") == 0;
   args->alg = WEFT_ALG_RING;
   if (!args->auto_alg && !weft_algorithm_parse (f->algorithm, &args->alg)
@@ -613,5 +633,6 @@ weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
   args->ranks = g_steal_pointer (&f.ranks);
   args->alg_name = g_steal_pointer (&f.algorithm);
   args->check = f.check;
+  args->redop = g_strdup (f.redop ? f.redop : "sum");
   return WEFT_EXIT_OK;
 }

@@ -40,6 +40,7 @@ typedef struct {
   WeftTime bin_width;           /* ps; 0: widening within a budget */
   WeftLogLevel log_level;
   gboolean check;               /* plan only: simulate and record nothing */
+  char *redop;                  /* the reduction operator, as printed */
 } WeftRunArgs;
 
 /* Fill @args from `weft run`'s @argv (argv[0] is "run"), the scenario it

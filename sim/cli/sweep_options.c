@@ -12,8 +12,9 @@
 /* Grid keys that are options of weft run, passed to a point as --KEY
  * VALUE; any other key is a scenario key, passed as --set KEY=VALUE. */
 static const char *const run_keys[] = {
-  "op", "algorithm", "protocol", "minbytes", "maxbytes", "stepfactor",
-  "ranks", "fidelity", "channels", "chunks", "seed", "bin", NULL
+  "collective", "op", "algorithm", "protocol", "minbytes", "maxbytes",
+  "stepfactor", "ranks", "fidelity", "channels", "chunks", "seed", "bin",
+  NULL
 };
 
 gboolean
@@ -33,6 +34,7 @@ static void
 run_flags_clear (WeftSweepFlags *f)
 {
   g_free (f->op);
+  g_free (f->collective);
   g_free (f->algorithm);
   g_free (f->protocol);
   g_free (f->minbytes);
@@ -69,6 +71,7 @@ weft_sweep_run_flags (const WeftSweepFlags *f)
 {
   GPtrArray *args = g_ptr_array_new_with_free_func (g_free);
 
+  add_flag (args, "--collective", f->collective);
   add_flag (args, "--op", f->op);
   add_flag (args, "--algorithm", f->algorithm);
   add_flag (args, "--protocol", f->protocol);
@@ -110,8 +113,10 @@ read_flags (int *argc, char ***argv, WeftSweepArgs *opts)
       "Points to run at once (default: the number of cores)", "N" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &opts->db_path,
       "The database every point is added to (default: weft.db)", "FILE" },
-    { "op", 'o', 0, G_OPTION_ARG_STRING, &f->op, "As weft run (default: "
-      "all_reduce)", "OP" },
+    { "collective", 'c', 0, G_OPTION_ARG_STRING, &f->collective,
+      "As weft run (default: all_reduce)", "COLL" },
+    { "op", 'o', 0, G_OPTION_ARG_STRING, &f->op, "As weft run: a reduction "
+      "operator, or a collective (default: sum)", "OP" },
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f->algorithm,
       "As weft run (default: auto)", "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
