@@ -625,6 +625,33 @@ START_TEST (test_reference_from_nccl_tests_output)
   ck_assert_msg (r.status == 0, "%s", r.err);
   result_clear (&r);
 
+  /* weft's own table in nccl-tests' form reads back as the run's rows. */
+  const char *again[] = { "run", "--db", "ag2.db", "-c", "all_gather", "-b",
+                          "1M", "-e", "4M", "--nccl-tests", NULL };
+  r = weft_cmd (again);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "out-of-place"));
+  g_autofree char *own = g_build_filename (tmp_dir, "own.log", NULL);
+  ck_assert (g_file_set_contents (own, r.out, -1, NULL));
+  result_clear (&r);
+  g_autoptr (GArray) back = weft_reference_read (own, NULL, "all_gather",
+                                                 &error);
+  ck_assert_msg (back != NULL, "%s", error ? error->message : "");
+  sqlite3 *h = open_db ("ag2.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM ops"), back->len);
+  for (guint i = 0; i < back->len; i++)
+    {
+      const WeftMeasured *b = &g_array_index (back, WeftMeasured, i);
+      g_autofree char *sql = g_strdup_printf (
+          "SELECT busbw_GBps FROM ops WHERE bytes = %" G_GUINT64_FORMAT,
+          b->size);
+      g_autofree char *busbw = text (h, sql);
+      ck_assert_ptr_nonnull (busbw);
+      /* Printed with two decimals. */
+      ck_assert_double_eq_tol (b->busbw, g_ascii_strtod (busbw, NULL), 0.005);
+    }
+  sqlite3_close (h);
+
   /* A file with no such rows says so. */
   g_autofree char *empty = g_build_filename (tmp_dir, "none.log", NULL);
   ck_assert (g_file_set_contents (empty, "# nothing here\n", -1, NULL));

@@ -735,11 +735,31 @@ print_header (const WeftRunArgs *args, const Plan *plan)
     printf ("# algorithm: %s (%s)\n", weft_schedule_file_name (args->file),
             args->alg_name);
   printf ("#\n");
+  if (args->nccl_tests)
+    {
+      printf ("# %10s  %12s  %8s  %6s  %6s           out-of-place          "
+              "             in-place\n", "", "", "", "", "");
+      printf ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s "
+              "%6s\n", "size", "count", "type", "redop", "root", "time",
+              "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+      printf ("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s "
+              " %5s\n", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
+              "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+      return;
+    }
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s  %-9s %s\n", "size", "count",
           "type", "redop", "root", "time", "algbw", "busbw", "algorithm",
           "protocol");
   printf ("# %10s %12s %8s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "",
           "", "", "(us)", "(GB/s)", "(GB/s)");
+}
+
+/* A time as nccl-tests prints it: fewer decimals as it grows. */
+static void
+nccl_tests_time (char *text, size_t n, double us)
+{
+  g_snprintf (text, n, us >= 10000 ? "%7.0f" : us >= 100 ? "%7.1f" : "%7.2f",
+              us);
 }
 
 /* Print @row as nccl-tests does, at once (a long sweep shows its
@@ -755,12 +775,23 @@ print_row (const WeftRunArgs *args, const Plan *plan, const Row *row)
   double algbw = seconds > 0 ? row->size / seconds / 1e9 : 0;
   double busbw = algbw * weft_op_bus_factor (op, plan->n);
 
-  printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
-          " %8s %6s %6d %10.2f %8.2f %8.2f  %-9s %s\n",
-          row->size, row->size / 4, "float", reducing ? args->redop : "none", root,
-          row->result.time / 1e6, algbw, busbw,
-          args->file ? "file" : weft_algorithm_name (row->alg),
-          weft_protocol_name (row->proto));
+  const char *redop = reducing ? args->redop : "none";
+  if (args->nccl_tests)
+    {
+      char t[32];
+      nccl_tests_time (t, sizeof t, row->result.time / 1e6);
+      printf ("%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT
+              "  %8s  %6s  %6d  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  "
+              "%5s\n", row->size, row->size / 4, "float", redop, root, t,
+              algbw, busbw, "N/A", t, algbw, busbw, "N/A");
+    }
+  else
+    printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT
+            " %8s %6s %6d %10.2f %8.2f %8.2f  %-9s %s\n",
+            row->size, row->size / 4, "float", redop, root,
+            row->result.time / 1e6, algbw, busbw,
+            args->file ? "file" : weft_algorithm_name (row->alg),
+            weft_protocol_name (row->proto));
   fflush (stdout);
   return busbw;
 }

@@ -21,7 +21,7 @@ typedef struct {
   gint64 stepfactor, seed, jobs;
   gint64 channels, chunks;      /* 0: auto; read from the text above or
                                    the workload section */
-  gboolean check;
+  gboolean check, nccl_tests;
   char *collective, *redop;     /* -c, and -o as nccl-tests takes it */
 } Flags;
 
@@ -187,6 +187,11 @@ add_run_entries (GOptionContext *context, Flags *f)
       "cores)", "N" },
     { "log-level", 0, 0, G_OPTION_ARG_STRING, &f->log_level,
       "error, warning, info or debug (default: warning)", "LEVEL" },
+    { "nccl-tests", 0, 0, G_OPTION_ARG_NONE, &f->nccl_tests,
+      "Print the table exactly as nccl-tests does: its out-of-place and "
+      "in-place columns (the same figures: weft does not model the copy "
+      "between them), #wrong as N/A, without weft's algorithm and protocol "
+      "(default: weft's table)", NULL },
     { "check", 0, 0, G_OPTION_ARG_NONE, &f->check,
       "Check the options, the scenario and what can run, print the plan "
       "and stop, simulating and recording nothing (default: run)", NULL },
@@ -633,6 +638,7 @@ weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
   args->ranks = g_steal_pointer (&f.ranks);
   args->alg_name = g_steal_pointer (&f.algorithm);
   args->check = f.check;
+  args->nccl_tests = f.nccl_tests;
   args->redop = g_strdup (f.redop ? f.redop : "sum");
   return WEFT_EXIT_OK;
 }

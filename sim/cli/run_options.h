@@ -41,6 +41,7 @@ typedef struct {
   WeftLogLevel log_level;
   gboolean check;               /* plan only: simulate and record nothing */
   char *redop;                  /* the reduction operator, as printed */
+  gboolean nccl_tests;          /* print nccl-tests' own table */
 } WeftRunArgs;
 
 /* Fill @args from `weft run`'s @argv (argv[0] is "run"), the scenario it
