@@ -9,6 +9,8 @@
 #include <glib/gstdio.h>
 
 #include <check.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <math.h>
 #include <string.h>
 
@@ -577,6 +579,49 @@ START_TEST (test_outputs_spare_inputs)
 }
 END_TEST
 
+/* In a child: files may grow to 512 bytes at most, as if the disk were full
+ * (writes fail with EFBIG rather than SIGXFSZ ending the process). */
+static void
+small_disk (gpointer data)
+{
+  struct rlimit r = { 512, 512 };
+
+  (void) data;
+  signal (SIGXFSZ, SIG_IGN);
+  setrlimit (RLIMIT_FSIZE, &r);
+}
+
+START_TEST (test_full_disk_leaves_nothing)
+{
+  /* Chakra files of a job are there all together or not at all. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-trace-XXXXXX", NULL);
+  g_autofree char *err = NULL;
+  char *gen[] = { (char *) WEFT_BINARY, "trace", "generate", "--tp", "4",
+                  "--dp", "4", "-o", "job.yaml", NULL };
+  char *chakra[] = { (char *) WEFT_BINARY, "trace", "chakra", "job.yaml",
+                     "et", NULL };
+  int status;
+
+  ck_assert (g_spawn_sync (dir, gen, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+                           NULL, NULL, NULL, &status, NULL));
+  ck_assert (g_spawn_check_wait_status (status, NULL));
+  ck_assert (g_spawn_sync (dir, chakra, NULL, G_SPAWN_DEFAULT, small_disk,
+                           NULL, NULL, &err, &status, NULL));
+  ck_assert_msg (!g_spawn_check_wait_status (status, NULL), "%s", err);
+  ck_assert_msg (strstr (err, "cannot write"), "%s", err);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while ((name = g_dir_read_name (d)))
+    {
+      g_autofree char *p = g_build_filename (dir, name, NULL);
+      ck_assert_msg (strcmp (name, "job.yaml") == 0, "left behind: %s",
+                     name);
+      g_remove (p);
+    }
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_generated_traces)
 {
   g_autofree char *dir = g_dir_make_tmp ("weft-trace-XXXXXX", NULL);
@@ -906,6 +951,7 @@ trace_suite (void)
   tcase_add_test (tc, test_deadlock_named);
   tcase_add_test (tc, test_chakra_errors);
   tcase_add_test (tc, test_outputs_spare_inputs);
+  tcase_add_test (tc, test_full_disk_leaves_nothing);
   suite_add_tcase (s, tc);
   return s;
 }
