@@ -446,7 +446,9 @@ START_TEST (test_name_patterns)
   ck_assert_str_eq (g_ptr_array_index (names, 0), "n0/g2");
   ck_assert_str_eq (g_ptr_array_index (names, 5), "n1/g5");
   const char *bad[] = { "g[3-1]", "g[0-1", "g0-1]", "g[a]", "",
-                        "g[0-99999999]" };
+                        "g[0-99999999]", "g[111111111111111111119]",
+                        "g[18446744073709551615]",
+                        "g[1-1111111111111111111111]" };
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_clear_error (&error);

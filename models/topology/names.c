@@ -24,6 +24,10 @@ parse_bracket (const char *pattern, const char *start, const char *end,
       if (!g_ascii_isdigit (*p))
         goto bad;
       uint64_t a = g_ascii_strtoull (p, &after, 10), b = a;
+      /* Eighteen digits at most: a number that does not fit would wrap,
+       * and a range ending at the largest number would never end. */
+      if (after - p > 18)
+        goto too_large;
       p = after;
       if (p < end && *p == '-')
         {
@@ -31,6 +35,8 @@ parse_bracket (const char *pattern, const char *start, const char *end,
           if (!g_ascii_isdigit (*p))
             goto bad;
           b = g_ascii_strtoull (p, &after, 10);
+          if (after - p > 18)
+            goto too_large;
           p = after;
           if (b < a)
             {
@@ -70,6 +76,12 @@ bad:
                "name pattern '%s': a bracket holds numbers and ranges such "
                "as [0-7] or [0,2,4-5]",
                pattern);
+  return FALSE;
+
+too_large:
+  g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
+               "name pattern '%s': a number in brackets has at most 18 "
+               "digits", pattern);
   return FALSE;
 }
 
