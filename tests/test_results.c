@@ -243,6 +243,32 @@ START_TEST (test_bad_trace_writes_nothing)
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "for sweeps"));
   result_clear (&r);
+
+  /* A trace found bad only by running it (ranks that wait for each other)
+   * leaves its run failed, with the message it printed. */
+  write_file ("stuck.yaml",
+              "ranks: 2\nops:\n"
+              "  - {id: x, kind: all_reduce, ranks: \"0-1\", size: 1MiB}\n"
+              "  - {id: s0, kind: recv, rank: 0, peer: 1, size: 1MiB, "
+              "deps: [x]}\n"
+              "  - {id: s1, kind: recv, rank: 1, peer: 0, size: 1MiB}\n"
+              "  - {id: r0, kind: send, rank: 0, peer: 1, size: 1MiB, "
+              "deps: [s0]}\n"
+              "  - {id: r1, kind: send, rank: 1, peer: 0, size: 1MiB, "
+              "deps: [s1]}\n");
+  const char *c[] = { "run", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                      "--trace", "stuck.yaml", "--db", "c.db", NULL };
+  r = weft_cmd (c);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "never finishes"), "%s", r.err);
+  result_clear (&r);
+  sqlite3 *h = open_db ("c.db");
+  g_autofree char *status = text (h, "SELECT status FROM runs");
+  g_autofree char *message = text (h, "SELECT message FROM runs");
+  ck_assert_str_eq (status, "failed");
+  ck_assert_msg (message && strstr (message, "never finishes"), "%s",
+                 message ? message : "(none)");
+  sqlite3_close (h);
 }
 END_TEST
 

@@ -507,6 +507,12 @@ START_TEST (test_bad_isolated_gpu)
   EXPECT_ERROR (HEADER "nodes: [{name: 'g[0-2]', device: g}]\n"
                 "links: [{a: g0, b: g1, type: nv}]\n",
                 "t.yaml:8:16: GPU 'g2' cannot reach any other GPU");
+  /* Two islands of two GPUs: every pair must be joined, or a collective
+   * over all of them has no route. */
+  EXPECT_ERROR (HEADER "nodes: [{name: 'g[0-3]', device: g}]\n"
+                "links: [{a: g0, b: g1, type: nv}, {a: g2, b: g3, type: nv}]\n",
+                "t.yaml:8:16: GPUs 'g0' and 'g2' have no path of links between "
+                "them");
 }
 END_TEST
 

@@ -538,7 +538,7 @@ add_link_entries (Builder *b, const GPtrArray *entries, const char *prefix,
   return TRUE;
 }
 
-/* Every GPU must reach another GPU, when there are two or more. */
+/* Every GPU must reach every other GPU, when there are two or more. */
 static gboolean
 check_gpus_connected (Builder *b, GError **error)
 {
@@ -566,6 +566,22 @@ check_gpus_connected (Builder *b, GError **error)
                              "GPU '%s' cannot reach any other GPU: no path of "
                              "links joins it to the rest",
                              topo->nodes[n].name);
+  /* Every collective may pair any two GPUs: they must all be joined, not
+   * only in islands of their own (two servers with no fabric between). */
+  uint32_t first = WEFT_NONE;
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    {
+      if (topo->nodes[n].kind != WEFT_NODE_GPU)
+        continue;
+      if (first == WEFT_NONE)
+        first = n;
+      else if (weft_find_root (parent, n) != weft_find_root (parent, first))
+        return weft_cfg_error (error, g_ptr_array_index (b->decl, n),
+                               "GPUs '%s' and '%s' have no path of links "
+                               "between them: join their servers by a "
+                               "fabric", topo->nodes[first].name,
+                               topo->nodes[n].name);
+    }
   return TRUE;
 }
 

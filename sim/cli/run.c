@@ -538,11 +538,15 @@ record_begin (const WeftRunArgs *args, Record *rec)
 /* End the run with @status, as far as it got; for the ends that already
  * have an error to report, so a failure here is not reported again. */
 static void
-end_run (const Record *rec, const char *status, uint64_t events)
+end_run (const Record *rec, const char *status, uint64_t events,
+         const char *why)
 {
   weft_db_end_run (rec->db, rec->id, status,
                    (g_get_monotonic_time () - rec->wall_start) / 1e6, events,
                    NULL);
+  /* What the user was told, kept with the run. */
+  if (why != NULL)
+    weft_db_fail_run (rec->db, rec->id, why, NULL);
 }
 
 /* A run stopped by SIGINT or SIGTERM: say where it is kept and mark it
@@ -555,7 +559,7 @@ record_interrupted (const WeftRunArgs *args, const Record *rec,
   fprintf (stderr, "\nweft run: interrupted; run %" G_GINT64_FORMAT
            " is marked interrupted in %s\n", rec->id,
            args->db_path ? args->db_path : "weft.db");
-  end_run (rec, "interrupted", events);
+  end_run (rec, "interrupted", events, NULL);
   return 130;
 }
 
@@ -564,6 +568,7 @@ typedef struct {
   GArray *rows;                 /* a Row per size done, in order */
   uint64_t events;              /* run over every simulation */
   int failed;                   /* a size could not run: the exit status */
+  char *why;                    /* ...and why */
   gboolean interrupted;         /* stopped by SIGINT or SIGTERM */
 } Outcome;
 
@@ -571,6 +576,7 @@ static void
 outcome_clear (Outcome *out)
 {
   g_clear_pointer (&out->rows, g_array_unref);
+  g_clear_pointer (&out->why, g_free);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Outcome, outcome_clear)
@@ -698,6 +704,7 @@ simulate_size (Sweep *s, SizePool *pool, int i, Row *row, Outcome *out)
       fprintf (stderr, "weft run: %s\n", choice.error->message);
       out->failed = s->args->file != NULL ? WEFT_EXIT_USAGE
                                           : WEFT_EXIT_FAILURE;
+      out->why = g_strdup (choice.error->message);
       interrupted = 1;          /* sizes still running beside it stop */
     }
   else if (choice.interrupted)
@@ -869,7 +876,7 @@ record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
       if (!written)
         {
           fprintf (stderr, "weft run: %s\n", error->message);
-          end_run (rec, "failed", out->events);
+          end_run (rec, "failed", out->events, error->message);
           return WEFT_EXIT_FAILURE;
         }
     }
@@ -888,7 +895,7 @@ record_end (const WeftRunArgs *args, const Plan *plan, Outcome *out,
 
   if (out->failed)
     {
-      end_run (rec, "failed", out->events);
+      end_run (rec, "failed", out->events, out->why);
       return out->failed;
     }
   if (out->interrupted)

@@ -285,6 +285,7 @@ record_end (const WeftTraceRun *run, const WeftTrace *trace,
       weft_db_end_run (rec->db, rec->id, "failed",
                        (g_get_monotonic_time () - rec->wall_start) / 1e6, 0,
                        NULL);
+      weft_db_fail_run (rec->db, rec->id, why->message, NULL);
       return WEFT_EXIT_USAGE;
     }
   gboolean written = !result->interrupted
@@ -308,6 +309,7 @@ record_end (const WeftTraceRun *run, const WeftTrace *trace,
     {
       fprintf (stderr, "weft run: %s\n", error->message);
       weft_db_end_run (rec->db, rec->id, "failed", 0, 0, NULL);
+      weft_db_fail_run (rec->db, rec->id, error->message, NULL);
       return WEFT_EXIT_FAILURE;
     }
   return WEFT_EXIT_OK;
