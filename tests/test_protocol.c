@@ -4,6 +4,8 @@
 #include "topology/scenario.h"
 
 #include <check.h>
+#include <glib/gstdio.h>
+#include <math.h>
 
 #define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
 
@@ -45,6 +47,59 @@ h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
   g_free (r.spans);
   return r.time;
 }
+
+START_TEST (test_raw_is_alpha_beta)
+{
+  /* With the raw protocol a ring all_reduce is the textbook's: 2(n-1)
+   * steps of a latency and a chunk over the link, and n-1 reductions of a
+   * chunk, at every fidelity.  Eight GPUs on one switch: a step crosses
+   * two links and the switch. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-raw-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
+  ck_assert (g_file_set_contents (path,
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: 8}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-7]', device: g}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'g[0-7]', switch: s, "
+      "link: nv}]\n", -1, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
+                                      WEFT_FIDELITY_ANALYTICAL,
+                                      WEFT_FIDELITY_PACKET };
+  const uint64_t sizes[] = { 8 << 20, 1000003 };
+  for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
+    for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
+      {
+        WeftRunOptions options = { fidelities[i], 1, 0, NULL, FALSE, 0, 0,
+                                   NULL, 1 };
+        WeftCollectiveResult r;
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                        WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                        WEFT_PROTOCOL_RAW, sizes[k], &params,
+                                        &options, &r, NULL));
+        g_free (r.spans);
+        double n = 8, c = sizes[k] / n, latency = 2 * 500e-9 + 100e-9;
+        double closed = 2 * (n - 1) * (latency + c / 25e9)
+                        + (n - 1) * c / 1e12;
+        double t = r.time * 1e-12;
+        ck_assert_msg (fabs (t / closed - 1) < 1e-3, "fidelity %u, %"
+                       G_GUINT64_FORMAT " B: %.4f us against %.4f us", i,
+                       sizes[k], t * 1e6, closed * 1e6);
+      }
+  g_remove (path);
+  g_rmdir (dir);
+  /* NCCL's own choice never takes it. */
+  ck_assert (!weft_protocol_in_auto (WEFT_PROTOCOL_RAW));
+  ck_assert (weft_protocol_in_auto (WEFT_PROTOCOL_SIMPLE));
+}
+END_TEST
 
 START_TEST (test_ll_held_to_ll_bandwidth)
 {
@@ -151,6 +206,7 @@ protocol_suite (void)
   tc = tcase_create ("costs");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_ll_held_to_ll_bandwidth);
+  tcase_add_test (tc, test_raw_is_alpha_beta);
   tcase_add_test (tc, test_ll_held_across_servers);
   tcase_add_test (tc, test_nvls_pieces_by_size);
   tcase_add_test (tc, test_small_message_latency);

@@ -54,6 +54,7 @@ simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
         if ((only != WEFT_ALG_COUNT && a != (int) only)
             || (only == WEFT_ALG_COUNT && !weft_algorithm_in_auto (a))
             || (only_proto != WEFT_PROTOCOL_COUNT && p != (int) only_proto)
+            || (only_proto == WEFT_PROTOCOL_COUNT && !weft_protocol_in_auto (p))
             || !weft_collective_fits (s->topo, (uint32_t *) gpus->data,
                                       gpus->len, WEFT_OP_ALL_REDUCE, a, p,
                                       NULL))

@@ -380,7 +380,7 @@ run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
     options->fidelity,
     options->bin_width,
     options->seed,
-    costs->efficiency,
+    costs->raw ? 0 : costs->efficiency,
   };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;

@@ -18,6 +18,8 @@ typedef struct {
   double efficiency;            /* share of NCCL's Simple bandwidth */
   gboolean ll;                  /* NCCL's LL, held to the GPUs' ll_bandwidth
                                    (weft_protocol_share()) */
+  gboolean raw;                 /* the links alone: data at each link's own
+                                   rate, not NCCL's model of it */
 } WeftProtocol;
 
 /* Run @schedule on @net: rank r is GPU node @gpus[r].  The schedule must

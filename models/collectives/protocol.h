@@ -10,6 +10,9 @@ typedef enum {
   WEFT_PROTOCOL_LL,
   WEFT_PROTOCOL_LL128,
   WEFT_PROTOCOL_SIMPLE,
+  WEFT_PROTOCOL_RAW,            /* no NCCL at all: the fabric's latency and
+                                   bandwidth alone, for other libraries and
+                                   textbook checks; never chosen by auto */
   WEFT_PROTOCOL_COUNT,
 } WeftProtocolKind;
 
@@ -33,6 +36,10 @@ const WeftProtocol *weft_protocol_costs (WeftCostSet set,
 const WeftProtocol *weft_protocol_get (WeftProtocolKind kind,
                                        WeftAlgorithm alg);
 gboolean weft_protocol_parse (const char *name, WeftProtocolKind *kind);
+
+/* Whether `auto` considers protocol @kind: NCCL's own, LL, LL128 and
+ * Simple. */
+gboolean weft_protocol_in_auto (WeftProtocolKind kind);
 const char *weft_protocol_name (WeftProtocolKind kind);
 
 G_END_DECLS

@@ -206,8 +206,13 @@ algorithm_of (const WeftCfg *map, int *alg, int *proto, GError **error)
         return FALSE;
       if (g_ascii_strcasecmp (v->text, "auto") == 0)
         *proto = WEFT_TRACE_AUTO;
-      else if (weft_protocol_parse (v->text, &p))
+      else if (weft_protocol_parse (v->text, &p) && p != WEFT_PROTOCOL_RAW)
         *proto = p;
+      else if (weft_protocol_parse (v->text, &p))
+        /* The ops of a replay share one network, at NCCL's rates or at the
+         * links' own: raw is the whole replay's, or none of it. */
+        return weft_cfg_error (error, v, "raw is for a whole replay (weft "
+                               "run --protocol raw), not one job or op");
       else
         return weft_cfg_error (error, v, "unknown protocol '%s'; valid: "
                                "auto, LL, LL128, Simple", v->text);

@@ -133,7 +133,8 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
                                  ? weft_algorithm_supports (a, op->op)
                                        && weft_algorithm_in_auto (a)
                                  : a == alg;
-        if (!candidate || (proto != WEFT_TRACE_AUTO && p != proto))
+        if (!candidate || (proto != WEFT_TRACE_AUTO && p != proto)
+            || (proto == WEFT_TRACE_AUTO && !weft_protocol_in_auto (p)))
           continue;
         g_clear_error (&why);
         if (weft_collective_fits (x->topo, gpus, op->n_ranks, op->op, a, p,
@@ -633,7 +634,8 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
    * them (Simple's share); an op whose protocol moves less data per byte
    * on the wire sends proportionally more (weft_exec_new()). */
   WeftNetworkConfig config = {
-    options->run.fidelity, options->run.bin_width, options->run.seed, 1.0,
+    options->run.fidelity, options->run.bin_width, options->run.seed,
+    options->protocol == WEFT_PROTOCOL_RAW ? 0 : 1.0,
   };
   g_autoptr (WeftSim) sim = weft_sim_new ();
   g_autoptr (WeftNetwork) net = weft_network_new (sim, x->topo, &config);

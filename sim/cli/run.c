@@ -359,7 +359,8 @@ asked_for (const WeftRunArgs *args, int a, int pr)
                            || !weft_algorithm_in_auto (a)
                      : a != (int) args->alg)
     return FALSE;
-  return args->auto_proto || pr == (int) args->proto;
+  return args->auto_proto ? weft_protocol_in_auto (pr)
+                          : pr == (int) args->proto;
 }
 
 /* Which (algorithm, protocol) pairs can run here, into plan->fits and
@@ -390,7 +391,8 @@ find_candidates (const WeftRunArgs *args, Plan *plan)
   for (int pr = 0; pr < WEFT_PROTOCOL_COUNT && args->file != NULL; pr++)
     {
       plan->fits[WEFT_ALG_RING][pr] = args->auto_proto
-                                      || pr == (int) args->proto;
+                                          ? weft_protocol_in_auto (pr)
+                                          : pr == (int) args->proto;
       any = any || plan->fits[WEFT_ALG_RING][pr];
     }
   if (!any)

@@ -128,7 +128,8 @@ add_sweep_entries (GOptionContext *context, Flags *f)
     { "algorithm", 'a', 0, G_OPTION_ARG_STRING, &f->algorithm,
       weft_algorithm_help (), "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
-      "auto, LL, LL128 or Simple (default: auto)", "PROTO" },
+      "auto, LL, LL128 or Simple (NCCL's), or raw: the links alone, no "
+      "NCCL latency or efficiency (default: auto)", "PROTO" },
     { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
       "Smallest size, as in nccl-tests: 8, 64K, 8G or 8GiB (default: 8)",
       "SIZE" },
@@ -588,7 +589,7 @@ check_values (const Flags *f, WeftRunArgs *args)
   args->proto = WEFT_PROTOCOL_SIMPLE;
   if (!args->auto_proto && !weft_protocol_parse (f->protocol, &args->proto))
     return weft_cli_usage ("run", "unknown protocol '%s'; valid: auto, LL, "
-                           "LL128, Simple", f->protocol);
+                           "LL128, Simple, raw", f->protocol);
   args->fidelity = WEFT_FIDELITY_FLOW;
   if (f->fidelity && !weft_fidelity_parse (f->fidelity, &args->fidelity))
     return weft_cli_usage ("run", "unknown fidelity '%s'; valid: packet, "
