@@ -6,6 +6,7 @@
 #include "collectives/collective_run.h"
 #include "db.h"
 #include "log.h"
+#include "record.h"
 #include "run_options.h"
 #include "topology/names.h"
 #include "units.h"
@@ -471,98 +472,33 @@ print_plan (const WeftRunArgs *args, const Plan *plan)
   return WEFT_EXIT_OK;
 }
 
-/* The run's row in the database.  It is begun before the first
- * simulation, so that a run stopped or failed part way is still there,
- * saying so. */
-typedef struct {
-  WeftDb *db;
-  int64_t id;
-  gint64 wall_start;            /* us, on g_get_monotonic_time()'s clock */
-} Record;
-
-static void
-record_clear (Record *rec)
-{
-  g_clear_pointer (&rec->db, weft_db_close);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Record, record_clear)
-
-/* The --param KEY=VALUE pairs (weft sweep's point) in run_params. */
-static gboolean
-record_params (const WeftRunArgs *args, const Record *rec, GError **error)
-{
-  for (int i = 0; args->params && args->params[i]; i++)
-    {
-      const char *kv = args->params[i];
-      const char *eq = strchr (kv, '=');
-      g_autofree char *k = eq ? g_strndup (kv, eq - kv) : g_strdup (kv);
-      const char *v = eq ? eq + 1 : "";
-      const char *keys[] = { k }, *values[] = { v };
-      if (!weft_db_set_params (rec->db, rec->id, keys, values, 1, error))
-        return FALSE;
-    }
-  return TRUE;
-}
-
 /* Open the database and begin the run in it: its scenario, topology and
- * parameters, into @rec (the caller's to clear).  An unwritable path is a
- * usage error, found before simulating; a database that fails later,
- * WEFT_EXIT_FAILURE. */
+ * the --param KEY=VALUE pairs of weft sweep's point.  Returns the exit
+ * status. */
 static int
-record_begin (const WeftRunArgs *args, Record *rec)
+record_begin (const WeftRunArgs *args, WeftRecord *rec)
 {
-  g_autoptr (GError) error = NULL;
-
-  rec->db = weft_db_open (args->db_path ? args->db_path : "weft.db", &error);
-  if (rec->db == NULL)
-    {
-      fprintf (stderr, "weft run: %s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
+  guint n = args->params ? g_strv_length (args->params) : 0;
+  g_autofree char **keys = g_new0 (char *, n + 1);
+  g_autofree const char **values = g_new0 (const char *, n + 1);
   WeftRunInfo info = { args->scenario_path, args->scenario->sha256,
                        weft_fidelity_name (args->fidelity), args->seed,
                        args->command };
-  rec->id = weft_db_begin_run (rec->db, &info, &error);
-  if (rec->id == 0
-      || !weft_db_write_topology (rec->db, rec->id, args->scenario->topo,
-                                  &error)
-      || !record_params (args, rec, &error))
+
+  for (guint i = 0; i < n; i++)
     {
-      fprintf (stderr, "weft run: %s\n", error->message);
-      return WEFT_EXIT_FAILURE;
+      const char *eq = strchr (args->params[i], '=');
+      keys[i] = eq ? g_strndup (args->params[i], eq - args->params[i])
+                   : g_strdup (args->params[i]);
+      values[i] = eq ? eq + 1 : "";
     }
-  weft_db_set_interrupt (rec->db, &interrupted);
-  rec->wall_start = g_get_monotonic_time ();
-  return WEFT_EXIT_OK;
-}
-
-/* End the run with @status, as far as it got; for the ends that already
- * have an error to report, so a failure here is not reported again. */
-static void
-end_run (const Record *rec, const char *status, uint64_t events,
-         const char *why)
-{
-  weft_db_end_run (rec->db, rec->id, status,
-                   (g_get_monotonic_time () - rec->wall_start) / 1e6, events,
-                   NULL);
-  /* What the user was told, kept with the run. */
-  if (why != NULL)
-    weft_db_fail_run (rec->db, rec->id, why, NULL);
-}
-
-/* A run stopped by SIGINT or SIGTERM: say where it is kept and mark it
- * interrupted.  Returns 130, the status of a command a SIGINT ended. */
-static int
-record_interrupted (const WeftRunArgs *args, const Record *rec,
-                    uint64_t events)
-{
-  fflush (stdout);
-  fprintf (stderr, "\nweft run: interrupted; run %" G_GINT64_FORMAT
-           " is marked interrupted in %s\n", rec->id,
-           args->db_path ? args->db_path : "weft.db");
-  end_run (rec, "interrupted", events, NULL);
-  return 130;
+  int status = weft_record_begin (rec, args->db_path, &info,
+                                  args->scenario->topo,
+                                  (const char *const *) keys, values, n,
+                                  &interrupted);
+  for (guint i = 0; i < n; i++)
+    g_free (keys[i]);
+  return status;
 }
 
 /* What the sweep of sizes came to. */
@@ -844,7 +780,7 @@ run_sizes (const WeftRunArgs *args, const Plan *plan, Outcome *out)
  * it is marked interrupted or failed. */
 static int
 record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
-            const Record *rec)
+            const WeftRecord *rec)
 {
   g_autoptr (GError) error = NULL;
   WeftTime width = args->bin_width ? args->bin_width
@@ -857,7 +793,7 @@ record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
       Row *row = &g_array_index (out->rows, Row, i);
       const WeftCollectiveResult *result = &row->result;
       if (interrupted)
-        return record_interrupted (args, rec, out->events);
+        return weft_record_interrupted (rec, out->events);
       weft_link_stats_widen (result->stats, width);
       double algbw = row->size / (result->time * 1e-12) / 1e9;
       WeftOpRow op_row = {
@@ -874,11 +810,11 @@ record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
       row_clear (row);
       if (!written && g_error_matches (error, WEFT_DB_ERROR,
                                        WEFT_DB_ERROR_INTERRUPTED))
-        return record_interrupted (args, rec, out->events);
+        return weft_record_interrupted (rec, out->events);
       if (!written)
         {
           fprintf (stderr, "weft run: %s\n", error->message);
-          end_run (rec, "failed", out->events, error->message);
+          weft_record_end (rec, "failed", out->events, error->message);
           return WEFT_EXIT_FAILURE;
         }
     }
@@ -890,18 +826,18 @@ record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
  * its operations and is marked complete. */
 static int
 record_end (const WeftRunArgs *args, const Plan *plan, Outcome *out,
-            const Record *rec)
+            const WeftRecord *rec)
 {
   g_autoptr (GError) error = NULL;
   int status;
 
   if (out->failed)
     {
-      end_run (rec, "failed", out->events, out->why);
+      weft_record_end (rec, "failed", out->events, out->why);
       return out->failed;
     }
   if (out->interrupted)
-    return record_interrupted (args, rec, out->events);
+    return weft_record_interrupted (rec, out->events);
   if ((status = record_ops (args, plan, out, rec)) != WEFT_EXIT_OK)
     return status;
   if (!weft_db_end_run (rec->db, rec->id, "complete",
@@ -937,7 +873,7 @@ weft_cmd_run (int argc, char **argv)
 {
   g_auto (WeftRunArgs) args = { 0 };
   g_auto (Plan) plan = { 0 };
-  g_auto (Record) rec = { 0 };
+  g_auto (WeftRecord) rec = { 0 };
   g_auto (Outcome) out = { 0 };
   int status;
 
@@ -956,7 +892,7 @@ weft_cmd_run (int argc, char **argv)
   if ((status = record_begin (&args, &rec)) != WEFT_EXIT_OK)
     return status;
   if (interrupted)
-    return record_interrupted (&args, &rec, 0);
+    return weft_record_interrupted (&rec, 0);
   run_sizes (&args, &plan, &out);
   return record_end (&args, &plan, &out, &rec);
 }

@@ -1,5 +1,6 @@
 /* weft: `weft run --trace`: replay a trace and report each rank's step. */
 #include "cli.h"
+#include "record.h"
 #include "db.h"
 #include "traces/trace_run.h"
 
@@ -168,22 +169,6 @@ show_progress (uint64_t done, uint64_t total, void *data)
            100.0 * (double) done / (double) total);
 }
 
-/* The replay's row in the database.  It is begun before the replay, so
- * that one that fails or is stopped is kept, saying so. */
-typedef struct {
-  WeftDb *db;
-  int64_t id;
-  gint64 wall_start;            /* us, on g_get_monotonic_time()'s clock */
-} Record;
-
-static void
-record_clear (Record *rec)
-{
-  g_clear_pointer (&rec->db, weft_db_close);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Record, record_clear)
-
 /* Load the trace for the scenario's topology, which checks that its ranks
  * name GPUs there.  NULL after saying on stderr what is wrong. */
 static WeftTrace *
@@ -198,38 +183,18 @@ plan_trace (const WeftTraceRun *run)
   return trace;
 }
 
-/* Open the database and begin the run in it: its scenario, topology and
- * trace, into @rec (the caller's to clear).  An unwritable path is a
- * usage error, found before replaying; a database that fails later,
- * WEFT_EXIT_FAILURE. */
+/* Open the database and begin the replay in it: its scenario, topology
+ * and trace.  Returns the exit status. */
 static int
-record_begin (const WeftTraceRun *run, Record *rec)
+record_begin (const WeftTraceRun *run, WeftRecord *rec)
 {
-  g_autoptr (GError) error = NULL;
   const char *key = "trace";
-
-  rec->db = weft_db_open (run->db_path ? run->db_path : "weft.db", &error);
-  if (rec->db == NULL)
-    {
-      fprintf (stderr, "weft run: %s\n", error->message);
-      return WEFT_EXIT_USAGE;
-    }
   WeftRunInfo info = { run->scenario_path, run->scenario->sha256,
                        weft_fidelity_name (run->fidelity), run->seed,
                        run->command };
-  rec->id = weft_db_begin_run (rec->db, &info, &error);
-  if (rec->id == 0
-      || !weft_db_write_topology (rec->db, rec->id, run->scenario->topo,
-                                  &error)
-      || !weft_db_set_params (rec->db, rec->id, &key, &run->trace_path, 1,
-                              &error))
-    {
-      fprintf (stderr, "weft run: %s\n", error->message);
-      return WEFT_EXIT_FAILURE;
-    }
-  weft_db_set_interrupt (rec->db, run->interrupted);
-  rec->wall_start = g_get_monotonic_time ();
-  return WEFT_EXIT_OK;
+
+  return weft_record_begin (rec, run->db_path, &info, run->scenario->topo,
+                            &key, &run->trace_path, 1, run->interrupted);
 }
 
 /* Replay @trace as @run says into @result, and print each job's ranks
@@ -273,19 +238,16 @@ replay (const WeftTraceRun *run, const WeftTrace *trace,
  * is marked failed, one interrupted so; a finished one is written out and
  * marked complete. */
 static int
-record_end (const WeftTraceRun *run, const WeftTrace *trace,
+record_end (const WeftTrace *trace,
             const WeftTraceResult *result, const GError *why,
-            const Record *rec)
+            const WeftRecord *rec)
 {
   g_autoptr (GError) error = NULL;
 
   if (result == NULL)
     {
       fprintf (stderr, "%s\n", why->message);
-      weft_db_end_run (rec->db, rec->id, "failed",
-                       (g_get_monotonic_time () - rec->wall_start) / 1e6, 0,
-                       NULL);
-      weft_db_fail_run (rec->db, rec->id, why->message, NULL);
+      weft_record_end (rec, "failed", 0, why->message);
       return WEFT_EXIT_USAGE;
     }
   gboolean written = !result->interrupted
@@ -293,23 +255,14 @@ record_end (const WeftTraceRun *run, const WeftTrace *trace,
                                              &error);
   if (result->interrupted
       || g_error_matches (error, WEFT_DB_ERROR, WEFT_DB_ERROR_INTERRUPTED))
-    {
-      fprintf (stderr, "weft run: interrupted; run %" G_GINT64_FORMAT
-               " is marked interrupted in %s\n", rec->id,
-               run->db_path ? run->db_path : "weft.db");
-      weft_db_end_run (rec->db, rec->id, "interrupted",
-                       (g_get_monotonic_time () - rec->wall_start) / 1e6,
-                       result->events, NULL);
-      return 130;
-    }
+    return weft_record_interrupted (rec, result->events);
   if (!written
       || !weft_db_end_run (rec->db, rec->id, "complete",
                            (g_get_monotonic_time () - rec->wall_start) / 1e6,
                            result->events, &error))
     {
       fprintf (stderr, "weft run: %s\n", error->message);
-      weft_db_end_run (rec->db, rec->id, "failed", 0, 0, NULL);
-      weft_db_fail_run (rec->db, rec->id, error->message, NULL);
+      weft_record_end (rec, "failed", result->events, error->message);
       return WEFT_EXIT_FAILURE;
     }
   return WEFT_EXIT_OK;
@@ -320,7 +273,7 @@ int
 weft_run_trace (const WeftTraceRun *run)
 {
   g_autoptr (WeftTrace) trace = NULL;
-  g_auto (Record) rec = { 0 };
+  g_auto (WeftRecord) rec = { 0 };
   g_autoptr (GError) error = NULL;
   WeftTraceResult result;
   int status;
@@ -340,8 +293,8 @@ weft_run_trace (const WeftTraceRun *run)
   if ((status = record_begin (run, &rec)) != WEFT_EXIT_OK)
     return status;
   if (!replay (run, trace, &result, &error))
-    return record_end (run, trace, NULL, error, &rec);
-  status = record_end (run, trace, &result, NULL, &rec);
+    return record_end (trace, NULL, error, &rec);
+  status = record_end (trace, &result, NULL, &rec);
   weft_trace_result_clear (&result);
   return status;
 }
