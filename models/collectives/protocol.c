@@ -1,5 +1,5 @@
 /* weft: NCCL's protocols as costs, with NCCL's published constants
- * (../shared/reference/hardware.md, section 2: NVIDIA/nccl v2.30.7,
+ * (docs/reference/hardware.md, section 2: NVIDIA/nccl v2.30.7,
  * src/graph/tuning.cc, baseLat and hwLat).  Bandwidth relative to Simple is
  * NCCL's correction: LL gets half (4 data bytes and a 4-byte flag in each
  * 8), at most the GPU's ll_bandwidth (NCCL's llMaxBw),
