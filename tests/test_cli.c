@@ -347,6 +347,7 @@ START_TEST (test_topo)
             NULL);
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "weft did not write it"));
+  g_clear_pointer (&graph, g_free);
   ck_assert (g_file_get_contents (dot, &graph, NULL, NULL));
   ck_assert_str_eq (graph, "notes\n");
   result_clear (&r);
