@@ -113,6 +113,7 @@ struct _WeftSim {
   uint64_t events_run;
   const volatile int *interrupt;
   gboolean interrupted;
+  _Atomic WeftTime *progress;   /* weft_sim_set_progress()'s, or NULL */
   const _Atomic WeftTime *bound;
   Pool pools[MAX_POOLS];
   uint32_t n_pools;
@@ -831,7 +832,8 @@ run_until (WeftSim *sim, WeftTime until)
 
   sim->stopping = FALSE;
   sim->interrupted = FALSE;
-  gboolean watched = sim->interrupt != NULL || sim->bound != NULL;
+  gboolean watched = sim->interrupt != NULL || sim->bound != NULL
+                     || sim->progress != NULL;
   /* Handlers may take events up (weft_sim_take()): the count can jump. */
   uint64_t next_look = sim->events_run;
   while (!sim->stopping && sim->heap_len > 0)
@@ -839,6 +841,9 @@ run_until (WeftSim *sim, WeftTime until)
       if (G_UNLIKELY (watched && sim->events_run >= next_look))
         {
           next_look = sim->events_run + 256;
+          if (sim->progress != NULL)
+            atomic_store_explicit (sim->progress, sim->now,
+                                   memory_order_relaxed);
           if (sim->interrupt != NULL && *sim->interrupt)
             {
               sim->interrupted = sim->stopping = TRUE;
@@ -939,6 +944,12 @@ weft_sim_run_until (WeftSim *sim, WeftTime until)
   if (!sim->stopping)
     sim->now = until;
   return ran;
+}
+
+void
+weft_sim_set_progress (WeftSim *sim, _Atomic WeftTime *clock)
+{
+  sim->progress = clock;
 }
 
 void

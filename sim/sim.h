@@ -151,6 +151,11 @@ gboolean weft_sim_interrupted (const WeftSim *sim);
  * *@bound is abandoned.  NULL: no bound.  It must outlive the runs. */
 void weft_sim_set_bound (WeftSim *sim, const _Atomic WeftTime *bound);
 
+/* Store the clock in *@clock every few hundred events as the runs go on
+ * (relaxed: for a display of progress, from another thread).  NULL: never.
+ * It must outlive the runs. */
+void weft_sim_set_progress (WeftSim *sim, _Atomic WeftTime *clock);
+
 /* Events pending (scheduled, neither run nor cancelled). */
 uint64_t weft_sim_pending (const WeftSim *sim);
 

@@ -421,6 +421,14 @@ START_TEST (test_nccl_tests_flags)
   ck_assert_ptr_nonnull (strstr (r.out, "all_reduce on"));
   ck_assert_ptr_nonnull (strstr (r.out, " float    max "));
   result_clear (&r);
+  /* -v lists auto's candidates under each row, the chosen one's time the
+   * row's. */
+  r = weft ("run", "-v", "-b", "1M", "-e", "1M", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_msg (strstr (r.out, "\n#   candidates: ")
+                 && strstr (r.out, "nvls/Simple 32.50 us")
+                 && strstr (r.out, "32.50    32.26"), "%s", r.out);
+  result_clear (&r);
   g_remove (db);
   g_rmdir (dir);
   const char *forms[][2] = { { "-c", "all_gather" }, { "-o", "all_gather" } };

@@ -56,7 +56,7 @@ START_TEST (test_ring_all_reduce_closed_form)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL }, &r, NULL));
   double busbw = size / (r.time * 1e-12) * 14 / 8;
   ck_assert_msg (busbw <= link && busbw >= 0.97 * link, "busbw %.1f GB/s",
                  busbw / 1e9);
@@ -74,7 +74,7 @@ START_TEST (test_ring_all_reduce_closed_form)
     {
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
-                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
+                                      WEFT_PROTOCOL_SIMPLE, size, &serial, &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL }, &r, NULL));
       ck_assert_msg (fabs (r.time - closed) <= 0.002 * closed,
                      "%s: %" G_GUINT64_FORMAT " ps vs %.0f ps",
                      weft_fidelity_name (f), r.time, closed);
@@ -112,7 +112,7 @@ START_TEST (test_tree_chain_in_a_server)
                                   WEFT_PROTOCOL_SIMPLE, size, &serial,
                                   &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
                                                       WEFT_US, NULL, FALSE, 0,
-                                                      0, NULL, 1 },
+                                                      0, NULL, 1, NULL },
                                   &r, NULL));
   for (uint32_t g = 0; g < 8; g++)
     ck_assert_uint_eq (bytes_out (s->topo, &r, g_array_index (gpus, uint32_t,
@@ -135,7 +135,7 @@ START_TEST (test_tree_chain_in_a_server)
                                   WEFT_PROTOCOL_SIMPLE, size, &serial,
                                   &(WeftRunOptions) { WEFT_FIDELITY_ANALYTICAL,
                                                       1, 0, NULL, FALSE, 0, 0,
-                                                      NULL, 1 },
+                                                      NULL, 1, NULL },
                                   &r, NULL));
   ck_assert_msg (fabs (r.time - closed) <= 0.001 * closed,
                  "%" G_GUINT64_FORMAT " ps vs %.0f ps", r.time, closed);
@@ -151,7 +151,7 @@ START_TEST (test_tree_chain_in_a_server)
                                   WEFT_PROTOCOL_SIMPLE, 1 << 30, &piped,
                                   &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
                                                       0, NULL, FALSE, 0, 0,
-                                                      NULL, 1 },
+                                                      NULL, 1, NULL },
                                   &r, NULL));
   double bound = 2.0 * (1 << 30) * 1e12 / link;
   ck_assert_msg (r.time >= bound && r.time <= (1 + 14.0 / 64) * 1.05 * bound,
@@ -221,7 +221,7 @@ START_TEST (test_channels_across_servers)
                                           WEFT_PROTOCOL_SIMPLE, size, &piped,
                                           &(WeftRunOptions) {
                                               WEFT_FIDELITY_FLOW, 1, WEFT_US,
-                                              NULL, FALSE, 0, 0, NULL, 1 },
+                                              NULL, FALSE, 0, 0, NULL, 1, NULL },
                                           &r, &error),
                      "%s", error ? error->message : "");
       uint64_t per_rail[8];
@@ -245,7 +245,7 @@ START_TEST (test_channels_across_servers)
                                   WEFT_PROTOCOL_SIMPLE, size, &one,
                                   &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
                                                       WEFT_US, NULL, FALSE, 0,
-                                                      0, NULL, 1 },
+                                                      0, NULL, 1, NULL },
                                   &r, NULL));
   uint64_t per_rail[8];
   ck_assert_uint_eq (nic_bytes (s, &r, per_rail), across[1]);
@@ -317,7 +317,7 @@ START_TEST (test_rings_along_the_links)
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
                                   &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1,
                                                       0, NULL, FALSE, 0, 0,
-                                                      NULL, 1 },
+                                                      NULL, 1, NULL },
                                   &r, NULL));
   double busbw = size / (r.time * 1e-12) * 14 / 8;
   ck_assert_msg (busbw <= 120e9 && busbw >= 0.97 * 120e9, "busbw %.1f GB/s",
@@ -460,7 +460,7 @@ hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
                                       8 * servers, WEFT_OP_ALL_REDUCE, alg,
                                       WEFT_PROTOCOL_SIMPLE, size, &serial,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                          1, 0, NULL, FALSE, 0, 0, NULL, 1 },
+                                                          1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL },
                                       &r, &error),
                  "%s", error ? error->message : "");
   ck_assert_uint_eq (r.bytes_sent,
@@ -494,7 +494,7 @@ START_TEST (test_nvls_tree)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
-  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
   ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
@@ -586,7 +586,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
                                       &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
                                                           1, bins, NULL, plain,
                                                           0, 0, NULL,
-                                                          threads },
+                                                          threads, NULL },
                                       &r, &error),
                  "%s", error ? error->message : "");
   return r;
@@ -642,7 +642,7 @@ START_TEST (test_give_up_past_a_time)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
-  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult free_run, r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -712,7 +712,7 @@ use_plans (gpointer data)
 {
   PlanUser *u = data;
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1 };
+                             NULL, 1, NULL };
 
   for (int k = 0; k < u->n; k++)
     {
@@ -736,7 +736,7 @@ START_TEST (test_plans_shared)
   uint32_t n = gpus->len;
   WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1 };
+                             NULL, 1, NULL };
   int order[WEFT_PAIRS], n_order = 0;
   uint64_t size = 3 << 20;
 
@@ -805,7 +805,7 @@ START_TEST (test_routing_handed_on)
   g_autoptr (GArray) gpus = all_gpus (warm->topo);
   WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
-                             0, NULL, 1 };
+                             0, NULL, 1, NULL };
   WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
   WeftCollectiveResult r[2];
 
@@ -898,7 +898,7 @@ START_TEST (test_fidelities_agree_uncontended)
       ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                       WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
                                       WEFT_PROTOCOL_SIMPLE, 16 << 20, &params,
-                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
+                                      &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL }, &r, NULL));
       t[f] = r.time;
     }
   ck_assert_double_eq_tol ((double) t[0], (double) t[1], 0.01 * t[1]);
@@ -934,11 +934,11 @@ START_TEST (test_schedule_file_ring_matches_builtin)
                            WEFT_OP_ALL_REDUCE,
                            weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
                                               WEFT_ALG_RING),
-                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &a);
+                           &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL }, &a);
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                         WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                         WEFT_PROTOCOL_SIMPLE, sizes[i], &params,
-                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &b, NULL));
+                                        &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL }, &b, NULL));
         ck_assert_uint_eq (a.time, b.time);
         ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
       }

@@ -38,7 +38,7 @@ h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams params = { 0, chunks, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1 };
+                             NULL, 1, NULL };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -78,7 +78,7 @@ START_TEST (test_raw_is_alpha_beta)
     for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
       {
         WeftRunOptions options = { fidelities[i], 1, 0, NULL, FALSE, 0, 0,
-                                   NULL, 1 };
+                                   NULL, 1, NULL };
         WeftCollectiveResult r;
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                         WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
@@ -126,7 +126,7 @@ START_TEST (test_ll_held_across_servers)
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1 };
+                             NULL, 1, NULL };
   const uint32_t ranks[] = { 16, 32 };
   const double cap[] = { 45, 35 };
   uint64_t size = 256 << 20;
@@ -191,7 +191,7 @@ START_TEST (test_small_message_latency)
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_LL, 8, &params,
-                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 }, &r, NULL));
+                                  &(WeftRunOptions) { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL }, &r, NULL));
   double us = r.time / 1e6;
   ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
 }

@@ -64,7 +64,7 @@ simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
                                         gpus->len, WEFT_OP_ALL_REDUCE, a, p,
                                         size, &params,
                                         &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
-                                                            1, 0, NULL, FALSE, 0, 0, NULL, 1 },
+                                                            1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL },
                                         &r, NULL));
         best = MIN (best, r.time);
       }
@@ -139,7 +139,7 @@ one_run (const WeftScenario *s, uint32_t n, WeftOp op, WeftAlgorithm alg,
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1 };
+                             NULL, 1, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 

@@ -393,6 +393,7 @@ run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
     weft_link_stats_set_budget (net->stats, options->max_bins);
 
   weft_sim_set_interrupt (sim, options->interrupt);
+  weft_sim_set_progress (sim, options->progress);
   weft_sim_set_bound (sim, options->bound);
   result->spans = options->bin_width
                       ? g_new (WeftTime, 2 * (size_t) image->n_ranks)
@@ -543,6 +544,15 @@ weft_collective_choose (const int *order, int n, int jobs,
           && (best < 0 || r->time < t->results[best].time
               || (r->time == t->results[best].time && order[k] < order[best])))
         best = k;
+    }
+  choice->n_tried = n;
+  for (int k = 0; k < n; k++)
+    {
+      const WeftCollectiveResult *r = &t->results[k];
+      choice->tried[k] = order[k];
+      choice->time[k] = t->errors[k] || r->beaten || r->interrupted
+                            ? WEFT_TIME_MAX
+                            : r->time;
     }
   for (int k = 0; k < n; k++)
     {

@@ -26,6 +26,8 @@ typedef struct {
                                    run at once), result->beaten */
   uint32_t threads;             /* that may share the run's work (0 or 1:
                                    the calling one alone) */
+  _Atomic WeftTime *progress;   /* not NULL: the run's clock, stored every
+                                   few hundred events, for a display */
 } WeftRunOptions;
 
 typedef struct {
@@ -136,6 +138,11 @@ typedef struct {
   int failed;                   /* the lowest pair that could not run, or
                                    -1 */
   GError *error;                /* ...and why */
+  int n_tried;                  /* the candidates, in the order taken up */
+  int tried[WEFT_PAIRS];        /* ...their pairs */
+  WeftTime time[WEFT_PAIRS];    /* ...and times: WEFT_TIME_MAX for one
+                                   stopped as slower than the best, one that
+                                   could not run or was not taken up */
 } WeftChoice;
 
 /* Choose among the @n candidates @order (pairs, taken up in this order:

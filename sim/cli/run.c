@@ -99,6 +99,9 @@ typedef struct {
   int alg;                      /* WeftAlgorithm, or -1: the schedule file */
   int proto;
   WeftCollectiveResult result;  /* with its link bins and rank spans */
+  int n_tried;                  /* auto's candidates, each pair's time */
+  int tried[WEFT_PAIRS];
+  WeftTime time[WEFT_PAIRS];
 } Row;
 
 /* Free @r's link bins and rank spans; clearing twice is harmless. */
@@ -527,6 +530,7 @@ typedef struct {
   WeftRunOptions binned;        /* the run that is written, with its bins */
   WeftRunOptions options;       /* the candidates as they are tried */
   int last_winner;              /* the last size's fastest pair, or -1 */
+  _Atomic WeftTime clock;       /* a running simulation's, for progress */
 } Sweep;
 
 /* How each size's runs are simulated.  Link bins are kept by the run that
@@ -546,8 +550,9 @@ sweep_init (Sweep *s, const WeftRunArgs *args, const Plan *plan)
   s->binned = (WeftRunOptions) {
     args->fidelity, args->seed, bin ? bin : FIRST_BIN_WIDTH, &interrupted,
     FALSE, bin ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) plan->n_sizes, 10000),
-    0, NULL, (uint32_t) args->jobs,
+    0, NULL, (uint32_t) args->jobs, &s->clock,
   };
+  atomic_init (&s->clock, 0);
   s->options = s->binned;
   if (plan->candidates > 1)
     {
@@ -665,7 +670,10 @@ simulate_size (Sweep *s, SizePool *pool, int i, Row *row, Outcome *out)
     return FALSE;
   *row = (Row) { s->plan->sizes[i],
                  s->args->file ? -1 : choice.pair / WEFT_PROTOCOL_COUNT,
-                 choice.pair % WEFT_PROTOCOL_COUNT, best };
+                 choice.pair % WEFT_PROTOCOL_COUNT, best, choice.n_tried,
+                 { 0 }, { 0 } };
+  memcpy (row->tried, choice.tried, sizeof row->tried);
+  memcpy (row->time, choice.time, sizeof row->time);
   return TRUE;
 }
 
@@ -741,13 +749,109 @@ print_row (const WeftRunArgs *args, const Plan *plan, const Row *row)
   return busbw;
 }
 
+/* With -v: each candidate of a size, as a comment under its row: its
+ * simulated time, or that it stopped once slower than the best. */
+static void
+print_candidates (const Row *row)
+{
+  if (row->n_tried < 2)
+    return;
+  printf ("#   candidates:");
+  for (int k = 0; k < row->n_tried; k++)
+    {
+      int pair = row->tried[k];
+      printf ("%s %s/%s ", k ? "," : "",
+              weft_algorithm_name (pair / WEFT_PROTOCOL_COUNT),
+              weft_protocol_name (pair % WEFT_PROTOCOL_COUNT));
+      if (row->time[k] == WEFT_TIME_MAX)
+        printf ("slower (stopped)");
+      else
+        printf ("%.2f us", row->time[k] / 1e6);
+    }
+  printf ("\n");
+}
+
+/* A line on the terminal that says how far a long run has come, drawn by
+ * a thread of its own from a second into the run. */
+typedef struct {
+  const Plan *plan;
+  const _Atomic WeftTime *clock;
+  atomic_int size;              /* the size under way */
+  gboolean stop;
+  gboolean shown;               /* a line is on the terminal */
+  GMutex lock;
+  GCond cond;
+  GThread *thread;
+} Ticker;
+
+static gpointer
+tick (gpointer data)
+{
+  Ticker *t = data;
+  gint64 start = g_get_monotonic_time ();
+
+  g_mutex_lock (&t->lock);
+  while (!t->stop)
+    {
+      g_cond_wait_until (&t->cond, &t->lock,
+                         g_get_monotonic_time () + G_USEC_PER_SEC / 4);
+      gint64 now = g_get_monotonic_time ();
+      if (t->stop || now - start < G_USEC_PER_SEC)
+        continue;
+      int i = MIN (atomic_load (&t->size), t->plan->n_sizes - 1);
+      g_autofree char *size = weft_format_size (t->plan->sizes[i]);
+      fprintf (stderr, "\rweft run: size %d of %d (%s), simulated %.1f us, "
+               "%.0f s  ", i + 1, t->plan->n_sizes, size,
+               atomic_load_explicit (t->clock, memory_order_relaxed) / 1e6,
+               (now - start) / 1e6);
+      t->shown = TRUE;
+    }
+  if (t->shown)
+    fprintf (stderr, "\r%72s\r", "");
+  g_mutex_unlock (&t->lock);
+  return NULL;
+}
+
+/* Start a ticker over @plan's sizes on a terminal; NULL elsewhere. */
+static Ticker *
+ticker_start (const Plan *plan, const _Atomic WeftTime *clock)
+{
+  if (!isatty (STDERR_FILENO))
+    return NULL;
+  Ticker *t = g_new0 (Ticker, 1);
+  t->plan = plan;
+  t->clock = clock;
+  atomic_init (&t->size, 0);
+  g_mutex_init (&t->lock);
+  g_cond_init (&t->cond);
+  t->thread = g_thread_new ("weft-progress", tick, t);
+  return t;
+}
+
+/* Stop @t, clearing its line. */
+static void
+ticker_free (Ticker *t)
+{
+  if (t == NULL)
+    return;
+  g_mutex_lock (&t->lock);
+  t->stop = TRUE;
+  g_cond_signal (&t->cond);
+  g_mutex_unlock (&t->lock);
+  g_thread_join (t->thread);
+  g_mutex_clear (&t->lock);
+  g_cond_clear (&t->cond);
+  g_free (t);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (Ticker, ticker_free)
+
 /* Simulate the plan's sizes in order, printing each row as it is done,
  * into @out (the caller's to clear).  Stops at the first size that cannot
  * run, or at SIGINT or SIGTERM, which @out then says. */
 static void
 run_sizes (const WeftRunArgs *args, const Plan *plan, Outcome *out)
 {
-  gboolean progress = isatty (STDERR_FILENO);
   double busbw_sum = 0;
   Sweep s;
 
@@ -757,19 +861,23 @@ run_sizes (const WeftRunArgs *args, const Plan *plan, Outcome *out)
   print_header (args, plan);
   sweep_init (&s, args, plan);
   g_autoptr (SizePool) pool = start_pool (&s);
+  g_autoptr (Ticker) ticker = ticker_start (plan, &s.clock);
   for (int i = 0; i < plan->n_sizes; i++)
     {
       Row row;
-      if (progress)
-        fprintf (stderr, "\rweft run: size %u of %d", out->rows->len + 1,
-                 plan->n_sizes);
+      if (ticker)
+        atomic_store (&ticker->size, i);
       if (!simulate_size (&s, pool, i, &row, out))
         return;
+      /* The row and the ticker's line on one terminal: clear it first. */
+      if (ticker && ticker->shown)
+        fprintf (stderr, "\r%72s\r", "");
       busbw_sum += print_row (args, plan, &row);
+      if (args->verbose)
+        print_candidates (&row);
       g_array_append_val (out->rows, row);
     }
-  if (progress)
-    fprintf (stderr, "\r%40s\r", "");
+  g_clear_pointer (&ticker, ticker_free);
   printf ("# Avg bus bandwidth    : %g\n",
           out->rows->len ? busbw_sum / out->rows->len : 0.0);
 }

@@ -21,7 +21,7 @@ typedef struct {
   gint64 stepfactor, seed, jobs;
   gint64 channels, chunks;      /* 0: auto; read from the text above or
                                    the workload section */
-  gboolean check, nccl_tests;
+  gboolean check, nccl_tests, verbose;
   char *collective, *redop;     /* -c, and -o as nccl-tests takes it */
 } Flags;
 
@@ -193,6 +193,9 @@ add_run_entries (GOptionContext *context, Flags *f)
       "in-place columns (the same figures: weft does not model the copy "
       "between them), #wrong as N/A, without weft's algorithm and protocol "
       "(default: weft's table)", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &f->verbose,
+      "Under each size's row, auto's candidates with their simulated times "
+      "(default: the row alone)", NULL },
     { "check", 0, 0, G_OPTION_ARG_NONE, &f->check,
       "Check the options, the scenario and what can run, print the plan "
       "and stop, simulating and recording nothing (default: run)", NULL },
@@ -640,6 +643,7 @@ weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
   args->alg_name = g_steal_pointer (&f.algorithm);
   args->check = f.check;
   args->nccl_tests = f.nccl_tests;
+  args->verbose = f.verbose;
   args->redop = g_strdup (f.redop ? f.redop : "sum");
   return WEFT_EXIT_OK;
 }

@@ -42,6 +42,7 @@ typedef struct {
   gboolean check;               /* plan only: simulate and record nothing */
   char *redop;                  /* the reduction operator, as printed */
   gboolean nccl_tests;          /* print nccl-tests' own table */
+  gboolean verbose;             /* list each size's candidates */
 } WeftRunArgs;
 
 /* Fill @args from `weft run`'s @argv (argv[0] is "run"), the scenario it

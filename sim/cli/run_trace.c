@@ -208,7 +208,8 @@ replay (const WeftTraceRun *run, const WeftTrace *trace,
   WeftTraceOptions options = {
     { run->fidelity, run->seed, run->bin_width ? run->bin_width
                                                : FIRST_BIN_WIDTH,
-      run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1 },
+      run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1,
+      NULL },
     { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0 },
     run->algorithm, run->protocol,
     isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,

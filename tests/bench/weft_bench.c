@@ -592,7 +592,7 @@ bench_scale (int argc, char **argv)
 
   WeftCollectiveParams params = { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 0, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, plain, 0, 0, NULL,
-                             (uint32_t) CLAMP (threads, 1, WEFT_MAX_THREADS) };
+                             (uint32_t) CLAMP (threads, 1, WEFT_MAX_THREADS), NULL };
   WeftCollectiveResult result;
   t0 = g_get_monotonic_time ();
   if (!weft_collective_run (topo, (uint32_t *) gpus->data, gpus->len,
@@ -659,7 +659,7 @@ bench_trace (int argc, char **argv)
     }
   double load = seconds_since (t0);
   WeftTraceOptions options = {
-    { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1 },
+    { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL },
     { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 1, NULL, NULL, 0 },
     WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, (int) CLAMP (jobs, 1, 64),
   };
