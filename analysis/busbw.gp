@@ -1,7 +1,7 @@
 # busbw against message size, as nccl-tests users plot it.
-# Variables: data (simulated: size busbw, one block per operation, named in
-# the first line of each block), ref (measured: size busbw, or ""), out,
-# term, title_text.
+# Variables: data (simulated: size busbw time_us, one block per operation
+# or run, named in the first line of each block), ref (measured: size busbw
+# time_us, or ""), out, term, title_text.
 set terminal term size 900,560 font ",11"
 set output out
 set title title_text noenhanced
@@ -9,6 +9,7 @@ set logscale x 2
 set format x "%.0b%B"
 set xlabel "size (bytes)"
 set ylabel "busbw (GB/s)"
+set yrange [0:*]
 set key top left noenhanced
 set grid
 if (strlen(ref) > 0) {

@@ -180,14 +180,62 @@ write_reference (const char *csv, const char *system, const char *op,
   for (guint i = 0; i < rows->len; i++)
     {
       const WeftMeasured *m = &g_array_index (rows, WeftMeasured, i);
-      g_string_append_printf (out, "%" G_GUINT64_FORMAT " %.4f\n", m->size,
-                              m->busbw);
+      g_string_append_printf (out, "%" G_GUINT64_FORMAT " %.4f %.4f\n",
+                              m->size, m->busbw, m->time);
     }
   gboolean ok = g_file_set_contents (path, out->str, -1, error);
   g_string_free (out, TRUE);
   return ok;
 }
 
+/* What tells run @run apart on a comparison's legend: its scenario, its
+ * ranks, its algorithm and protocol (or "auto: ..." when they vary with
+ * the size), and its sweep parameters. */
+static char *
+run_label (sqlite3 *h, int64_t run)
+{
+  sqlite3_stmt *st;
+  GString *label = g_string_new (NULL);
+
+  g_string_printf (label, "run %" G_GINT64_FORMAT, run);
+  if (sqlite3_prepare_v2 (h, "SELECT r.scenario, MAX(o.nranks), "
+                          "COUNT(DISTINCT o.algorithm || '/' || o.protocol), "
+                          "MIN(o.algorithm || ' ' || o.protocol) FROM runs r "
+                          "JOIN ops o ON o.run_id = r.id WHERE r.id = ?", -1,
+                          &st, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (st, 1, run);
+      if (sqlite3_step (st) == SQLITE_ROW && sqlite3_column_text (st, 0))
+        {
+          g_autofree char *base = g_path_get_basename (
+              (const char *) sqlite3_column_text (st, 0));
+          g_string_append_printf (label, ": %s, %d GPUs, %s%s", base,
+                                  sqlite3_column_int (st, 1),
+                                  sqlite3_column_int (st, 2) > 1 ? "auto, "
+                                                                  : "",
+                                  sqlite3_column_int (st, 2) > 1
+                                      ? "chosen by size"
+                                      : (const char *) sqlite3_column_text (
+                                            st, 3));
+        }
+      sqlite3_finalize (st);
+    }
+  if (sqlite3_prepare_v2 (h, "SELECT key, value FROM run_params WHERE "
+                          "run_id = ? AND key NOT LIKE '\\_%' ESCAPE '\\' "
+                          "ORDER BY key", -1, &st, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (st, 1, run);
+      while (sqlite3_step (st) == SQLITE_ROW)
+        g_string_append_printf (label, ", %s=%s", sqlite3_column_text (st, 0),
+                                sqlite3_column_text (st, 1));
+      sqlite3_finalize (st);
+    }
+  return g_string_free (label, FALSE);
+}
+
+/* busbw and time against size: one line per operation of the run, or per
+ * run when comparing, each labelled so that the runs can be told apart;
+ * the data rows are "size busbw time_us", for both pictures. */
 static gboolean
 plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
             const char *title, GPtrArray *written, GError **error)
@@ -197,28 +245,24 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
   g_autofree char *last = NULL, *op = NULL;
   g_autoptr (GArray) runs = g_array_new (FALSE, FALSE, sizeof (int64_t));
 
-  /* One line per operation of the run, or per run when comparing. */
   g_array_append_val (runs, run);
   g_array_append_vals (runs, o->compare, o->n_compare);
-  if (sqlite3_prepare_v2 (h, "SELECT o.op, o.bytes, o.busbw_GBps, o.nranks, "
-                          "r.scenario FROM ops o JOIN runs r ON r.id = "
-                          "o.run_id WHERE o.run_id = ? AND o.bytes > 0 "
+  if (sqlite3_prepare_v2 (h, "SELECT o.op, o.bytes, o.busbw_GBps, o.time_us "
+                          "FROM ops o WHERE o.run_id = ? AND o.bytes > 0 "
                           "ORDER BY o.op, o.bytes",
                           -1, &st, NULL) != SQLITE_OK)
     return query_fail (h, error);
   for (guint i = 0; i < runs->len; i++)
     {
-      sqlite3_bind_int64 (st, 1, g_array_index (runs, int64_t, i));
+      int64_t id = g_array_index (runs, int64_t, i);
+      g_autofree char *compared = runs->len > 1 ? run_label (h, id) : NULL;
+      sqlite3_bind_int64 (st, 1, id);
       while (sqlite3_step (st) == SQLITE_ROW)
         {
-          g_autofree char *base = g_path_get_basename (
-              (const char *) sqlite3_column_text (st, 4));
           g_autofree char *label
-              = runs->len > 1
-                    ? g_strdup_printf ("run %" G_GINT64_FORMAT ": %s, %d GPUs",
-                                       g_array_index (runs, int64_t, i), base,
-                                       sqlite3_column_int (st, 3))
-                    : g_strdup_printf ("weft %s", sqlite3_column_text (st, 0));
+              = compared ? g_strdup (compared)
+                         : g_strdup_printf ("weft %s",
+                                            sqlite3_column_text (st, 0));
           if (op == NULL)
             op = g_strdup ((const char *) sqlite3_column_text (st, 0));
           if (g_strcmp0 (label, last) != 0)
@@ -228,9 +272,10 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
               g_free (last);
               last = g_strdup (label);
             }
-          g_string_append_printf (data, "%lld %.6f\n",
+          g_string_append_printf (data, "%lld %.6f %.6f\n",
                                   sqlite3_column_int64 (st, 1),
-                                  sqlite3_column_double (st, 2));
+                                  sqlite3_column_double (st, 2),
+                                  sqlite3_column_double (st, 3));
         }
       sqlite3_reset (st);
     }
@@ -245,7 +290,9 @@ plot_busbw (sqlite3 *h, int64_t run, const WeftPlotOptions *o, const char *tmp,
     }
   g_autofree char *qref = quote (o->reference ? ref : "");
   g_autofree char *extra = g_strdup_printf ("ref=%s", qref);
-  return draw ("busbw", data, o, tmp, title, extra, written, error);
+  GString *copy = g_string_new (data->str);
+  return draw ("busbw", data, o, tmp, title, extra, written, error)
+         && draw ("time", copy, o, tmp, title, extra, written, error);
 }
 
 typedef struct {
@@ -497,8 +544,8 @@ plot_timeline (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
 static void
 remove_dir (const char *dir)
 {
-  const char *names[] = { "busbw.dat", "reference.dat", "heatmap.dat",
-                          "busiest.dat", "timeline.dat" };
+  const char *names[] = { "busbw.dat", "time.dat", "reference.dat",
+                          "heatmap.dat", "busiest.dat", "timeline.dat" };
 
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
@@ -550,8 +597,8 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
     }
   sqlite3_finalize (st);
 
-  static const char *const pictures[] = { "busbw", "heatmap", "busiest",
-                                           "timeline", NULL };
+  static const char *const pictures[] = { "busbw", "time", "heatmap",
+                                           "busiest", "timeline", NULL };
   if (!may_draw (o, pictures, error))
     return FALSE;
   g_autofree char *tmp = g_dir_make_tmp ("weft-plot-XXXXXX", error);
@@ -565,60 +612,169 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
   return remember_pictures (o, written, error) && ok;
 }
 
+/* A sweep value as a number: a time (in ns), a rate (in GB/s), a size
+ * (in bytes), a ratio "d:u" (d/u) or a plain number, with the unit it is
+ * drawn in; FALSE for anything else (an algorithm's name). */
+gboolean
+weft_results_sweep_value (const char *value, double *x, const char **unit)
+{
+  WeftTime t;
+  double rate, d, u;
+  uint64_t bytes;
+  char *end;
+
+  if (weft_parse_time (value, &t, NULL))
+    return *x = t / 1e3, *unit = "ns", TRUE;
+  if (weft_parse_rate (value, &rate, NULL))
+    return *x = rate / 1e9, *unit = "GB/s", TRUE;
+  if (weft_parse_size (value, &bytes, NULL))
+    return *x = (double) bytes, *unit = "B", TRUE;
+  if (sscanf (value, "%lf:%lf", &d, &u) == 2 && u > 0 && strchr (value, ':'))
+    return *x = d / u, *unit = "down:up", TRUE;
+  *x = g_ascii_strtod (value, &end);
+  *unit = "";
+  return end != value && *end == '\0';
+}
+
+/* One point of a sweep plot: a complete run's value of the key, the other
+ * parameters it was run with, and its largest size's busbw. */
+typedef struct {
+  char *value, *others;
+  uint64_t size;
+  double busbw, x;
+} SweepPoint;
+
+static void
+sweep_point_clear (gpointer p)
+{
+  SweepPoint *pt = p;
+  g_free (pt->value);
+  g_free (pt->others);
+}
+
+static int
+by_x (gconstpointer a, gconstpointer b)
+{
+  const SweepPoint *p = a, *q = b;
+  return (p->x > q->x) - (p->x < q->x);
+}
+
+/* Every complete run that has @key: its point, in the order of the runs. */
+static GArray *
+sweep_points (sqlite3 *h, const char *key, GError **error)
+{
+  sqlite3_stmt *st;
+  GArray *points = g_array_new (FALSE, FALSE, sizeof (SweepPoint));
+
+  g_array_set_clear_func (points, sweep_point_clear);
+  if (sqlite3_prepare_v2 (h, "SELECT p.value, (SELECT group_concat(q.key || "
+                          "'=' || q.value, ', ') FROM (SELECT key, value FROM "
+                          "run_params WHERE run_id = p.run_id AND key != ?1 "
+                          "AND key NOT LIKE '\\_%' ESCAPE '\\' ORDER BY key) q), "
+                          "o.bytes, o.busbw_GBps FROM run_params p JOIN runs "
+                          "r ON r.id = p.run_id AND r.status = 'complete' "
+                          "JOIN ops o ON o.run_id = p.run_id AND o.bytes = "
+                          "(SELECT MAX(bytes) FROM ops WHERE run_id = "
+                          "p.run_id) WHERE p.key = ?1 ORDER BY p.run_id", -1,
+                          &st, NULL) != SQLITE_OK)
+    {
+      g_array_unref (points);
+      query_fail (h, error);
+      return NULL;
+    }
+  sqlite3_bind_text (st, 1, key, -1, SQLITE_TRANSIENT);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      const char *others = (const char *) sqlite3_column_text (st, 1);
+      SweepPoint pt = {
+        g_strdup ((const char *) sqlite3_column_text (st, 0)),
+        g_strdup (others ? others : ""),
+        (uint64_t) sqlite3_column_int64 (st, 2),
+        sqlite3_column_double (st, 3), 0,
+      };
+      g_array_append_val (points, pt);
+    }
+  sqlite3_finalize (st);
+  return points;
+}
+
 gboolean
 weft_results_plot_sweep (WeftDb *db, const char *key, const WeftPlotOptions *o,
                          GPtrArray *written, GError **error)
 {
   sqlite3 *h = weft_db_handle (db);
-  sqlite3_stmt *st;
-  GString *data = g_string_new (NULL);
-  g_autoptr (GHashTable) position = g_hash_table_new_full (g_str_hash,
-                                                           g_str_equal, g_free,
-                                                           NULL);
-  sqlite3_int64 last_size = -1;
-  int rows = 0;
+  g_autoptr (GArray) points = sweep_points (h, key, error);
 
-  /* The values in the order of the runs that first had them. */
-  if (sqlite3_prepare_v2 (h, "SELECT p.value, o.bytes, o.busbw_GBps FROM "
-                          "run_params p JOIN runs r ON r.id = p.run_id AND "
-                          "r.status = 'complete' JOIN ops o ON o.run_id = "
-                          "p.run_id WHERE p.key = ? ORDER BY o.bytes, p.run_id",
-                          -1, &st, NULL) != SQLITE_OK)
+  if (points == NULL)
+    return FALSE;
+  if (points->len == 0)
     {
-      g_string_free (data, TRUE);
-      return query_fail (h, error);
-    }
-  sqlite3_bind_text (st, 1, key, -1, SQLITE_TRANSIENT);
-  while (sqlite3_step (st) == SQLITE_ROW)
-    {
-      const char *value = (const char *) sqlite3_column_text (st, 0);
-      sqlite3_int64 size = sqlite3_column_int64 (st, 1);
-      guint x = GPOINTER_TO_UINT (g_hash_table_lookup (position, value));
-      if (x == 0)
-        {
-          x = g_hash_table_size (position) + 1;
-          g_hash_table_insert (position, g_strdup (value),
-                               GUINT_TO_POINTER (x));
-        }
-      if (size != last_size)
-        {
-          g_autofree char *label = weft_format_size ((uint64_t) size);
-          g_string_append_printf (data, "%s\"%s\"\n", rows ? "\n\n" : "",
-                                  label);
-          last_size = size;
-        }
-      g_string_append_printf (data, "%u \"%s\" %.4f\n", x - 1, value,
-                              sqlite3_column_double (st, 2));
-      rows++;
-    }
-  sqlite3_finalize (st);
-  if (rows == 0)
-    {
-      g_string_free (data, TRUE);
-      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "no complete run has the "
-                   "parameter '%s'", key);
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA, "no complete "
+                   "run has the parameter '%s'", key);
       return FALSE;
     }
+  /* A numeric axis when every value is a number of one unit; else the
+   * values in the order the runs first had them. */
+  const char *unit = NULL;
+  gboolean numeric = TRUE, one_size = TRUE;
+  g_autoptr (GHashTable) position = g_hash_table_new (g_str_hash,
+                                                      g_str_equal);
+  for (guint i = 0; i < points->len; i++)
+    {
+      SweepPoint *pt = &g_array_index (points, SweepPoint, i);
+      const char *u;
+      double x;
+      if (!weft_results_sweep_value (pt->value, &x, &u) || (unit && strcmp (u, unit)))
+        numeric = FALSE;
+      unit = u;
+      pt->x = x;
+      one_size &= pt->size == g_array_index (points, SweepPoint, 0).size;
+      if (!g_hash_table_contains (position, pt->value))
+        g_hash_table_insert (position, pt->value,
+                             GUINT_TO_POINTER (g_hash_table_size (position)));
+    }
+  for (guint i = 0; !numeric && i < points->len; i++)
+    {
+      SweepPoint *pt = &g_array_index (points, SweepPoint, i);
+      pt->x = GPOINTER_TO_UINT (g_hash_table_lookup (position, pt->value));
+    }
+  /* One line per value of the other parameters (and per size, if the
+   * runs' largest sizes differ), its points along the axis. */
+  g_array_sort (points, by_x);
+  g_autoptr (GPtrArray) lines = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < points->len; i++)
+    {
+      SweepPoint *pt = &g_array_index (points, SweepPoint, i);
+      g_autofree char *size = weft_format_size (pt->size);
+      char *label = g_strdup_printf ("%s%s%s", pt->others,
+                                     one_size ? "" : *pt->others ? ", " : "",
+                                     one_size ? "" : size);
+      guint k;
+      if (!g_ptr_array_find_with_equal_func (lines, label, g_str_equal, &k))
+        g_ptr_array_add (lines, label);
+      else
+        g_free (label);
+    }
+  GString *data = g_string_new (NULL);
+  for (guint k = 0; k < lines->len; k++)
+    {
+      const char *line = lines->pdata[k];
+      g_string_append_printf (data, "%s\"%s\"\n", k ? "\n\n" : "",
+                              *line ? line : "weft");
+      for (guint i = 0; i < points->len; i++)
+        {
+          SweepPoint *pt = &g_array_index (points, SweepPoint, i);
+          g_autofree char *size = weft_format_size (pt->size);
+          g_autofree char *label = g_strdup_printf (
+              "%s%s%s", pt->others, one_size ? "" : *pt->others ? ", " : "",
+              one_size ? "" : size);
+          if (strcmp (label, line) == 0)
+            g_string_append_printf (data, "%.9g \"%s\" %.4f\n", pt->x,
+                                    pt->value, pt->busbw);
+        }
+    }
+  g_autofree char *first = weft_format_size (
+      g_array_index (points, SweepPoint, 0).size);
   if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
     {
       g_string_free (data, TRUE);
@@ -633,9 +789,15 @@ weft_results_plot_sweep (WeftDb *db, const char *key, const WeftPlotOptions *o,
       return FALSE;
     }
   static const char *const pictures[] = { "sweep", NULL };
-  g_autofree char *qkey = quote (key);
-  g_autofree char *extra = g_strdup_printf ("key=%s", qkey);
-  g_autofree char *title = g_strdup_printf ("busbw against %s", key);
+  g_autofree char *xlabel = numeric && *unit
+                                ? g_strdup_printf ("%s (%s)", key, unit)
+                                : g_strdup (key);
+  g_autofree char *qkey = quote (xlabel);
+  g_autofree char *extra = g_strdup_printf ("key=%s; numeric=%d", qkey,
+                                            numeric);
+  g_autofree char *title = one_size
+      ? g_strdup_printf ("busbw of %s against %s", first, key)
+      : g_strdup_printf ("busbw of each run's largest size against %s", key);
   gboolean ok = may_draw (o, pictures, error);
   if (!ok)
     g_string_free (data, TRUE);     /* draw() takes it over */

@@ -52,8 +52,17 @@ gboolean weft_results_plot (WeftDb *db, int64_t run,
                             const WeftPlotOptions *options, GPtrArray *written,
                             GError **error);
 
+/* A sweep value as a number on a plot's axis, in @unit: a time in ns, a
+ * rate in GB/s, a size in bytes, a ratio "d:u" as d/u, or a plain number
+ * ("" unit).  FALSE for anything else (an algorithm's name). */
+gboolean weft_results_sweep_value (const char *value, double *x,
+                                   const char **unit);
+
 /* Draw busbw against the sweep parameter @key over every complete run
- * that has it (one line per message size) into OUT/sweep.FORMAT. */
+ * that has it into OUT/sweep.FORMAT: each run's largest size, one line
+ * per value of the other parameters; a numeric axis when every value is
+ * a number of one unit (weft_results_sweep_value()), else the values in
+ * the order runs first had them. */
 gboolean weft_results_plot_sweep (WeftDb *db, const char *key,
                                   const WeftPlotOptions *options,
                                   GPtrArray *written, GError **error);

@@ -541,8 +541,8 @@ START_TEST (test_report_and_plot)
                          "--system", "Azure ND H100", NULL };
   r = weft_cmd (plot);
   ck_assert_msg (r.status == 0, "%.400s", r.err);
-  const char *pictures[] = { "busbw.png", "heatmap.png", "busiest.png",
-                             "timeline.png" };
+  const char *pictures[] = { "busbw.png", "time.png", "heatmap.png",
+                             "busiest.png", "timeline.png" };
   for (guint i = 0; i < G_N_ELEMENTS (pictures); i++)
     {
       g_autofree char *p = g_build_filename (tmp_dir, "pics", pictures[i],

@@ -1,5 +1,6 @@
 /* Tests of weft sweep: points, grids, checks, resuming, signals, MPI. */
 #include "db.h"
+#include "results.h"
 #include "results_cmd.h"
 
 #include <check.h>
@@ -123,6 +124,30 @@ START_TEST (test_sweep_section)
   ck_assert_ptr_nonnull (strstr (r.out, "# 4 points: 4 run, 0 already "
                                         "complete, 0 failed"));
   result_clear (&r);
+  /* busbw against either key: one a number with a unit, one names. */
+  const char *keys[] = { "link_types.nvlink4.latency", "nodes.0.template" };
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      const char *plot[] = { "plot", "g.db", "--x", keys[i], "--out",
+                             "gp", "--force", NULL };
+      r = weft_cmd (plot);
+      ck_assert_msg (r.status == 0, "%s", r.err);
+      ck_assert_ptr_nonnull (strstr (r.out, "sweep.png"));
+      result_clear (&r);
+    }
+  double x;
+  const char *unit;
+  ck_assert (weft_results_sweep_value ("300ns", &x, &unit));
+  ck_assert_double_eq_tol (x, 300, 1e-9);
+  ck_assert_str_eq (unit, "ns");
+  ck_assert (weft_results_sweep_value ("400Gb/s", &x, &unit));
+  ck_assert_double_eq_tol (x, 50, 1e-9);
+  ck_assert (weft_results_sweep_value ("2:1", &x, &unit));
+  ck_assert_double_eq_tol (x, 2, 1e-9);
+  ck_assert (weft_results_sweep_value ("8.5", &x, &unit));
+  ck_assert_str_eq (unit, "");
+  ck_assert (!weft_results_sweep_value ("dgx-h100", &x, &unit));
+  ck_assert (!weft_results_sweep_value ("ring", &x, &unit));
 }
 END_TEST
 

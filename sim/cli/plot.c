@@ -66,10 +66,12 @@ parse_options (int argc, char **argv, PlotArgs *args)
 
   g_option_context_set_description (context, "Examples:\n  weft plot weft.db --out plots\n  weft plot weft.db --run 1 --compare 2,3 --out cmp\n  weft plot weft.db --x algorithm          (after a sweep)");
   g_option_context_set_summary (
-      context, "Draw a run's pictures with gnuplot: busbw against size, the "
-               "link\nutilization heatmap, the busiest links over time, and "
-               "each rank's\noperations on a timeline.  Pictures are replaced "
-               "only if weft drew them.");
+      context, "Draw a run's pictures with gnuplot: busbw and time against "
+               "size, the link\nutilization heatmap, the busiest links over "
+               "time, and each rank's\noperations on a timeline.  With "
+               "--compare, each run's line names its\nscenario, GPUs, "
+               "algorithm, protocol and sweep parameters.  Pictures are\n"
+               "replaced only if weft drew them.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "plot", &argc, &argv))
     return WEFT_EXIT_USAGE;
