@@ -288,9 +288,10 @@ END_TEST
 START_TEST (test_stripes_in_a_large_group)
 {
   /* 32 hosts, each joined to two switches by links of its own two speeds:
-   * a transfer is striped over both ways, in its source's proportion.  So
-   * the two links into a host carry the same flows, but each with its
-   * own share of them, which differ from flow to flow: which of the two
+   * a transfer is striped over both ways, in proportion to each way's
+   * narrowest link.  So the two links into a host carry the same flows,
+   * but each with its own share of them, which differ from flow to flow
+   * (with the source's speeds and the destination's): which of the two
    * fills first can change as flows freeze elsewhere.  48 flows, a few
    * capped, most in a group of more than 64 links; each is given the bytes
    * its max-min rate moves in 1 ms. */
@@ -326,7 +327,9 @@ START_TEST (test_stripes_in_a_large_group)
       do
         b = g_rand_int_range (rand, 0, HOSTS);
       while (b == a);
-      double p = capacity[4 * a] / (capacity[4 * a] + capacity[4 * a + 1]);
+      double way0 = MIN (capacity[4 * a], capacity[4 * b + 2]);
+      double way1 = MIN (capacity[4 * a + 1], capacity[4 * b + 3]);
+      double p = way0 / (way0 + way1);
       len[i] = 4;
       for (guint w = 0; w < 2; w++)
         {

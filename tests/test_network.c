@@ -129,6 +129,47 @@ START_TEST (test_stripes_of_unequal_links)
 }
 END_TEST
 
+START_TEST (test_stripes_by_path_width)
+{
+  /* h0 reaches h1 by two equal-cost ways whose paths are equally narrow
+   * (10 GB/s), though one leaves h0 by a link ten times wider: each way
+   * carries half, so a transfer takes half of what one way alone would,
+   * at every fidelity; a share by first hop would put 10/11 of it on one
+   * way.  A faster first hop leaves the time as it is. */
+  const uint64_t bytes = 64 << 20;
+  for (int wide = 100; wide <= 400; wide += 300)
+    {
+      g_autofree char *text = g_strdup_printf (
+          "weft: 1\n"
+          "link_types:\n"
+          "  wide: {port: p, bandwidth: %dGB/s, payload: 4096B}\n"
+          "  narrow: {port: p, bandwidth: 10GB/s, payload: 4096B}\n"
+          "devices:\n"
+          "  h: {kind: gpu, ports: {p: 2}, reduce_bandwidth: 1TB/s}\n"
+          "  s: {kind: switch, ports: {p: 2}, cut_through: true}\n"
+          "nodes: [{name: 'h[0-1]', device: h}, {name: 'sw[0-1]', "
+          "device: s}]\n"
+          "links:\n"
+          "  - {a: h0, b: sw0, type: wide}\n"
+          "  - {a: sw0, b: h1, type: narrow}\n"
+          "  - {a: 'h[0-1]', b: sw1, type: narrow}\n", wide);
+      g_autoptr (WeftScenario) s = load_text (text);
+      double closed = (double) bytes / 2 / 10e9 * 1e12;
+      for (guint f = 0; f < G_N_ELEMENTS (all); f++)
+        {
+          g_autoptr (WeftSim) sim = weft_sim_new ();
+          Job job = { node (s->topo, "h0"), node (s->topo, "h1"), bytes, 0,
+                      0 };
+          weft_network_free (run (sim, s->topo, all[f], &job, 1));
+          ck_assert_msg (fabs ((double) job.done - closed) <= 0.001 * closed,
+                         "%s, first hop %d GB/s: %" G_GUINT64_FORMAT " ps, "
+                         "not %.0f", weft_fidelity_name (all[f]), wide,
+                         job.done, closed);
+        }
+    }
+}
+END_TEST
+
 START_TEST (test_flow_cap)
 {
   /* A per-flow cap (an injection limit) holds a flow below its path's
@@ -476,6 +517,7 @@ network_suite (void)
   tcase_add_test (tc, test_equal_flows_share_a_link);
   tcase_add_test (tc, test_flow_cap);
   tcase_add_test (tc, test_stripes_of_unequal_links);
+  tcase_add_test (tc, test_stripes_by_path_width);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("packet against flow");

@@ -214,23 +214,49 @@ route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
   g_array_prepend_val (net->scratch, first);
 }
 
-/* How @bytes split over the @n first hops @hops, into @parts: in
- * proportion to their bandwidth, the remainder to the first.  With no
- * hops, all of it in parts[0]. */
+/* The bandwidth of the narrowest of the @n @links of a stripe's path: the
+ * most the stripe can carry on its own. */
+static double
+stripe_width (const WeftNetwork *net, const uint32_t *links, guint n)
+{
+  double width = INFINITY;
+
+  for (guint k = 0; k < n; k++)
+    width = MIN (width, net->topo->links[links[k]].bandwidth);
+  return width;
+}
+
+/* The width of the stripe from @src to @dst that leaves by first hop
+ * @first, routed as flow @flow (in net->scratch). */
+static double
+route_width (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
+             uint64_t flow)
+{
+  route_part (net, src, dst, first, flow);
+  return stripe_width (net, (const uint32_t *) net->scratch->data,
+                       net->scratch->len);
+}
+
+/* How @bytes split over @n stripes of widths @width, into @parts: in
+ * proportion to their widths, the remainder to the first.  A stripe's
+ * width is its path's narrowest link, not its first hop: where equal-cost
+ * ways out lead to paths of other widths (a GPU's NVLink to a neighbour
+ * whose NIC is on the destination's rail, beside its own PCIe link to its
+ * own NIC), a share by first hop would load the narrow path as much as a
+ * wide one, and a faster first hop would slow the transfer down.  With no
+ * stripes, all of it in parts[0]. */
 static void
-shares (const WeftNetwork *net, const uint32_t *hops, guint n, uint64_t bytes,
-        uint64_t *parts)
+shares (const double *width, guint n, uint64_t bytes, uint64_t *parts)
 {
   double total = 0;
   uint64_t given = 0;
 
   parts[0] = 0;
   for (guint k = 0; k < n; k++)
-    total += net->topo->links[hops[k]].bandwidth;
+    total += width[k];
   for (guint k = 0; k < n; k++)
     {
-      double bw = net->topo->links[hops[k]].bandwidth;
-      parts[k] = (uint64_t) floor ((double) bytes * bw / total);
+      parts[k] = (uint64_t) floor ((double) bytes * width[k] / total);
       given += parts[k];
     }
   parts[0] += bytes - given;
@@ -296,12 +322,6 @@ static inline uint32_t
 route_words (uint32_t n_hops, uint32_t n_links)
 {
   return n_hops + n_links + (n_hops > 1 ? n_links + 2 + 4 * n_links : 0);
-}
-
-static inline const uint32_t *
-route_hops (const WeftNetwork *net, const Route *r)
-{
-  return net->route_pool + r->body;
 }
 
 static inline const uint32_t *
@@ -537,7 +557,11 @@ weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
   weft_routing_first_hops (net->routing, src, dst, net->hops);
   guint n = MAX (net->hops->len, 1);
   uint64_t parts[n];
-  shares (net, (uint32_t *) net->hops->data, net->hops->len, bytes, parts);
+  double width[n];
+  for (guint i = 0; i < net->hops->len; i++)
+    width[i] = route_width (net, src, dst,
+                            g_array_index (net->hops, uint32_t, i), 0);
+  shares (width, net->hops->len, bytes, parts);
   for (guint i = 0; i < n; i++)
     {
       WeftTime latency;
@@ -676,8 +700,17 @@ start_remembered (WeftNetwork *net, const Route *r, uint32_t src,
   if (last != bytes)
     {
       uint64_t parts[ROUTE_HOPS], carried[ROUTE_LINKS];
+      double width[ROUTE_HOPS];
       const uint32_t *stripes = route_stripes (net, r);
-      shares (net, route_hops (net, r), r->n_hops, bytes, parts);
+      const uint32_t *links = route_links (net, r);
+      for (uint32_t i = 0; i < r->n_hops; i++)
+        width[i] = INFINITY;
+      for (uint32_t k = 0; k < r->n_links; k++)
+        for (uint32_t bits = stripes[k]; bits != 0; bits &= bits - 1)
+          width[__builtin_ctz (bits)]
+              = MIN (width[__builtin_ctz (bits)],
+                     net->topo->links[links[k]].bandwidth);
+      shares (width, r->n_hops, bytes, parts);
       for (uint32_t k = 0; k < r->n_links; k++)
         {
           carried[k] = 0;
@@ -708,19 +741,23 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   uint64_t flow = net->next_flow++;
   GArray *links = net->stripe_links, *carried = net->stripe_bytes;
   WeftTime latency = 0;
-  uint64_t parts[hops->len];
+  guint n_hops = hops->len;
+  uint64_t parts[n_hops];
+  double width[n_hops];
+  guint ends[n_hops];
   uint32_t stripes[ROUTE_LINKS] = { 0 };
-  gboolean remember = net->routes && hops->len <= ROUTE_HOPS;
+  gboolean remember = net->routes && n_hops <= ROUTE_HOPS;
+  /* Stripe by stripe, the places in `links` of the links it crosses. */
+  g_autoptr (GArray) crossed = g_array_new (FALSE, FALSE, sizeof (guint));
 
-  shares (net, (uint32_t *) hops->data, hops->len, bytes, parts);
+  memset (width, 0, sizeof width);
   g_array_set_size (links, 0);
-  g_array_set_size (carried, 0);
-  for (guint i = 0; i < hops->len; i++)
+  for (guint i = 0; i < n_hops; i++)
     {
-      uint64_t part = parts[i];
       WeftTime part_latency;
       double unused;
-      route_part (net, src, dst, g_array_index (hops, uint32_t, i), flow);
+      width[i] = route_width (net, src, dst, g_array_index (hops, uint32_t, i),
+                              flow);
       remember &= weft_routing_flow_free (net->routing);
       path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
                     &part_latency, &unused);
@@ -732,16 +769,20 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
           while (j < links->len && g_array_index (links, uint32_t, j) != l)
             j++;
           if (j == links->len)
-            {
-              uint64_t none = 0;
-              g_array_append_val (links, l);
-              g_array_append_val (carried, none);
-            }
-          g_array_index (carried, uint64_t, j) += part;
+            g_array_append_val (links, l);
+          g_array_append_val (crossed, j);
           if (j < ROUTE_LINKS && i < ROUTE_HOPS)
             stripes[j] |= 1u << i;
         }
+      ends[i] = crossed->len;
     }
+  shares (width, n_hops, bytes, parts);
+  g_array_set_size (carried, links->len);
+  memset (carried->data, 0, links->len * sizeof (uint64_t));
+  for (guint i = 0, c = 0; i < n_hops; i++)
+    for (; c < ends[i]; c++)
+      g_array_index (carried, uint64_t, g_array_index (crossed, guint, c))
+          += parts[i];
 
   uint32_t id = new_transfer (net, src), n = links->len;
   WeftTransfer *t = &net->transfers[id];
@@ -752,7 +793,7 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   t->latency = latency;
   if (remember && n <= ROUTE_LINKS)
     remember_route (net, src, dst, t->path, n, (uint32_t *) hops->data,
-                    hops->len, stripes, latency);
+                    n_hops, stripes, latency);
   start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
 }
 
@@ -809,9 +850,9 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
     }
 
   /* Traffic leaving by several equal-cost links is striped over all of
-   * them in proportion to their bandwidth, as a GPU spreads its NVLink
-   * traffic over every NVSwitch chip; each stripe is routed on from there
-   * (ECMP by flow). */
+   * them, as a GPU spreads its NVLink traffic over every NVSwitch chip;
+   * each stripe is routed on from there (ECMP by flow) and carries a share
+   * in proportion to its path's bandwidth (shares()). */
   weft_routing_first_hops (net->routing, src, dst, net->hops);
   guint n = net->hops->len;
   if (n <= 1 || bytes < n)
@@ -831,7 +872,12 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
   g_hash_table_add (net->splits, split);
   g_autoptr (GArray) hops = g_array_copy (net->hops);
   uint64_t parts[n];
-  shares (net, (uint32_t *) hops->data, n, bytes, parts);
+  double width[n];
+  /* Part i is flow next_flow + i (each part takes a flow id). */
+  for (guint i = 0; i < n; i++)
+    width[i] = route_width (net, src, dst, g_array_index (hops, uint32_t, i),
+                            net->next_flow + i);
+  shares (width, n, bytes, parts);
   net->started += n - 1;        /* each part is a transfer of its own */
   for (guint i = 0; i < n; i++)
     start_part (net, src, dst, parts[i],

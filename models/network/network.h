@@ -162,7 +162,8 @@ void weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
  * and run done(sim, target, data) when the last byte has arrived.  A
  * transfer to the node itself, or of no bytes, completes at once.  When
  * several equal-cost links leave @src toward @dst, the bytes are striped
- * over all of them in proportion to their bandwidth. */
+ * over all of them in proportion to the bandwidth of each stripe's path
+ * (its narrowest link). */
 void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                             uint64_t bytes, double cap, WeftEventFn done,
                             void *target, void *data);
