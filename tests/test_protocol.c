@@ -147,6 +147,74 @@ START_TEST (test_ll_held_across_servers)
 }
 END_TEST
 
+/* A ring all_reduce of 256 MiB with LL over two servers of two H100 whose
+ * NVLinks are @lanes lanes of NVLink4, with a NIC each on PCIe gen5 to a
+ * network of link type @network: its time. */
+static WeftTime
+narrow_network_ll (int lanes, const char *network)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-ll-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "two.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\ninclude: %s/presets/servers.yaml\n"
+      "templates:\n  srv:\n    nodes:\n"
+      "      - {name: 'gpu[0-1]', device: h100}\n"
+      "      - {name: nvs, device: nvswitch3}\n"
+      "      - {name: 'nic[0-1]', device: connectx6}\n"
+      "    links:\n"
+      "      - {a: 'gpu[0-1]', b: nvs, type: nvlink4, lanes: %d}\n"
+      "      - {a: 'gpu[0-1]', b: 'nic[0-1]', type: pcie5-x16}\n"
+      "nodes: [{name: 'srv[0-1]', template: srv}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'srv[0-1]/nic[0-1]', "
+      "switch: quantum-x800, link: %s}]\n", SCENARIOS, lanes, network);
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
+  g_remove (path);
+  g_rmdir (dir);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1 };
+  WeftCollectiveResult r;
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 4,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                  WEFT_PROTOCOL_LL, 256 << 20, &params,
+                                  &options, &r, NULL));
+  g_free (r.spans);
+  return r.time;
+}
+
+START_TEST (test_ll_across_a_narrow_network)
+{
+  /* Across servers whose network (two HDR NICs, 50 GB/s) is narrower than
+   * a GPU's NVLinks, LL's bound is over the network's rate: the ring runs
+   * at half of its Simple rate, under the H100's 45 GB/s for two servers,
+   * however wide the NVLinks.  Over the NVLinks' rate, 18 lanes (370.8
+   * GB/s) would have held every link, the network's too, to an eighth of
+   * its rate, four times slower than 4 lanes.  (The two differ by the
+   * picoseconds their events round to.) */
+  WeftTime four = narrow_network_ll (4, "ib-hdr");
+  WeftTime eighteen = narrow_network_ll (18, "ib-hdr");
+  double busbw = (256 << 20) / (eighteen * 1e-12) / 1e9 * 2 * 3 / 4;
+
+  ck_assert_msg (eighteen <= four + 1000 && four <= 1.02 * eighteen,
+                 "4 lanes: %" G_GUINT64_FORMAT " ps, 18: %" G_GUINT64_FORMAT
+                 " ps", four, eighteen);
+  ck_assert_msg (busbw <= 45 && busbw >= 20, "%.2f GB/s", busbw);
+
+  /* An XDR network behind the same PCIe links: a NIC carries no more than
+   * PCIe brings it (48 GB/s at NCCL's rate), so the ring's rate is the
+   * PCIe links', and LL is no slower than over HDR.  Over the network's
+   * own rate (100 GB/s a NIC) the share would have held PCIe to a fifth
+   * of its rate, slower than HDR. */
+  WeftTime xdr = narrow_network_ll (18, "ib-xdr");
+  ck_assert_msg (xdr <= eighteen, "XDR: %" G_GUINT64_FORMAT " ps, HDR: %"
+                 G_GUINT64_FORMAT " ps", xdr, eighteen);
+}
+END_TEST
+
 START_TEST (test_nvls_pieces_by_size)
 {
   /* Left to auto, NVLS cuts a buffer into the pieces that make its
@@ -208,6 +276,7 @@ protocol_suite (void)
   tcase_add_test (tc, test_ll_held_to_ll_bandwidth);
   tcase_add_test (tc, test_raw_is_alpha_beta);
   tcase_add_test (tc, test_ll_held_across_servers);
+  tcase_add_test (tc, test_ll_across_a_narrow_network);
   tcase_add_test (tc, test_nvls_pieces_by_size);
   tcase_add_test (tc, test_small_message_latency);
   suite_add_tcase (s, tc);

@@ -15,10 +15,17 @@ finished (WeftSim *sim, void *target, void *data)
   weft_sim_stop (sim);
 }
 
-/* weft_protocol_share() for LL on ranks that span @n_servers servers. */
+/* weft_protocol_share() for LL on ranks that span @n_servers servers,
+ * rank r's part of its server's network being @network[r].  NCCL holds
+ * LL's bus bandwidth to llMaxBw, and a ring's bus bandwidth is what a GPU
+ * sends over its NVLinks, or across servers what its server's network
+ * carries if that is less: so the share is llMaxBw over the smaller.
+ * Over the NVLinks alone, a faster NVLink would slow LL down across
+ * servers whose network is the narrower (every link runs at the share). */
 static double
 ll_share (const WeftProtocol *costs, const WeftTopology *topo,
-          const uint32_t *nodes, uint32_t n, uint32_t n_servers)
+          const uint32_t *nodes, uint32_t n, uint32_t n_servers,
+          const double *network)
 {
   double share = costs->efficiency;
   /* NCCL's rows: one node, two, more (three take the last). */
@@ -39,8 +46,10 @@ ll_share (const WeftProtocol *costs, const WeftTopology *topo,
           if (t->family == WEFT_FAMILY_NVLINK)
             nvlink += weft_link_nccl_rate (topo, l);
         }
-      if (nvlink > 0)
-        share = MIN (share, gpu->device->ll_bandwidth[row] / nvlink);
+      double ring = n_servers > 1 && network[r] > 0 ? MIN (nvlink, network[r])
+                                                    : nvlink;
+      if (ring > 0)
+        share = MIN (share, gpu->device->ll_bandwidth[row] / ring);
     }
   return share;
 }
@@ -55,11 +64,13 @@ weft_protocol_share (const WeftProtocol *costs, WeftOp op,
   if (!costs->ll || n == 0 || op == WEFT_OP_SEND_RECV
       || op == WEFT_OP_ALL_TO_ALL)
     return costs->efficiency;
-  g_autofree uint32_t *server = weft_fit_servers (topo, nodes, n);
+  g_autofree double *network = g_new (double, n);
+  g_autofree uint32_t *server = weft_fit_servers_network (topo, nodes, n,
+                                                          network);
   g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
   for (uint32_t r = 0; r < n; r++)
     g_hash_table_add (seen, GUINT_TO_POINTER (server[r]));
-  return ll_share (costs, topo, nodes, n, g_hash_table_size (seen));
+  return ll_share (costs, topo, nodes, n, g_hash_table_size (seen), network);
 }
 
 /* What @alg takes from the fabric (@fit; into @p, or with @p NULL only

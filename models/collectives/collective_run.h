@@ -72,7 +72,8 @@ WeftSchedule *weft_collective_plan (const WeftTopology *topo,
  * @op, on the @n ranks' nodes @nodes: its efficiency, and for LL in the
  * collectives NCCL runs by ring or tree at most each GPU's ll_bandwidth
  * for the number of servers the ranks span over the NCCL rate of its
- * NVLinks (a ring's bus bandwidth is at most what a GPU sends over them,
+ * NVLinks, or across servers of its part of its server's network if that
+ * is less (a ring's bus bandwidth is at most what a GPU sends over them,
  * and is that inside a server). */
 double weft_protocol_share (const WeftProtocol *costs, WeftOp op,
                             const WeftTopology *topo, const uint32_t *nodes,

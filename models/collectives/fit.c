@@ -45,6 +45,13 @@ weft_fit_ranks_per_server (const WeftTopology *topo, const uint32_t *gpus,
 uint32_t *
 weft_fit_servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
 {
+  return weft_fit_servers_network (topo, gpus, n, NULL);
+}
+
+uint32_t *
+weft_fit_servers_network (const WeftTopology *topo, const uint32_t *gpus,
+                          uint32_t n, double *network)
+{
   g_autofree uint32_t *parent = g_new (uint32_t, topo->n_nodes);
   uint32_t *server = g_new (uint32_t, MAX (n, 1));
 
@@ -60,6 +67,42 @@ weft_fit_servers (const WeftTopology *topo, const uint32_t *gpus, uint32_t n)
     }
   for (uint32_t r = 0; r < n; r++)
     server[r] = weft_find_root (parent, gpus[r]);
+  if (network == NULL)
+    return server;
+
+  /* Each node's network links out, and a NIC's links on its host side,
+   * which the network's traffic crosses first: a NIC carries the smaller
+   * of the two. */
+  g_autofree double *net = g_new0 (double, topo->n_nodes);
+  g_autofree double *host = g_new0 (double, topo->n_nodes);
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      const WeftLinkType *type = g_ptr_array_index (topo->link_types,
+                                                    link->type);
+      if (type->family == WEFT_FAMILY_NETWORK)
+        net[link->src] += weft_link_nccl_rate (topo, link);
+      else
+        host[link->src] += weft_link_nccl_rate (topo, link);
+    }
+  /* By server (its root): the network's rate out of it, its GPUs, and its
+   * ranks. */
+  g_autofree double *out = g_new0 (double, topo->n_nodes);
+  g_autofree uint32_t *gpus_of = g_new0 (uint32_t, topo->n_nodes);
+  g_autofree uint32_t *ranks_of = g_new0 (uint32_t, topo->n_nodes);
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    if (net[v] > 0)
+      out[weft_find_root (parent, v)]
+          += topo->nodes[v].kind == WEFT_NODE_NIC ? MIN (net[v], host[v])
+                                                  : net[v];
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    if (topo->nodes[v].kind == WEFT_NODE_GPU)
+      gpus_of[weft_find_root (parent, v)]++;
+  for (uint32_t r = 0; r < n; r++)
+    ranks_of[server[r]]++;
+  for (uint32_t r = 0; r < n; r++)
+    network[r] = out[server[r]] * ranks_of[server[r]]
+                 / MAX (gpus_of[server[r]], 1);
   return server;
 }
 

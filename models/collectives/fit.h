@@ -46,6 +46,15 @@ void weft_fit_clear (WeftFit *fit);
 uint32_t *weft_fit_servers (const WeftTopology *topo, const uint32_t *gpus,
                             uint32_t n);
 
+/* As weft_fit_servers(), and into @network[r] (unless NULL) what rank r's
+ * server's network links carry out of it at NCCL's model of them, each
+ * NIC at most what its host side brings it, in proportion to the
+ * server's GPUs that are among the @gpus (B/s, one way; 0 if it has
+ * none): what rings across servers can take out of it. */
+uint32_t *weft_fit_servers_network (const WeftTopology *topo,
+                                    const uint32_t *gpus, uint32_t n,
+                                    double *network);
+
 /* The ranks a server has in @gpus[0..n-1], which must come server by
  * server (a server: a top-level template instance), as many in each, into
  * @local; FALSE with @error (WEFT_SCHEDULE_ERROR_UNFIT) if they do not,
