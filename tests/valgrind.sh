@@ -9,6 +9,9 @@ status=0
 # than PER_SUITE seconds in all, so that a hang cannot stretch the run
 # into hours.
 export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-10}
+# The property tests run a few cases of each property here: the release
+# suite runs hundreds, and memory errors show in any case.
+export WEFT_PROPERTY_CASES=${WEFT_PROPERTY_CASES:-8}
 per_suite=${PER_SUITE:-900}
 for suite in "$build"/tests/test-*; do
   [ -x "$suite" ] || continue

@@ -44,9 +44,21 @@
  * the peak memory, the events, the simulated time and busbw.  --plain turns
  * the simulator's speed-ups off (the results must not change); --threads T
  * lets T threads share the run's work (the results do not change).
+ *
+ *   weft-bench properties [--cases N] [--seed S] [--property NAME]
+ *                         [--case SEED]
+ *
+ * The property tests of test-properties (tests/fabric_props.c) over N
+ * random cases each (default 1000) drawn under seed S: for each property
+ * the cases that held, did not qualify and failed, and the time taken;
+ * each failure's case, with its scenario, on stderr.  --case checks the
+ * one case of that seed (as a failure names it).  Exits 1 if a property
+ * failed.
  */
 #include "collectives/collective_run.h"
 #include "db.h"
+#include "fabric_gen.h"
+#include "fabric_props.h"
 #include "memory.h"
 #include "network/network.h"
 #include "rng.h"
@@ -64,6 +76,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct Phold Phold;
 
@@ -683,10 +696,95 @@ bench_trace (int argc, char **argv)
   return 0;
 }
 
+/* Check @p on the case of @seed, counting its verdict in @counts; print a
+ * failure's reasons to stderr. */
+static void
+property_case (const FabricProperty *p, uint64_t seed, guint *counts)
+{
+  g_autoptr (GString) why = g_string_new (NULL);
+  FabricVerdict v = p->check (seed, why);
+
+  counts[v]++;
+  if (v == FABRIC_FAIL)
+    fprintf (stderr, "property '%s' failed: %s\n", p->name, why->str);
+}
+
+static int
+bench_properties (int argc, char **argv)
+{
+  gint64 cases = 1000, seed = 1;
+  guint64 one = 0;
+  g_autofree char *only = NULL, *one_text = NULL;
+  GOptionEntry entries[] = {
+    { "cases", 0, 0, G_OPTION_ARG_INT64, &cases,
+      "Cases of each property (default: 1000)", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &seed,
+      "Seed the cases are drawn under (default: 1)", "S" },
+    { "property", 0, 0, G_OPTION_ARG_STRING, &only,
+      "Check only this property (default: all)", "NAME" },
+    { "case", 0, 0, G_OPTION_ARG_STRING, &one_text,
+      "Check the one case of this seed, as a failure names it", "SEED" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr (GOptionContext) context = g_option_context_new (NULL);
+  g_autoptr (GError) error = NULL;
+  int failed = 0;
+
+  g_option_context_set_summary (context, "Property tests over random "
+                                "fabrics, many cases of each.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error) || cases < 1
+      || seed < 0
+      || (one_text && !g_ascii_string_to_unsigned (one_text, 10, 0,
+                                                   G_MAXUINT64, &one,
+                                                   &error)))
+    {
+      fprintf (stderr, "weft-bench properties: %s\n",
+               error ? error->message : "--cases must be positive");
+      return 2;
+    }
+  gboolean known = only == NULL;
+  for (guint p = 0; p < fabric_n_properties; p++)
+    known = known || strcmp (only, fabric_properties[p].name) == 0;
+  if (!known)
+    {
+      fprintf (stderr, "weft-bench properties: no property '%s'; they are:",
+               only);
+      for (guint p = 0; p < fabric_n_properties; p++)
+        fprintf (stderr, " %s", fabric_properties[p].name);
+      fprintf (stderr, "\n");
+      return 2;
+    }
+  for (guint p = 0; p < fabric_n_properties; p++)
+    {
+      const FabricProperty *prop = &fabric_properties[p];
+      guint counts[3] = { 0 };
+      if (only && strcmp (only, prop->name) != 0)
+        continue;
+      gint64 t0 = g_get_monotonic_time ();
+      if (one_text)
+        property_case (prop, one, counts);
+      for (gint64 i = 0; i < cases && !one_text; i++)
+        property_case (prop, fabric_property_seed ((uint64_t) seed, p,
+                                                   (guint) i),
+                       counts);
+      double seconds = seconds_since (t0);
+      guint n = counts[0] + counts[1] + counts[2];
+      printf ("properties name=%s cases=%u held=%u did_not_qualify=%u "
+              "failed=%u seconds=%.2f cases_per_sec=%.1f\n",
+              prop->name, n, counts[FABRIC_PASS], counts[FABRIC_SKIP],
+              counts[FABRIC_FAIL], seconds, n / seconds);
+      failed += counts[FABRIC_FAIL] > 0;
+    }
+  return failed ? 1 : 0;
+}
+
 int
 main (int argc, char **argv)
 {
   weft_memory_tune ();
+  if (argc >= 2 && g_strcmp0 (argv[1], "properties") == 0)
+    return bench_properties (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "trace") == 0)
     return bench_trace (argc - 1, argv + 1);
   if (argc >= 2 && g_strcmp0 (argv[1], "scale") == 0)
@@ -713,6 +811,8 @@ main (int argc, char **argv)
                    "  db      writing link_util rows to the database\n"
                    "  scale   one all_reduce over thousands of GPUs\n"
                    "  trace   load and replay a trace\n"
+                   "  properties  the property tests over many random "
+                   "fabrics\n"
                    "\n'weft-bench BENCHMARK --help' lists its options.\n");
   return 2;
 }
