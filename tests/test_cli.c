@@ -314,6 +314,13 @@ START_TEST (test_topo)
                                         "cpu 2)"));
   ck_assert_ptr_nonnull (strstr (r.out, "NVLink   423.5 GB/s"));
   ck_assert_ptr_nonnull (strstr (r.out, "diameter: 2 hops"));
+  /* Its tiers: 8 GPUs' 18 NVLink4 lanes to the chips; the NICs' PCIe
+   * links, with no network above them. */
+  ck_assert_ptr_nonnull (strstr (r.out, "tiers, from the GPUs outward"));
+  ck_assert_ptr_nonnull (strstr (r.out, "  GPU-switch             32 links "
+                                        "      3388.2 GB/s  down:up -\n"));
+  ck_assert_ptr_nonnull (strstr (r.out, "  GPU-NIC                 8 links "
+                                        "       460.9 GB/s  down:up -\n"));
   result_clear (&r);
 
   g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
@@ -480,6 +487,15 @@ START_TEST (test_set_overrides)
   ck_assert_int_eq (r.status, 0);
   /* 48 down and 16 up per leaf: far less than the non-blocking 25438.5. */
   ck_assert_ptr_nonnull (strstr (r.out, "bisection bandwidth: 9539.4 GB/s"));
+  /* The 1024 NICs fill 22 leaves (the last a third full), whose 352
+   * uplinks make the leaves 2.91:1 as a whole; a NIC takes 57.6 GB/s of
+   * PCIe gen5 from its GPU and sends 49.7 GB/s of NDR on. */
+  ck_assert_ptr_nonnull (strstr (r.out, "  leaf                 1024 links "
+                                        "     50877.0 GB/s  down:up 2.91:1\n"));
+  ck_assert_ptr_nonnull (strstr (r.out, "  spine                 176 links "
+                                        "     17489.0 GB/s  down:up -\n"));
+  ck_assert_ptr_nonnull (strstr (r.out, "  GPU-NIC              1024 links "
+                                        "     58996.8 GB/s  down:up 1.16:1\n"));
   result_clear (&r);
 
   struct {

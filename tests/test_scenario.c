@@ -2,6 +2,7 @@
 #include "rng.h"
 #include "topology/names.h"
 #include "topology/scenario.h"
+#include "topology/tiers.h"
 #include "topology/topo_stats.h"
 
 #include <check.h>
@@ -303,6 +304,81 @@ START_TEST (test_fat_tree_shapes)
   ck_assert_uint_eq (count_prefix (c->topo, "ft/core"), 4);
   ck_assert_uint_eq (count_prefix (c->topo, "ft/pod3/agg"), 2);
   ck_assert_double_eq_tol (weft_topo_bisection (c->topo), 8 * BW, 1);
+}
+END_TEST
+
+/* The tier of @topo's tiers named @name (which must be there). */
+static const WeftTier *
+tier (const WeftTiers *tiers, const char *name)
+{
+  for (uint32_t t = 0; t < tiers->n_tiers; t++)
+    if (strcmp (tiers->tiers[t].name, name) == 0)
+      return &tiers->tiers[t];
+  ck_abort_msg ("no tier %s", name);
+  return NULL;
+}
+
+START_TEST (test_tiers)
+{
+  /* The k = 4 three-level tree of hosts with network ports: 16 host links
+   * to the leaves, 16 leaf-aggregation and 16 aggregation-core links, each
+   * tier as wide as the next; the host's direction up, the leaf's down. */
+  g_autoptr (WeftScenario) c = load_text (
+      GEN_HEADER "nodes: [{name: 'h[0-15]', device: host}]\n"
+      "fabrics: [{kind: fat-tree, name: ft, endpoints: 'h[0-15]', switch: sw4,"
+      " link: l, levels: 3}]\n");
+  g_autoptr (WeftTiers) t = weft_tiers_new (c->topo);
+  const char *names[] = { "leaf", "spine", "core" };
+  ck_assert_uint_eq (t->n_tiers, 3);
+  for (uint32_t i = 0; i < 3; i++)
+    {
+      ck_assert_str_eq (t->tiers[i].name, names[i]);
+      ck_assert_uint_eq (t->tiers[i].links, 16);
+      ck_assert_double_eq_tol (t->tiers[i].bandwidth, 16 * BW, 1);
+      ck_assert_double_eq_tol (weft_tiers_oversubscription (t, i),
+                               i < 2 ? 1 : 0, 1e-9);
+      ck_assert_int_gt (weft_tier_order (names[i]),
+                        weft_tier_order (i ? names[i - 1] : "GPU-NIC"));
+    }
+  uint32_t h0 = weft_topology_find_node (c->topo, "h0");
+  uint32_t out = c->topo->out_links[c->topo->out_start[h0]];
+  ck_assert_uint_eq (t->of_link[out], 0);
+  ck_assert_uint_eq (t->up[out], 1);
+  ck_assert_uint_eq (t->up[out ^ 1], 0);
+
+  /* 3:1: six hosts and two uplinks a leaf, 48 hosts on 8 leaves. */
+  g_autoptr (WeftScenario) b = load_text (
+      GEN_HEADER "nodes: [{name: 'h[0-47]', device: host}]\n"
+      "fabrics: [{kind: fat-tree, name: ft, endpoints: 'h[0-47]', switch: sw8,"
+      " link: l, oversubscription: '3:1'}]\n");
+  g_autoptr (WeftTiers) tb = weft_tiers_new (b->topo);
+  ck_assert_uint_eq (tier (tb, "leaf")->links, 48);
+  ck_assert_uint_eq (tier (tb, "spine")->links, 16);
+  ck_assert_double_eq_tol (weft_tiers_oversubscription (tb, 0), 3, 1e-9);
+
+  /* A ring of GPUs over NVLink: GPU to GPU, no oversubscription. */
+  g_autoptr (WeftScenario) r = load_text (
+      HEADER "nodes: [{name: 'g[0-3]', device: g}]\n"
+      "fabrics: [{kind: ring, nodes: 'g[0-3]', link: nv}]\n");
+  g_autoptr (WeftTiers) tr = weft_tiers_new (r->topo);
+  ck_assert_uint_eq (tr->n_tiers, 1);
+  ck_assert_str_eq (tr->tiers[0].name, "GPU-GPU");
+  ck_assert_uint_eq (tr->tiers[0].links, 4);
+  ck_assert_double_eq (weft_tiers_oversubscription (tr, 0), 0);
+
+  /* A DGX H100 alone: its GPUs' NVLinks to the NVSwitch chips, its NICs'
+   * PCIe links with no network above them, and the rest of PCIe and the
+   * CPUs' link. */
+  g_autofree char *dgx = g_build_filename (SCENARIOS, "dgx-h100.yaml", NULL);
+  g_autoptr (WeftScenario) d = weft_scenario_load (dgx, NULL);
+  g_autoptr (WeftTiers) td = weft_tiers_new (d->topo);
+  ck_assert_uint_eq (td->n_tiers, 3);
+  ck_assert_uint_eq (tier (td, "GPU-switch")->links, 32);
+  ck_assert_double_eq_tol (tier (td, "GPU-switch")->bandwidth, 8 * 18 * NV4,
+                           1);
+  ck_assert_uint_eq (tier (td, "GPU-NIC")->links, 8);
+  ck_assert_uint_eq (tier (td, "other")->links, 13);
+  ck_assert_int_eq (tier (td, "GPU-NIC")->above, -1);
 }
 END_TEST
 
@@ -665,6 +741,7 @@ scenario_suite (void)
   tcase_add_test (tc, test_ring_torus_mesh_star);
   tcase_add_test (tc, test_fat_tree_shapes);
   tcase_add_test (tc, test_rail_optimized_leaves);
+  tcase_add_test (tc, test_tiers);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("format");

@@ -3,6 +3,7 @@
 #include "files.h"
 #include "topology/hardware.h"
 #include "topology/scenario.h"
+#include "topology/tiers.h"
 #include "topology/topo_stats.h"
 
 #include <stdio.h>
@@ -53,7 +54,9 @@ parse_options (int argc, char **argv, TopoArgs *args)
   g_option_context_set_summary (
       context, "Check a scenario and summarise its topology: nodes by kind, "
                "links by type,\nper-GPU injection bandwidth, bisection "
-               "bandwidth and diameter.");
+               "bandwidth, diameter, and its tiers\n(GPU-switch, GPU-NIC, "
+               "leaf, spine, core) with their bandwidth and\n"
+               "oversubscription.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "topo", &argc, &argv))
     return WEFT_EXIT_USAGE;
@@ -96,6 +99,8 @@ weft_cmd_topo (int argc, char **argv)
                    &stats);
   printf ("scenario: %s\n", args.path);
   weft_topo_print (stdout, scenario->topo, &stats);
+  g_autoptr (WeftTiers) tiers = weft_tiers_new (scenario->topo);
+  weft_tiers_print (stdout, tiers);
   if (args.dot != NULL && !weft_topo_write_dot (scenario->topo, args.dot,
                                                 &error))
     {
