@@ -12,4 +12,8 @@ G_BEGIN_DECLS
 /* The raw connection, owned by @db. */
 sqlite3 *weft_db_handle (WeftDb *db);
 
+/* Whether @db's links table has the tier column (schema 3; a database of
+ * an older weft opened only to be read lacks it). */
+gboolean weft_db_has_tiers (WeftDb *db);
+
 G_END_DECLS

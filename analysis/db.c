@@ -1,5 +1,6 @@
 /* weft: the results database. */
 #include "db-private.h"
+#include "topology/tiers.h"
 
 #include <sqlite3.h>
 #include <string.h>
@@ -54,6 +55,7 @@ static const char schema[] =
   "  lanes INTEGER NOT NULL,"
   "  bandwidth_Bps REAL NOT NULL,"
   "  latency_ps INTEGER NOT NULL,"
+  "  tier TEXT,"                /* schema 3; NULL in older runs */
   "  PRIMARY KEY (run_id, id));"
   "CREATE TABLE IF NOT EXISTS link_util ("
   "  run_id INTEGER NOT NULL,"
@@ -275,6 +277,30 @@ own_or_empty (WeftDb *db, int version, GError **error)
   return FALSE;
 }
 
+/* Bring the tables of a database of schema @version up to this weft's,
+ * inside the transaction that opens it.  Schema 2 added the trace tables,
+ * which the schema creates where they are missing; schema 3 each link's
+ * tier, which runs recorded before it lack (NULL). */
+static gboolean
+migrate (WeftDb *db, int version, GError **error)
+{
+  if (version < 1 || version >= 3 || weft_db_has_tiers (db))
+    return TRUE;
+  return exec (db, "ALTER TABLE links ADD COLUMN tier TEXT", error);
+}
+
+gboolean
+weft_db_has_tiers (WeftDb *db)
+{
+  sqlite3_stmt *st;
+
+  if (sqlite3_prepare_v2 (db->handle, "SELECT tier FROM links LIMIT 0", -1,
+                          &st, NULL) != SQLITE_OK)
+    return FALSE;
+  sqlite3_finalize (st);
+  return TRUE;
+}
+
 WeftDb *
 weft_db_open (const char *path, GError **error)
 {
@@ -297,7 +323,7 @@ weft_db_open (const char *path, GError **error)
              error)
       || !exec (db, "BEGIN IMMEDIATE", error))
     return NULL;
-  if (!exec (db, schema, error)
+  if (!exec (db, schema, error) || !migrate (db, version, error)
       || !exec (db, "PRAGMA user_version = " G_STRINGIFY (WEFT_DB_SCHEMA_VERSION),
                 error)
       || !exec (db, "COMMIT", error))
@@ -398,13 +424,14 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
 {
   sqlite3_stmt *node = NULL, *link = NULL;
   gboolean ok = FALSE;
+  g_autoptr (WeftTiers) tiers = weft_tiers_new (topo);
 
   if (!exec (db, "BEGIN", error))
     return FALSE;
   if (sqlite3_prepare_v2 (db->handle, "INSERT INTO nodes VALUES (?, ?, ?, ?)",
                           -1, &node, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db->handle, "INSERT INTO links VALUES "
-                             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              -1, &link, NULL) != SQLITE_OK)
     goto out;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
@@ -436,6 +463,8 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
       sqlite3_bind_int64 (link, 8, k->lanes);
       sqlite3_bind_double (link, 9, k->bandwidth);
       sqlite3_bind_int64 (link, 10, (sqlite3_int64) k->latency);
+      sqlite3_bind_text (link, 11, tiers->tiers[tiers->of_link[l]].name, -1,
+                         SQLITE_STATIC);
       if (sqlite3_step (link) != SQLITE_DONE)
         goto out;
       sqlite3_reset (link);
@@ -820,7 +849,8 @@ weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
           "INSERT INTO nodes SELECT %lld, id, name, kind FROM shard.nodes "
           "WHERE run_id = %lld;"
           "INSERT INTO links SELECT %lld, id, name, src_node, dst_node, type, "
-          "family, lanes, bandwidth_Bps, latency_ps FROM shard.links WHERE "
+          "family, lanes, bandwidth_Bps, latency_ps, tier FROM shard.links "
+          "WHERE "
           "run_id = %lld;"
           "INSERT INTO ops SELECT %lld, id, op, algorithm, protocol, bytes, "
           "nranks, start_ps, end_ps, time_us, algbw_GBps, busbw_GBps FROM "

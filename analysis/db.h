@@ -11,7 +11,7 @@
 
 G_BEGIN_DECLS
 
-#define WEFT_DB_SCHEMA_VERSION 2
+#define WEFT_DB_SCHEMA_VERSION 3
 
 #define WEFT_DB_ERROR (weft_db_error_quark ())
 GQuark weft_db_error_quark (void);
@@ -59,7 +59,8 @@ void weft_db_set_interrupt (WeftDb *db, const volatile int *flag);
 int64_t weft_db_begin_run (WeftDb *db, const WeftRunInfo *info,
                            GError **error);
 
-/* Record @topo's nodes and directed links for @run. */
+/* Record @topo's nodes and directed links for @run, each link with its
+ * tier (topology/tiers.h). */
 gboolean weft_db_write_topology (WeftDb *db, int64_t run,
                                  const WeftTopology *topo, GError **error);
 

@@ -1,8 +1,10 @@
 /* weft: `weft report`: a run's summary as text. */
 #include "db-private.h"
 #include "results.h"
+#include "topology/tiers.h"
 
 #include <sqlite3.h>
+#include <string.h>
 
 static gboolean
 query_fail (sqlite3 *h, GError **error)
@@ -191,6 +193,121 @@ report_trace (sqlite3 *h, int64_t run, int top, FILE *out, GError **error)
   return TRUE;
 }
 
+/* A tier's figures over a run. */
+typedef struct {
+  char *name;
+  int order;                    /* weft_tier_order() */
+  int64_t links, used;          /* directed links, and those with bytes */
+  double bandwidth;             /* B/s, the used links' */
+  int64_t bytes;
+  double peak;                  /* B/s in its fullest bin */
+} TierRow;
+
+static void
+tier_row_clear (gpointer data)
+{
+  g_free (((TierRow *) data)->name);
+}
+
+static gint
+by_tier_order (gconstpointer a, gconstpointer b)
+{
+  const TierRow *x = a, *y = b;
+  return x->order != y->order ? (x->order > y->order) - (x->order < y->order)
+                              : strcmp (x->name, y->name);
+}
+
+/* How busy each tier of the fabric was over @run, as the family table
+ * counts it, over the links that carried traffic (both ways): its bytes
+ * over what those links carry over the run's span, and its fullest time
+ * bin (the bins of every link of an operation start and end together);
+ * from the GPUs outward.  A run recorded before links had tiers says so. */
+static gboolean
+report_tiers (WeftDb *db, int64_t run, FILE *out, GError **error)
+{
+  sqlite3 *h = weft_db_handle (db);
+  sqlite3_stmt *st;
+  double span = 0;
+  g_autoptr (GArray) rows = g_array_new (FALSE, TRUE, sizeof (TierRow));
+
+  g_array_set_clear_func (rows, tier_row_clear);
+  fprintf (out, "\nLinks by tier, those that carried traffic (mean "
+                "utilization over the run, and its\nfullest time bin):\n");
+  if (!weft_db_has_tiers (db))
+    {
+      fprintf (out, "  (not recorded: the database is an older weft's)\n");
+      return TRUE;
+    }
+  if (sqlite3_prepare_v2 (h, "SELECT l.tier, COUNT(*), COUNT(b.bytes), "
+                          "COALESCE(SUM(CASE WHEN b.bytes > 0 THEN "
+                          "l.bandwidth_Bps END), 0), "
+                          "COALESCE(SUM(b.bytes), 0) FROM links l LEFT JOIN "
+                          "(SELECT link_id, SUM(bytes) AS bytes FROM link_util "
+                          "WHERE run_id = ?1 GROUP BY link_id HAVING "
+                          "SUM(bytes) > 0) b ON "
+                          "b.link_id = l.id WHERE l.run_id = ?1 AND l.tier IS "
+                          "NOT NULL GROUP BY l.tier", -1, &st, NULL)
+      != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      TierRow row = { column_dup (st, 0), 0, sqlite3_column_int64 (st, 1),
+                      sqlite3_column_int64 (st, 2),
+                      sqlite3_column_double (st, 3),
+                      sqlite3_column_int64 (st, 4), 0 };
+      row.order = weft_tier_order (row.name);
+      g_array_append_val (rows, row);
+    }
+  sqlite3_finalize (st);
+  if (rows->len == 0)
+    {
+      fprintf (out, "  (not recorded: the run is an older weft's)\n");
+      return TRUE;
+    }
+  if (sqlite3_prepare_v2 (h, "SELECT tier, MAX(bytes * 1e12 / (t1 - t0)) FROM "
+                          "(SELECT l.tier AS tier, u.t0_ps AS t0, u.t1_ps AS "
+                          "t1, SUM(u.bytes) AS bytes FROM link_util u JOIN "
+                          "links l ON l.run_id = u.run_id AND l.id = u.link_id "
+                          "WHERE u.run_id = ?1 AND l.tier IS NOT NULL GROUP BY "
+                          "l.tier, u.t0_ps, u.t1_ps) GROUP BY tier", -1, &st,
+                          NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    for (guint i = 0; i < rows->len; i++)
+      if (g_strcmp0 (g_array_index (rows, TierRow, i).name,
+                     (const char *) sqlite3_column_text (st, 0)) == 0)
+        g_array_index (rows, TierRow, i).peak = sqlite3_column_double (st, 1);
+  sqlite3_finalize (st);
+  if (sqlite3_prepare_v2 (h, "SELECT MAX(end_ps) - MIN(start_ps) FROM ops "
+                          "WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  if (sqlite3_step (st) == SQLITE_ROW)
+    span = sqlite3_column_double (st, 0) * 1e-12;
+  sqlite3_finalize (st);
+
+  g_array_sort (rows, by_tier_order);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      const TierRow *r = &g_array_index (rows, TierRow, i);
+      fprintf (out, "  %-14s %6" G_GINT64_FORMAT " of %6" G_GINT64_FORMAT
+               " links", r->name, r->used, r->links);
+      if (r->used == 0)
+        {
+          fprintf (out, "\n");
+          continue;
+        }
+      double mean = span > 0 ? r->bytes / (r->bandwidth * span) : 0;
+      /* A bin holds whole bytes: a full one may come to a byte over. */
+      double peak = MIN (1.0, r->peak / r->bandwidth);
+      fprintf (out, ", %5.1f%% on average, %5.1f%% at the peak, %"
+               G_GINT64_FORMAT " bytes\n", 100 * mean, 100 * peak, r->bytes);
+    }
+  return TRUE;
+}
+
 gboolean
 weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
                      GError **error)
@@ -313,5 +430,5 @@ links:
              100 * sqlite3_column_double (st, 2),
              100 * sqlite3_column_double (st, 3), sqlite3_column_int64 (st, 4));
   sqlite3_finalize (st);
-  return TRUE;
+  return report_tiers (db, run, out, error);
 }

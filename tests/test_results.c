@@ -618,6 +618,102 @@ START_TEST (test_report_and_plot)
 }
 END_TEST
 
+/* The line of @out that starts with "  @tier " (the caller frees it). */
+static char *
+tier_line (const char *out, const char *tier)
+{
+  g_autofree char *head = g_strdup_printf ("\n  %-14s ", tier);
+  const char *at = strstr (out, head);
+
+  ck_assert_msg (at != NULL, "no tier %s in\n%s", tier, out);
+  at += 3;
+  return g_strndup (at, strcspn (at, "\n"));
+}
+
+START_TEST (test_tiers_recorded)
+{
+  /* Two DGX H100 of the rail fabric: each link is recorded with its tier,
+   * and the report shows how busy each tier's links were, from the GPUs
+   * outward; the spines carry nothing between two servers of one unit. */
+  const char *run[] = { "run", WEFT_SOURCE_DIR "/scenarios/h100-256-rail.yaml",
+                        "--ranks", "node[0-1]/gpu[0-7]", "-b", "16M", "-e",
+                        "16M", "--db", "t.db", NULL };
+  Result r = weft_cmd (run);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+  sqlite3 *h = open_db ("t.db");
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links WHERE tier = "
+                               "'leaf'"), 512);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links WHERE tier = "
+                               "'spine'"), 64);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links WHERE tier IS "
+                               "NULL"), 0);
+  sqlite3_int64 leaf = scalar (h, "SELECT SUM(u.bytes) FROM link_util u JOIN "
+                                  "links l ON l.run_id = u.run_id AND l.id = "
+                                  "u.link_id WHERE l.tier = 'leaf'");
+  sqlite3_close (h);
+
+  const char *report[] = { "report", "t.db", NULL };
+  r = weft_cmd (report);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "Links by tier"));
+  g_autofree char *spine = tier_line (r.out, "spine");
+  ck_assert_str_eq (spine, "spine               0 of     64 links");
+  /* Each server's eight NICs up to its leaves and down again: 32 of the
+   * 512 links, with every byte of them. */
+  g_autofree char *line = tier_line (r.out, "leaf");
+  long long used, all, bytes;
+  double mean, peak;
+  ck_assert_int_eq (sscanf (line, "leaf %lld of %lld links, %lf%% on average, "
+                            "%lf%% at the peak, %lld bytes", &used, &all,
+                            &mean, &peak, &bytes), 5);
+  ck_assert_int_eq (used, 32);
+  ck_assert_int_eq (all, 512);
+  ck_assert_int_eq (bytes, leaf);
+  ck_assert (mean > 0 && mean <= peak && peak <= 100);
+  ck_assert (strstr (r.out, "GPU-switch") < strstr (r.out, "  GPU-NIC")
+             && strstr (r.out, "  GPU-NIC") < strstr (r.out, "  leaf")
+             && strstr (r.out, "  leaf") < strstr (r.out, "  spine"));
+  result_clear (&r);
+
+  /* A database of schema 2 has no tiers: read as it is, the report says
+   * so; written to, it gains the column, which its older runs leave
+   * empty. */
+  g_autofree char *path = g_build_filename (tmp_dir, "t.db", NULL);
+  ck_assert_int_eq (sqlite3_open (path, &h), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_exec (h, "ALTER TABLE links DROP COLUMN tier; "
+                                  "PRAGMA user_version = 2", NULL, NULL, NULL),
+                    SQLITE_OK);
+  sqlite3_close (h);
+  r = weft_cmd (report);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "(not recorded: the database is an "
+                                        "older weft's)"));
+  result_clear (&r);
+  r = weft_cmd (run);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+  h = open_db ("t.db");
+  ck_assert_int_eq (scalar (h, "PRAGMA user_version"), WEFT_DB_SCHEMA_VERSION);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links WHERE run_id = 1 "
+                               "AND tier IS NOT NULL"), 0);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links WHERE run_id = 2 "
+                               "AND tier = 'leaf'"), 512);
+  sqlite3_close (h);
+  const char *first[] = { "report", "t.db", "--run", "1", NULL };
+  r = weft_cmd (first);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "(not recorded: the run is an older "
+                                        "weft's)"));
+  result_clear (&r);
+  r = weft_cmd (report);
+  ck_assert_int_eq (r.status, 0);
+  g_autofree char *again = tier_line (r.out, "spine");
+  ck_assert_str_eq (again, "spine               0 of     64 links");
+  result_clear (&r);
+}
+END_TEST
+
 START_TEST (test_reference_from_nccl_tests_output)
 {
   /* nccl-tests' output as it prints it (these figures are made up for
@@ -738,6 +834,7 @@ results_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_report_and_plot);
+  tcase_add_test (tc, test_tiers_recorded);
   tcase_add_test (tc, test_plot_without_gnuplot);
   tcase_add_test (tc, test_reference_from_nccl_tests_output);
   suite_add_tcase (s, tc);

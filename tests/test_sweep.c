@@ -53,6 +53,11 @@ START_TEST (test_sweep_points_resume_and_failures)
                                "ON p.run_id = o.run_id AND p.key = "
                                "'algorithm' AND p.value = 'nvls' WHERE "
                                "o.algorithm = 'nvls'"), 4);
+  /* The points' links come over from their shards with their tiers. */
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links WHERE tier = "
+                               "'GPU-switch'"), 6 * 64);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM links WHERE tier IS "
+                               "NULL"), 0);
   sqlite3_close (h);
 
   r = weft_cmd (sweep);

@@ -32,7 +32,9 @@ parse_options (int argc, char **argv, ReportArgs *args)
                                 "database: its operations as nccl-tests\n"
                                 "prints them (for a trace: each job's step, "
                                 "the ops by kind and\nthe critical path), "
-                                "the busiest links, and where the time went.");
+                                "the busiest links, where the time went, and "
+                                "how busy\neach family and tier of links "
+                                "was.");
   g_option_context_add_main_entries (context, entries, NULL);
   if (!weft_cli_parse (context, "report", &argc, &argv))
     return WEFT_EXIT_USAGE;
