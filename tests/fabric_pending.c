@@ -7,6 +7,9 @@
 #ifdef WEFT_PENDING_PROPERTIES
 
 #include <math.h>
+#include <string.h>
+
+#include "topology/tiers.h"
 
 /* ---- the monotonic properties where transfers share links ---- */
 
@@ -190,6 +193,71 @@ fabric_check_hierarchical (uint64_t seed, GString *why)
                           gather);
     }
   return FABRIC_PASS;
+}
+
+/* ---- symmetric traffic loads the uplinks evenly ---- */
+
+/* The least and the most bytes the links of tier @name that lead up
+ * carried in @stats, and how many there are. */
+static guint
+up_loads (const WeftTopology *topo, const WeftTiers *tiers, const char *name,
+          const WeftLinkStats *stats, uint64_t *least, uint64_t *most)
+{
+  guint n = 0;
+
+  *least = G_MAXUINT64;
+  *most = 0;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    if (tiers->up[l]
+        && strcmp (tiers->tiers[tiers->of_link[l]].name, name) == 0)
+      {
+        *least = MIN (*least, stats->links[l].bytes);
+        *most = MAX (*most, stats->links[l].bytes);
+        n++;
+      }
+  return n;
+}
+
+/* An all_to_all by direct sends among every GPU of a fat-tree or rail
+ * case is the same for every NIC and every leaf: the bytes each NIC sends
+ * up to its leaf lie within 10% of each other, and so do those each
+ * leaf's uplinks carry. */
+FabricVerdict
+fabric_check_uplinks (uint64_t seed, GString *why)
+{
+  FabricCase c;
+  WeftRng rng;
+
+  fabric_case_draw (&c, seed, seed % 2 ? FABRIC_RAIL : FABRIC_FAT_TREE);
+  g_autoptr (WeftScenario) s = fabric_case_load (&c, NULL, NULL);
+  if (s == NULL)
+    return FABRIC_SKIP;
+  weft_rng_init (&rng, seed, 9);
+  FabricRun run = { WEFT_OP_ALL_TO_ALL, WEFT_ALG_DIRECT, WEFT_PROTOCOL_RAW,
+                    fabric_draw_size (&rng, 20, 24), 0, 0,
+                    WEFT_FIDELITY_FLOW };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *what = fabric_run_describe (&run);
+  if (!fabric_run (s->topo, &run, 1000 * WEFT_US, &r, &error))
+    return fabric_fail (why, &c, "%s did not run: %s", what, error->message);
+  g_autoptr (WeftTiers) tiers = weft_tiers_new (s->topo);
+  const char *names[] = { "leaf", "spine" };
+  FabricVerdict v = FABRIC_SKIP;
+  for (guint k = 0; k < G_N_ELEMENTS (names) && v != FABRIC_FAIL; k++)
+    {
+      uint64_t least, most;
+      if (up_loads (s->topo, tiers, names[k], r.stats, &least, &most) < 2)
+        continue;
+      v = FABRIC_PASS;
+      if ((double) most > 1.1 * (double) least)
+        v = fabric_fail (why, &c, "%s: the uplinks into the %s tier carry "
+                         "%" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+                         " bytes", what, names[k], least, most);
+    }
+  weft_link_stats_free (r.stats);
+  g_free (r.spans);
+  return v;
 }
 
 #endif /* WEFT_PENDING_PROPERTIES */

@@ -70,6 +70,7 @@ FabricVerdict fabric_check_oversubscription_shared (uint64_t seed,
 FabricVerdict fabric_check_stripes (uint64_t seed, GString *why);
 FabricVerdict fabric_check_analytical_shared (uint64_t seed, GString *why);
 FabricVerdict fabric_check_hierarchical (uint64_t seed, GString *why);
+FabricVerdict fabric_check_uplinks (uint64_t seed, GString *why);
 #endif
 
 G_END_DECLS

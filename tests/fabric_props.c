@@ -696,6 +696,8 @@ const FabricProperty fabric_properties[] = {
     "are shared", fabric_check_analytical_shared, 150, 60 },
   { "hierarchical", "a non-blocking fat-tree reaches the hierarchical "
     "all_reduce closed form within 2%", fabric_check_hierarchical, 150, 40 },
+  { "uplinks", "NIC and leaf up-link loads within 10% of each other for "
+    "symmetric traffic", fabric_check_uplinks, 150, 40 },
 #endif
 };
 
