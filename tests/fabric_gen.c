@@ -576,7 +576,7 @@ fabric_run (const WeftTopology *topo, const FabricRun *run, WeftTime bins,
   WeftCollectiveParams params = { run->channels, run->chunks, 0, NULL, 1,
                                   NULL, NULL, 0 };
   WeftRunOptions options = { run->fidelity, 1, bins, NULL, FALSE, 0, 0, NULL,
-                             1 };
+                             1, NULL };
 
   if (!weft_collective_run (topo, (uint32_t *) gpus->data, gpus->len,
                             run->op, run->alg, run->protocol, run->size,

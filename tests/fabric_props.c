@@ -632,7 +632,7 @@ pair (const WeftScenario *s, const FabricCase *c, WeftRng *rng, GString *why)
     {
       WeftRunOptions options = { fabric_fidelities[f], 1, 0, NULL, FALSE, 0, 0,
                                  NULL,
-                                 1 };
+                                 1, NULL };
       WeftCollectiveResult r;
       g_autoptr (GError) error = NULL;
       if (!weft_collective_run (s->topo, ends, 2, WEFT_OP_SEND_RECV,

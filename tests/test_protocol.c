@@ -176,7 +176,7 @@ narrow_network_ll (int lanes, const char *network)
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1 };
+                             NULL, 1, NULL };
   WeftCollectiveResult r;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 4,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
