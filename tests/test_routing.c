@@ -49,9 +49,10 @@ check_path (const WeftTopology *topo, GArray *path, uint32_t src, uint32_t dst)
   return cost;
 }
 
-/* Least costs from @src over the whole graph, by a plain Dijkstra. */
+/* Least costs from @src over paths whose inner nodes @keep lets through
+ * (@keep NULL: the whole graph), by a plain Dijkstra. */
 static uint64_t *
-dijkstra (const WeftTopology *topo, uint32_t src)
+dijkstra_over (const WeftTopology *topo, uint32_t src, const gboolean *keep)
 {
   uint64_t *dist = g_new (uint64_t, topo->n_nodes);
   gboolean *done = g_new0 (gboolean, topo->n_nodes);
@@ -69,6 +70,8 @@ dijkstra (const WeftTopology *topo, uint32_t src)
       if (best == WEFT_NONE)
         break;
       done[best] = TRUE;
+      if (keep != NULL && best != src && !keep[best])
+        continue;
       for (uint32_t i = topo->out_start[best]; i < topo->out_start[best + 1];
            i++)
         {
@@ -79,6 +82,115 @@ dijkstra (const WeftTopology *topo, uint32_t src)
     }
   g_free (done);
   return dist;
+}
+
+/* Least costs from @src over the whole graph. */
+static uint64_t *
+dijkstra (const WeftTopology *topo, uint32_t src)
+{
+  return dijkstra_over (topo, src, NULL);
+}
+
+/* What the routes between DGX servers joined by a fabric should cost, as
+ * NCCL picks NICs: out by the source GPU's own NIC (GPU i, NIC i) and in by
+ * the destination's, through the fabric's switches alone; if those two
+ * have no way between them (rails as planes), in by the destination's own
+ * NIC from whichever NIC of the source's server is best; least cost inside
+ * the servers.  Costs from each node, inside its server or through the
+ * fabric, are kept as they are found. */
+typedef struct {
+  const WeftTopology *topo;
+  GHashTable *server, *fabric, *whole;  /* node -> its costs inside its
+                                           server, through the fabric, over
+                                           the whole graph (uint64_t *) */
+  gboolean *in_fabric;          /* per node: a switch of the fabric */
+} Nics;
+
+static void
+nics_init (Nics *o, const WeftTopology *topo)
+{
+  o->topo = topo;
+  o->server = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  o->fabric = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  o->whole = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  o->in_fabric = g_new0 (gboolean, topo->n_nodes);
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    o->in_fabric[n] = topo->nodes[n].zone == WEFT_ZONE_ROOT;
+}
+
+static void
+nics_clear (Nics *o)
+{
+  g_hash_table_unref (o->server);
+  g_hash_table_unref (o->fabric);
+  g_hash_table_unref (o->whole);
+  g_free (o->in_fabric);
+}
+
+/* The least cost from @a to @b inside @a's server (@b there too). */
+static uint64_t
+in_server (Nics *o, uint32_t a, uint32_t b)
+{
+  uint64_t *dist = g_hash_table_lookup (o->server, GUINT_TO_POINTER (a));
+
+  if (dist == NULL)
+    {
+      g_autofree gboolean *keep = g_new0 (gboolean, o->topo->n_nodes);
+      for (uint32_t n = 0; n < o->topo->n_nodes; n++)
+        keep[n] = o->topo->nodes[n].zone == o->topo->nodes[a].zone;
+      dist = dijkstra_over (o->topo, a, keep);
+      g_hash_table_insert (o->server, GUINT_TO_POINTER (a), dist);
+    }
+  return dist[b];
+}
+
+/* The least cost from NIC @a to NIC @b through the fabric's switches. */
+static uint64_t
+through_fabric (Nics *o, uint32_t a, uint32_t b)
+{
+  uint64_t *dist = g_hash_table_lookup (o->fabric, GUINT_TO_POINTER (a));
+
+  if (dist == NULL)
+    {
+      dist = dijkstra_over (o->topo, a, o->in_fabric);
+      g_hash_table_insert (o->fabric, GUINT_TO_POINTER (a), dist);
+    }
+  return dist[b];
+}
+
+/* GPU i's own NIC in its DGX: NIC i. */
+static uint32_t
+own_nic (const WeftTopology *topo, uint32_t gpu)
+{
+  const char *name = topo->nodes[gpu].name, *slash = strrchr (name, '/');
+  g_autofree char *server = g_strndup (name, slash - name);
+  g_autofree char *nic = g_strdup_printf ("%s/nic%s", server,
+                                          slash + strlen ("/gpu"));
+  uint32_t id = weft_topology_find_node (topo, nic);
+
+  ck_assert_msg (id != WEFT_NONE, "no NIC %s", nic);
+  return id;
+}
+
+/* The cost from @from (@origin, or a node of its server on the way) to
+ * @dst, in another server. */
+static uint64_t
+by_own_nics (Nics *o, uint32_t origin, uint32_t from, uint32_t dst)
+{
+  const WeftTopology *topo = o->topo;
+  uint32_t a = own_nic (topo, origin), b = own_nic (topo, dst);
+  uint64_t into = in_server (o, b, dst), best = G_MAXUINT64;
+  uint64_t across = through_fabric (o, a, b);
+
+  if (across != G_MAXUINT64)
+    return in_server (o, from, a) + across + into;
+  for (uint32_t g = 0; g < topo->n_nodes; g++)
+    if (topo->nodes[g].kind == WEFT_NODE_NIC
+        && topo->nodes[g].zone == topo->nodes[from].zone
+        && (across = through_fabric (o, g, b)) != G_MAXUINT64)
+      best = MIN (best, in_server (o, from, g) + across + into);
+  ck_assert (best != G_MAXUINT64);
+  return best;
 }
 
 static const char *
@@ -193,28 +305,48 @@ START_TEST (test_pcie_paths)
 }
 END_TEST
 
-/* The first hops from @src to every GPU of @gpus are the links out of
- * @src that start a least-cost route over the whole graph (@dist: least
- * costs from @src), in the order of @src's links. */
-static void
-check_first_hops (const WeftTopology *topo, WeftRouting *r, uint32_t src,
-                  const uint64_t *dist, const GArray *gpus)
+/* What a route from @from (@origin or a node on the way) to @dst should
+ * cost: the least over the whole graph, or with @nics (DGX servers joined
+ * by a fabric) between servers what NCCL's choice of NICs costs. */
+static uint64_t
+expected (Nics *nics, uint32_t origin, uint32_t from, uint32_t dst)
 {
+  const WeftTopology *topo = nics->topo;
+
+  if (from == dst)
+    return 0;
+  if (nics->in_fabric != NULL
+      && topo->nodes[origin].zone != topo->nodes[dst].zone)
+    return by_own_nics (nics, origin, from, dst);
+  uint64_t *dist = g_hash_table_lookup (nics->whole, GUINT_TO_POINTER (from));
+  if (dist == NULL)
+    {
+      dist = dijkstra (topo, from);
+      g_hash_table_insert (nics->whole, GUINT_TO_POINTER (from), dist);
+    }
+  return dist[dst];
+}
+
+/* The first hops from @src to every GPU of @gpus are the links out of
+ * @src that start a route of the expected cost, in the order of @src's
+ * links. */
+static void
+check_first_hops (Nics *nics, WeftRouting *r, uint32_t src, const GArray *gpus)
+{
+  const WeftTopology *topo = nics->topo;
   uint32_t first = topo->out_start[src], n = topo->out_start[src + 1] - first;
-  g_autofree uint64_t **from = g_new (uint64_t *, MAX (n, 1));
   g_autoptr (GArray) hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
 
-  for (uint32_t i = 0; i < n; i++)
-    from[i] = dijkstra (topo, topo->links[topo->out_links[first + i]].dst);
   for (guint j = 0; j < gpus->len; j++)
     {
       uint32_t dst = g_array_index (gpus, uint32_t, j), k = 0;
+      uint64_t best = expected (nics, src, src, dst);
       weft_routing_first_hops (r, src, dst, hops);
       for (uint32_t i = 0; i < n && dst != src; i++)
         {
           const WeftLink *l = &topo->links[topo->out_links[first + i]];
-          if (from[i][dst] == G_MAXUINT64
-              || l->cost + from[i][dst] != dist[dst])
+          uint64_t rest = expected (nics, src, l->dst, dst);
+          if (rest == G_MAXUINT64 || l->cost + rest != best)
             continue;
           ck_assert_msg (k < hops->len && g_array_index (hops, uint32_t, k)
                                               == topo->out_links[first + i],
@@ -227,21 +359,25 @@ check_first_hops (const WeftTopology *topo, WeftRouting *r, uint32_t src,
                      topo->nodes[src].name, topo->nodes[dst].name, hops->len,
                      k);
     }
-  for (uint32_t i = 0; i < n; i++)
-    g_free (from[i]);
 }
 
-/* Routes are valid paths whose cost is the least cost over the whole
- * graph, and the first hops are those of least-cost routes. */
+/* Routes are valid paths of the expected cost (the least over the whole
+ * graph; with @rails, between DGX servers, by the GPUs' own NICs), and
+ * the first hops are those of such routes. */
 static void
-check_against_dijkstra (const WeftScenario *s, int sources, uint64_t seed)
+check_against_dijkstra (const WeftScenario *s, gboolean rails, int sources,
+                        uint64_t seed)
 {
   const WeftTopology *topo = s->topo;
   g_autoptr (WeftRouting) r = weft_routing_new (topo);
   g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  Nics nics;
   WeftRng rng;
 
+  nics_init (&nics, topo);
+  if (!rails)
+    g_clear_pointer (&nics.in_fabric, g_free);
   weft_rng_init (&rng, seed, 0);
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (topo->nodes[n].kind == WEFT_NODE_GPU)
@@ -250,26 +386,27 @@ check_against_dijkstra (const WeftScenario *s, int sources, uint64_t seed)
     {
       uint32_t src = g_array_index (gpus, uint32_t,
                                     weft_rng_below (&rng, gpus->len));
-      g_autofree uint64_t *dist = dijkstra (topo, src);
       for (guint j = 0; j < gpus->len; j++)
         {
           uint32_t dst = g_array_index (gpus, uint32_t, j);
           uint64_t cost = weft_routing_cost (r, src, dst);
-          ck_assert_msg (cost == dist[dst], "%s -> %s: %" G_GUINT64_FORMAT
+          uint64_t want = expected (&nics, src, src, dst);
+          ck_assert_msg (cost == want, "%s -> %s: %" G_GUINT64_FORMAT
                          " vs %" G_GUINT64_FORMAT, topo->nodes[src].name,
-                         topo->nodes[dst].name, cost, dist[dst]);
+                         topo->nodes[dst].name, cost, want);
           ck_assert (weft_routing_path (r, src, dst, j, path));
           ck_assert_uint_eq (check_path (topo, path, src, dst), cost);
         }
-      check_first_hops (topo, r, src, dist, gpus);
+      check_first_hops (&nics, r, src, gpus);
     }
+  nics_clear (&nics);
 }
 
 START_TEST (test_rail_fabric_least_cost)
 {
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
 
-  check_against_dijkstra (s, 6, 1);
+  check_against_dijkstra (s, TRUE, 6, 1);
 }
 END_TEST
 
@@ -281,7 +418,7 @@ START_TEST (test_small_scenarios_least_cost)
   for (guint i = 0; i < G_N_ELEMENTS (files); i++)
     {
       g_autoptr (WeftScenario) s = load (files[i]);
-      check_against_dijkstra (s, 4, i);
+      check_against_dijkstra (s, FALSE, 4, i);
     }
 }
 END_TEST
@@ -306,7 +443,7 @@ START_TEST (test_rail_planes_cross_in_server)
   g_remove (path);
   g_rmdir (dir);
 
-  check_against_dijkstra (s, 8, 7);
+  check_against_dijkstra (s, TRUE, 8, 7);
   g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
   g_autoptr (GArray) links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   uint32_t src = node (s->topo, "node0/gpu0"), dst = node (s->topo, "node2/gpu5");
@@ -420,22 +557,31 @@ END_TEST
 
 START_TEST (test_gpu_takes_its_own_nic)
 {
-  /* In a DGX H100 two GPUs and two NICs share each PCIe switch, and every
-   * NIC reaches the fabric at the same cost: GPU i leaves by NIC i and GPU
-   * j is entered by NIC j, whatever the flow, on a fat-tree and on rails
-   * (where only i = j is least-cost). */
-  const char *files[] = { "h100-1024-fat-tree.yaml", "h100-256-rail.yaml" };
+  /* In a DGX H100 two GPUs and two NICs share each PCIe switch: GPU i
+   * leaves by NIC i and GPU j is entered by NIC j, whatever the flow and
+   * wherever the other NICs are, as NCCL picks them.  By cost alone a
+   * route would often take another: on rails, GPU 0's neighbour NIC 1
+   * reaches rail 1 without a spine; on a 2:1 fat-tree, whose leaves of 43
+   * ports split servers, the NICs on the destination's leaf (node5's
+   * NICs 0 to 2 are on node0's leaf, 3 to 7 on the next) would take
+   * every GPU's traffic over NVLink. */
+  const char *files[] = { "h100-1024-fat-tree.yaml", "h100-1024-fat-tree.yaml",
+                          "h100-256-rail.yaml" };
+  const char *set[][2] = { { NULL }, { "fabrics.0.oversubscription=2:1", NULL },
+                           { NULL } };
 
   for (guint f = 0; f < G_N_ELEMENTS (files); f++)
     {
-      g_autoptr (WeftScenario) s = load (files[f]);
+      g_autofree char *file = g_build_filename (SCENARIOS, files[f], NULL);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftScenario) s = weft_scenario_load_with (file, set[f],
+                                                            &error);
+      ck_assert_msg (s != NULL, "%s", error ? error->message : "");
       g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
       g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
       for (uint32_t i = 0; i < 8; i++)
         for (uint32_t j = 0; j < 8; j++)
           {
-            if (f == 1 && i != j)
-              continue;
             g_autofree char *a = g_strdup_printf ("node0/gpu%u", i);
             g_autofree char *b = g_strdup_printf ("node5/gpu%u", j);
             g_autofree char *out = g_strdup_printf ("node0/nic%u", i);
@@ -445,15 +591,19 @@ START_TEST (test_gpu_takes_its_own_nic)
                 ck_assert (weft_routing_path (r, node (s->topo, a),
                                               node (s->topo, b), flow, path));
                 gboolean left = FALSE, entered = FALSE;
+                guint nics = 0;
                 for (guint k = 0; k < path->len; k++)
                   {
                     const WeftLink *l = &s->topo->links[g_array_index (
                         path, uint32_t, k)];
                     left |= l->dst == node (s->topo, out);
                     entered |= l->dst == node (s->topo, in);
+                    nics += s->topo->nodes[l->dst].kind == WEFT_NODE_NIC;
                   }
-                ck_assert_msg (left && entered, "%s: %s -> %s flow %u",
-                               files[f], a, b, (unsigned) flow);
+                ck_assert_msg (left && entered && nics == 2,
+                               "%s %s: %s -> %s flow %u", files[f],
+                               set[f][0] ? set[f][0] : "", a, b,
+                               (unsigned) flow);
               }
           }
     }

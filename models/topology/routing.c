@@ -2,6 +2,7 @@
 #include "topology/routing.h"
 #include "topology/route_memo.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "rng.h"
@@ -30,6 +31,8 @@ typedef struct {
  * gateway on to a destination that way. */
 typedef struct {
   uint32_t gateway;
+  uint32_t link;                /* the gateway's link out of the zone, or
+                                   WEFT_NONE: the gateway is a core node */
   uint64_t cost;
 } Tail;
 
@@ -61,6 +64,8 @@ struct _WeftRouting {
   uint32_t *affinity;           /* node -> its place among the nodes of its
                                    kind in its zone (GPU 0, 1, ... of a
                                    server), or WEFT_NONE outside zones */
+  uint32_t *own;                /* node -> its own way out of its server
+                                   (build_own()), or WEFT_NONE: any */
   uint32_t **to_core;           /* core index -> costs[n_core] from every
                                    core node to it, or NULL until needed */
   size_t cached_bytes;
@@ -316,6 +321,85 @@ build_core (WeftRouting *r)
     }
 }
 
+/* The nodes of a gateway set: where a hash of them is kept (build_own()). */
+typedef struct {
+  uint64_t key;                 /* kind, then a hash of the nearest gateways */
+  uint32_t node;
+} Near;
+
+static int
+near_cmp (const void *a, const void *b)
+{
+  const Near *x = a, *y = b;
+
+  if (x->key != y->key)
+    return x->key < y->key ? -1 : 1;
+  return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* Each node's own way out of its server, as NCCL gives each GPU its
+ * nearest NIC: the gateway nearest to it inside the server (a GPU's NIC on
+ * its PCIe switch; a gateway itself), and of several equally near, the one
+ * at its place among the nodes of its kind that have the same ones nearest
+ * (GPUs 2k and 2k + 1 of a DGX H100 share NICs 2k and 2k + 1 and take one
+ * each).  Traffic between servers leaves and enters by these when it can,
+ * rather than by whichever NIC is cheapest to reach: by cost alone every
+ * GPU of a server would cross NVLink to the few NICs nearest the
+ * destination.  Servers wired to each other directly (forwarding zones)
+ * keep least cost: their gateways face different neighbours. */
+static void
+build_own (WeftRouting *r)
+{
+  const WeftTopology *topo = r->topo;
+
+  r->own = g_new (uint32_t, MAX (topo->n_nodes, 1));
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    r->own[n] = WEFT_NONE;
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    {
+      const uint32_t *gw = r->gw + r->gw_start[z];
+      uint32_t n_gw = r->gw_start[z + 1] - r->gw_start[z];
+      uint32_t base = topo->zones[z].first_node, n = topo->zones[z].n_nodes;
+      if (r->forwarding[z] || n_gw == 0)
+        continue;
+      g_autofree Near *near = g_new (Near, n);
+      g_autofree uint32_t *nearest = g_new (uint32_t, n);
+      g_autofree uint32_t *count = g_new0 (uint32_t, n);
+      uint32_t m = 0;
+      for (uint32_t x = 0; x < n; x++)
+        {
+          uint32_t d = INF;
+          uint64_t h = topo->nodes[base + x].kind;
+          for (uint32_t i = 0; i < n_gw; i++)
+            d = MIN (d, local_cost (r, z, base + x, gw[i]));
+          nearest[x] = d;
+          for (uint32_t i = 0; d != INF && i < n_gw; i++)
+            if (local_cost (r, z, base + x, gw[i]) == d)
+              {
+                h = weft_mix64 (h ^ gw[i]);
+                count[x]++;
+              }
+          if (count[x] > 0)
+            near[m++] = (Near) { h, base + x };
+        }
+      /* Nodes of a kind with the same nearest gateways side by side, in
+       * order: each takes the next of them. */
+      qsort (near, m, sizeof (Near), near_cmp);
+      for (uint32_t j = 0, place = 0; j < m; j++)
+        {
+          place = j > 0 && near[j].key == near[j - 1].key ? place + 1 : 0;
+          uint32_t x = near[j].node - base, k = place % count[x];
+          for (uint32_t i = 0; i < n_gw; i++)
+            if (local_cost (r, z, near[j].node, gw[i]) == nearest[x]
+                && k-- == 0)
+              {
+                r->own[near[j].node] = gw[i];
+                break;
+              }
+        }
+    }
+}
+
 static void
 forget_costs (WeftRouting *r)
 {
@@ -349,6 +433,7 @@ weft_routing_new (const WeftTopology *topo)
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (zone_of (r, n) == WEFT_ZONE_ROOT)
       r->affinity[n] = WEFT_NONE;
+  build_own (r);
   r->to_core = g_new0 (uint32_t *, MAX (r->n_core, 1));
   r->outs = g_array_new (FALSE, FALSE, sizeof (Port));
   r->ins = g_array_new (FALSE, FALSE, sizeof (Port));
@@ -369,6 +454,7 @@ weft_routing_free (WeftRouting *r)
   g_free (r->tables);
   g_free (r->zone_table);
   g_free (r->affinity);
+  g_free (r->own);
   g_free (r->entry_of);
   g_free (r->gw_start);
   g_free (r->gw);
@@ -504,90 +590,157 @@ typedef struct {
   uint32_t n_best;
   Port out, in;                 /* the chosen pair; in.core is the target */
   gboolean local;               /* the chosen route stays inside the zone */
+  uint32_t own_out, own_in;     /* the gateways a route between servers
+                                   leaves and enters by when it can (the
+                                   GPUs' own NICs), or WEFT_NONE: any */
+  unsigned tier;                /* which of them it keeps to: bit 0 clear,
+                                   it leaves by own_out; bit 1 clear, it
+                                   enters by own_in */
 } Choice;
 
-/* Find the least cost from @src to @dst and, when @pick is not NULL and
- * @dst can be reached, pick one of the equal-cost (exit, entry) pairs with
- * the hash value @pick. */
+/* The tier of the pair (@out, @in) under @ch's own gateways: the bits of
+ * the sides that do not keep to them. */
+static inline unsigned
+tier_of (const Choice *ch, const Port *out, const Port *in)
+{
+  return (unsigned) (ch->own_out != WEFT_NONE && out->gateway != ch->own_out)
+         | (unsigned) (ch->own_in != WEFT_NONE && in->gateway != ch->own_in)
+               << 1;
+}
+
+/* Whether @ch's tier lets the pair (@out, @in) be taken: each side keeps to
+ * its own gateway unless the tier gave it up.  A tier is taken only when
+ * those before it have no route, so any pair it lets in that keeps to more
+ * than it asks has none either. */
+static inline gboolean
+in_tier (const Choice *ch, const Port *out, const Port *in)
+{
+  return (tier_of (ch, out, in) & ~ch->tier) == 0;
+}
+
+/* The own gateways of a route from @src on behalf of @origin (which is
+ * @src or a node on the way to it) to @dst, into @ch: only between
+ * servers, and only for nodes inside them (a switch of the fabric has
+ * one way, itself). */
 static void
-choose (WeftRouting *r, uint32_t src, uint32_t dst, const uint64_t *pick,
-        Choice *ch)
+own_gateways (const WeftRouting *r, uint32_t origin, uint32_t src,
+              uint32_t dst, Choice *ch)
+{
+  uint32_t zs = zone_of (r, src), zd = zone_of (r, dst);
+  gboolean between = zs != zd || zs == WEFT_ZONE_ROOT;
+
+  ch->own_out = between && zs != WEFT_ZONE_ROOT
+                        && r->core_of[src] == WEFT_NONE
+                        && zone_of (r, origin) == zs
+                    ? r->own[origin]
+                    : WEFT_NONE;
+  ch->own_in = between && zd != WEFT_ZONE_ROOT && r->core_of[dst] == WEFT_NONE
+                   ? r->own[dst]
+                   : WEFT_NONE;
+  ch->tier = 0;
+}
+
+/* Find the least cost from @src to @dst on behalf of @origin and, when
+ * @pick is not NULL and @dst can be reached, pick one of the equal-cost
+ * (exit, entry) pairs with the hash value @pick.  Between servers the
+ * route keeps to the own gateways of @origin and @dst when some route
+ * does: first both, then the destination's (reached across the source's
+ * server, as NCCL's PXN crosses NVLink to the GPU on the destination's
+ * rail), then the source's, then neither; least cost within the first of
+ * these with a route. */
+static void
+choose (WeftRouting *r, uint32_t origin, uint32_t src, uint32_t dst,
+        const uint64_t *pick, Choice *ch)
 {
   GArray *outs = r->outs, *ins = r->ins;
   uint32_t z = zone_of (r, src);
-  uint64_t best = WEFT_ROUTE_UNREACHABLE;
-  uint32_t n_best = 0;
+  uint64_t best[4];
+  uint32_t n_best[4] = { 0 };
+  gboolean local = FALSE;
 
+  for (int t = 0; t < 4; t++)
+    best[t] = WEFT_ROUTE_UNREACHABLE;
+  own_gateways (r, origin, src, dst, ch);
   ch->local = FALSE;
   if (z != WEFT_ZONE_ROOT && z == zone_of (r, dst)
       && local_cost (r, z, src, dst) != INF)
     {
-      best = local_cost (r, z, src, dst);
-      n_best = 1;
+      best[0] = local_cost (r, z, src, dst);
+      n_best[0] = 1;
+      local = TRUE;
     }
   ports_of_cached (r, src, outs, &r->outs_node);
   ports_of_cached (r, dst, ins, &r->ins_node);
 
-  /* Two passes: find the least cost, then take the pick-th pair at it. */
-  for (int pass = 0; pass < (pick ? 2 : 1); pass++)
+  /* The least cost of each tier... */
+  for (guint j = 0; j < ins->len; j++)
     {
-      if (pass && n_best == 0)
-        break;                  /* unreachable: nothing to pick */
-      uint32_t seen = 0, target = pass ? (uint32_t) (*pick % n_best) : 0;
-      if (pass && ch->local)
-        break;
-      if (pass && best != WEFT_ROUTE_UNREACHABLE && z != WEFT_ZONE_ROOT
-          && z == zone_of (r, dst) && local_cost (r, z, src, dst) == best)
+      const Port *in = &g_array_index (ins, Port, j);
+      const uint32_t *to_in = costs_to (r, in->core);
+      for (guint i = 0; i < outs->len; i++)
         {
-          if (target == 0)
+          const Port *out = &g_array_index (outs, Port, i);
+          if (to_in[out->core] == INF)
+            continue;
+          uint64_t c = (uint64_t) out->cost + to_in[out->core] + in->cost;
+          unsigned t = tier_of (ch, out, in);
+          if (c < best[t])
             {
-              ch->local = TRUE;
-              break;
+              best[t] = c;
+              n_best[t] = 1;
             }
-          seen = 1;
+          else if (c == best[t])
+            n_best[t]++;
         }
-      for (guint j = 0; j < ins->len; j++)
+    }
+  while (ch->tier < 3 && n_best[ch->tier] == 0)
+    ch->tier++;
+  ch->cost = best[ch->tier];
+  ch->n_best = n_best[ch->tier];
+  if (pick == NULL || ch->n_best == 0)
+    return;
+
+  /* ...then the pick-th route at the least cost of the first tier with
+   * one: staying inside the zone first, if it is one of them. */
+  uint32_t seen = 0, target = (uint32_t) (*pick % ch->n_best);
+  if (local && ch->tier == 0 && local_cost (r, z, src, dst) == ch->cost)
+    {
+      if (target == 0)
         {
-          const Port *in = &g_array_index (ins, Port, j);
-          const uint32_t *to_in = costs_to (r, in->core);
-          for (guint i = 0; i < outs->len; i++)
+          ch->local = TRUE;
+          return;
+        }
+      seen = 1;
+    }
+  for (guint j = 0; j < ins->len; j++)
+    {
+      const Port *in = &g_array_index (ins, Port, j);
+      const uint32_t *to_in = costs_to (r, in->core);
+      for (guint i = 0; i < outs->len; i++)
+        {
+          const Port *out = &g_array_index (outs, Port, i);
+          if (to_in[out->core] != INF && in_tier (ch, out, in)
+              && (uint64_t) out->cost + to_in[out->core] + in->cost
+                     == ch->cost
+              && seen++ == target)
             {
-              const Port *out = &g_array_index (outs, Port, i);
-              if (to_in[out->core] == INF)
-                continue;
-              uint64_t c = (uint64_t) out->cost + to_in[out->core] + in->cost;
-              if (pass == 0)
-                {
-                  if (c < best)
-                    {
-                      best = c;
-                      n_best = 1;
-                    }
-                  else if (c == best)
-                    n_best++;
-                }
-              else if (c == best && seen++ == target)
-                {
-                  ch->out = *out;
-                  ch->in = *in;
-                  goto done;
-                }
+              ch->out = *out;
+              ch->in = *in;
+              return;
             }
         }
     }
-done:
-  ch->cost = best;
-  ch->n_best = n_best;
+  g_assert_not_reached ();
 }
 
-/* Whether exit @out and entry @in make a route of @cost. */
+/* Whether exit @out and entry @in make a route of @ch's tier and cost. */
 static gboolean
-pairs_at (WeftRouting *r, const Port *out, const Port *in, uint64_t cost)
+pairs_at (WeftRouting *r, const Choice *ch, const Port *out, const Port *in)
 {
   const uint32_t *to_in = costs_to (r, in->core);
 
-  return to_in[out->core] != INF
-         && (uint64_t) out->cost + to_in[out->core] + in->cost == cost;
+  return to_in[out->core] != INF && in_tier (ch, out, in)
+         && (uint64_t) out->cost + to_in[out->core] + in->cost == ch->cost;
 }
 
 /* Among the least-cost (exit, entry) pairs @ch was chosen from, take the
@@ -610,8 +763,8 @@ choose_by_place (WeftRouting *r, uint32_t src, uint32_t dst,
     {
       for (guint i = 0; i < outs->len; i++)
         for (guint k = 0; k < ins->len; k++)
-          if (pairs_at (r, &g_array_index (outs, Port, i),
-                        &g_array_index (ins, Port, k), ch->cost))
+          if (pairs_at (r, ch, &g_array_index (outs, Port, i),
+                        &g_array_index (ins, Port, k)))
             {
               g_array_append_val (at, i);
               break;
@@ -622,13 +775,13 @@ choose_by_place (WeftRouting *r, uint32_t src, uint32_t dst,
     }
   g_array_set_size (at, 0);
   for (guint k = 0; k < ins->len; k++)
-    if (pairs_at (r, &ch->out, &g_array_index (ins, Port, k), ch->cost))
+    if (pairs_at (r, ch, &ch->out, &g_array_index (ins, Port, k)))
       g_array_append_val (at, k);
   g_assert (at->len > 0);
   if (in_place != WEFT_NONE)
     ch->in = g_array_index (ins, Port,
                             g_array_index (at, guint, in_place % at->len));
-  else if (!pairs_at (r, &ch->out, &ch->in, ch->cost))
+  else if (!pairs_at (r, ch, &ch->out, &ch->in))
     ch->in = g_array_index (ins, Port, g_array_index (at, guint, 0));
 }
 
@@ -639,7 +792,7 @@ weft_routing_cost (WeftRouting *r, uint32_t src, uint32_t dst)
 
   if (src == dst)
     return 0;
-  choose (r, src, dst, NULL, &ch);
+  choose (r, src, src, dst, NULL, &ch);
   return ch.cost;
 }
 
@@ -790,13 +943,13 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   if (src == dst)
     return TRUE;
   uint64_t pick = weft_mix64 (seed);
-  choose (r, src, dst, &pick, &ch);
+  choose (r, origin, src, dst, &pick, &ch);
   if (ch.cost == WEFT_ROUTE_UNREACHABLE)
     return FALSE;
   /* Which of the equal-cost ways out of the source's server and into the
-   * destination's: each GPU's place among the GPUs of its server, so that
-   * GPUs sharing a PCIe switch with as many NICs take one NIC each, as
-   * NCCL assigns them, rather than colliding by chance. */
+   * destination's that remain (the own NICs leave one each; GB200 GPUs
+   * reach their NVLink switches by many): each GPU's place among the GPUs
+   * of its server, rather than by chance. */
   if (!ch.local && ch.n_best > 1)
     choose_by_place (r, src, dst, r->affinity[origin], r->affinity[dst], &ch);
   /* Whether the flow's hash took part (the walks inside servers add to
@@ -825,6 +978,7 @@ weft_routing_flow_free (const WeftRouting *r)
   return !r->by_flow;
 }
 
+
 /* The least cost from @node (of zone @z, not a core node) to @dst, by the
  * route inside the zone if @dst is in it, or out by one of the zone's ways
  * out (@tails, from zone_tails()): what choose() finds, without listing
@@ -849,30 +1003,35 @@ cost_by_tails (const WeftRouting *r, uint32_t z, uint32_t node, uint32_t dst,
   return best;
 }
 
-/* The way out of a zone by gateway @g into core node @core, @extra the
- * cost of the link between them (0 for a core gateway), with the least
+/* The way out of a zone by gateway @g over @link (WEFT_NONE for a core
+ * gateway) into core node @core, @extra the cost of @link (0 for a core
+ * gateway), with the least
  * cost on from @g to the destination whose ports r->ins holds, as choose()
- * pairs a port with them. */
+ * pairs a port with them in @ch's tier. */
 static Tail
-tail_of (WeftRouting *r, uint32_t g, uint32_t core, uint32_t extra)
+tail_of (WeftRouting *r, const Choice *ch, uint32_t g, uint32_t link,
+         uint32_t core, uint32_t extra)
 {
-  Tail t = { g, WEFT_ROUTE_UNREACHABLE };
+  Tail t = { g, link, WEFT_ROUTE_UNREACHABLE };
+  Port out = { core, 0, g, link };
 
   for (guint j = 0; j < r->ins->len; j++)
     {
       const Port *in = &g_array_index (r->ins, Port, j);
       const uint32_t *to_in = costs_to (r, in->core);
-      if (to_in[core] != INF)
+      if (to_in[core] != INF && in_tier (ch, &out, in))
         t.cost = MIN (t.cost, (uint64_t) extra + to_in[core] + in->cost);
     }
   return t;
 }
 
-/* Into @tails: each way out of zone @z toward @dst, as ports_of() lists a
- * node's (a gateway that is a core node, or each of a gateway's links out
- * of the zone), with the least cost on from its gateway. */
+/* Into @tails: each way out of zone @z toward @dst that @ch's tier lets a
+ * route take, as ports_of() lists a node's (a gateway that is a core node,
+ * or each of a gateway's links out of the zone), with the least cost on
+ * from its gateway. */
 static void
-zone_tails (WeftRouting *r, uint32_t z, uint32_t dst, GArray *tails)
+zone_tails (WeftRouting *r, uint32_t z, uint32_t dst, const Choice *ch,
+            GArray *tails)
 {
   const WeftTopology *topo = r->topo;
 
@@ -881,18 +1040,21 @@ zone_tails (WeftRouting *r, uint32_t z, uint32_t dst, GArray *tails)
   for (uint32_t i = r->gw_start[z]; i < r->gw_start[z + 1]; i++)
     {
       uint32_t g = r->gw[i];
+      if (!(ch->tier & 1) && ch->own_out != WEFT_NONE && g != ch->own_out)
+        continue;
       if (r->core_of[g] != WEFT_NONE)
         {
-          Tail t = tail_of (r, g, r->core_of[g], 0);
+          Tail t = tail_of (r, ch, g, WEFT_NONE, r->core_of[g], 0);
           g_array_append_val (tails, t);
           continue;
         }
       for (uint32_t k = topo->out_start[g]; k < topo->out_start[g + 1]; k++)
         {
-          const WeftLink *link = &topo->links[topo->out_links[k]];
+          uint32_t l = topo->out_links[k];
+          const WeftLink *link = &topo->links[l];
           if (topo->nodes[link->dst].zone == z)
             continue;
-          Tail t = tail_of (r, g, r->core_of[link->dst], link->cost);
+          Tail t = tail_of (r, ch, g, l, r->core_of[link->dst], link->cost);
           g_array_append_val (tails, t);
         }
     }
@@ -924,7 +1086,16 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
   uint32_t z = zone_of (r, src);
   gboolean in_zone = inside (r, z, src);
   if (in_zone)
-    zone_tails (r, z, dst, r->tails);
+    {
+      /* Between servers, the tier of own gateways that the route keeps to
+       * (choose()); the neighbours go on on behalf of @src, so keep to the
+       * same. */
+      Choice ch;
+      own_gateways (r, src, src, dst, &ch);
+      if (ch.own_out != WEFT_NONE || ch.own_in != WEFT_NONE)
+        choose (r, src, src, dst, NULL, &ch);
+      zone_tails (r, z, dst, &ch, r->tails);
+    }
   uint64_t best = in_zone ? cost_by_tails (r, z, src, dst, r->tails)
                           : weft_routing_cost (r, src, dst);
   if (best == WEFT_ROUTE_UNREACHABLE)
@@ -932,10 +1103,30 @@ weft_routing_first_hops (WeftRouting *r, uint32_t src, uint32_t dst,
   for (uint32_t i = topo->out_start[src]; i < topo->out_start[src + 1]; i++)
     {
       uint32_t l = topo->out_links[i], next = topo->links[l].dst;
-      uint64_t rest = in_zone && inside (r, z, next)
-                          ? cost_by_tails (r, z, next, dst, r->tails)
-                          : weft_routing_cost (r, next, dst);
-      if (rest != WEFT_ROUTE_UNREACHABLE && topo->links[l].cost + rest == best)
+      uint64_t total = WEFT_ROUTE_UNREACHABLE;
+      if (in_zone && inside (r, z, next))
+        {
+          uint64_t rest = cost_by_tails (r, z, next, dst, r->tails);
+          if (rest != WEFT_ROUTE_UNREACHABLE)
+            total = topo->links[l].cost + rest;
+        }
+      else if (in_zone && zone_of (r, next) != z)
+        {
+          /* @src is a gateway and @l one of its ways out. */
+          for (guint k = 0; k < r->tails->len; k++)
+            {
+              const Tail *t = &g_array_index (r->tails, Tail, k);
+              if (t->gateway == src && t->link == l)
+                total = t->cost;
+            }
+        }
+      else
+        {
+          uint64_t rest = weft_routing_cost (r, next, dst);
+          if (rest != WEFT_ROUTE_UNREACHABLE)
+            total = topo->links[l].cost + rest;
+        }
+      if (total == best)
         g_array_append_val (links, l);
     }
   weft_route_memo_put (r->memo, WEFT_MEMO_FIRST, src, dst, 0, links);

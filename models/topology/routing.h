@@ -1,10 +1,14 @@
 /* weft: routing.
  *
  * Routes are least-cost paths (the sum of the links' `cost` metrics), with
- * every equal-cost next hop kept (ECMP).  Between servers the destination
- * picks among them digit by digit (D-mod-k, as InfiniBand switches forward
- * by destination); inside a server a deterministic hash of (source,
- * destination, flow id) picks; out of and into a server, the GPUs' places.
+ * every equal-cost next hop kept.  Between servers a route leaves the
+ * source's server by the source's own NIC and enters the destination's by
+ * the destination's own (the nearest gateway of each, one a GPU by place,
+ * as NCCL picks NICs), crossing NVLink to another GPU's NIC only when the
+ * own NICs have no route between them; least cost within that.  In the
+ * fabric the destination picks among equal-cost next hops digit by digit
+ * (D-mod-k, as InfiniBand switches forward by destination); inside a
+ * server a deterministic hash of (source, destination, flow id) picks.
  *
  * State does not grow as GPUs squared.  A server (a zone: one top-level
  * template instance) has one table of in-server costs shared by every
@@ -29,17 +33,17 @@ typedef struct _WeftRouting WeftRouting;
 WeftRouting *weft_routing_new (const WeftTopology *topo);
 void weft_routing_free (WeftRouting *routing);
 
-/* The cost of the best route from @src to @dst (0 when equal), or
+/* The cost of the route from @src to @dst (0 when equal): the least cost
+ * of the routes that keep to the own NICs as weft_routing_path() does, or
  * WEFT_ROUTE_UNREACHABLE. */
 uint64_t weft_routing_cost (WeftRouting *routing, uint32_t src, uint32_t dst);
 
 /* Replace the contents of @links (uint32_t) with the directed links of the
- * route of flow @flow from @src to @dst.  Among equal-cost ways out of the
- * source's server, its place among the nodes of its kind there picks one
- * (GPU i of a DGX takes NIC i, as NCCL assigns them); among other
- * equal-cost choices in a server the flow id picks one, the same one every
- * time, and between servers the destination does.  FALSE
- * if @dst is unreachable. */
+ * route of flow @flow from @src to @dst.  Between servers it leaves by the
+ * source's own NIC and enters by the destination's when they have a route
+ * (GPU i of a DGX H100 by NIC i); among equal-cost choices in a server the
+ * flow id picks one, the same one every time, and in the fabric the
+ * destination does.  FALSE if @dst is unreachable. */
 gboolean weft_routing_path (WeftRouting *routing, uint32_t src, uint32_t dst,
                             uint64_t flow, GArray *links);
 
