@@ -1,6 +1,7 @@
 /* Tests of routing: least-cost paths, ECMP spread, and agreement with a
  * plain shortest-path search over the whole graph. */
 #include "rng.h"
+#include "topology/route_engine.h"
 #include "topology/routing.h"
 #include "topology/scenario.h"
 
@@ -610,6 +611,119 @@ START_TEST (test_gpu_takes_its_own_nic)
 }
 END_TEST
 
+/* The 1024-GPU fat-tree with its fabric's switches routing by @engine. */
+static WeftScenario *
+fat_tree_by (const char *engine)
+{
+  g_autofree char *path = g_build_filename (SCENARIOS,
+                                            "h100-1024-fat-tree.yaml", NULL);
+  g_autofree char *set = g_strdup_printf ("fabrics.0.routing=%s", engine);
+  const char *sets[] = { set, NULL };
+  g_autoptr (GError) error = NULL;
+  WeftScenario *s = weft_scenario_load_with (path, sets, &error);
+
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  return s;
+}
+
+/* The spine @path climbs to (its index), or -1. */
+static int
+spine_of (const WeftTopology *topo, const GArray *path, uint32_t *up)
+{
+  for (guint i = 0; i < path->len; i++)
+    {
+      uint32_t l = g_array_index (path, uint32_t, i);
+      const char *name = topo->nodes[topo->links[l].dst].name;
+      if (g_str_has_prefix (name, "ib/spine"))
+        {
+          *up = l;
+          return atoi (name + strlen ("ib/spine"));
+        }
+    }
+  return -1;
+}
+
+START_TEST (test_engines_pick_up_ports)
+{
+  /* From node0/gpu0 to GPU 0 of a server on another leaf, the leaf has 16
+   * equal-cost spines to climb to. */
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  uint32_t up = WEFT_NONE;
+
+  /* dmodk: the destination chooses, the same spine for every flow and
+   * from every source (so every flow to it comes down the same link); the
+   * destinations of a leaf climb by distinct spines two at a time (32
+   * NICs, 16 spines). */
+  g_autoptr (WeftScenario) d = fat_tree_by ("dmodk");
+  g_autoptr (WeftRouting) rd = weft_routing_new (d->topo);
+  ck_assert (!weft_routing_uses_load (rd));
+  uint32_t src = node (d->topo, "node0/gpu0"), dst = node (d->topo,
+                                                         "node100/gpu0");
+  ck_assert (weft_routing_path (rd, src, dst, 0, path));
+  int chosen = spine_of (d->topo, path, &up);
+  ck_assert_int_ge (chosen, 0);
+  for (uint64_t flow = 1; flow < 64; flow++)
+    {
+      ck_assert (weft_routing_path (rd, src, dst, flow, path));
+      ck_assert_int_eq (spine_of (d->topo, path, &up), chosen);
+      ck_assert (weft_routing_flow_free (rd));
+    }
+  ck_assert (weft_routing_path (rd, node (d->topo, "node9/gpu3"), dst, 0,
+                                path));
+  ck_assert_int_eq (spine_of (d->topo, path, &up), chosen);
+  guint per_spine[16] = { 0 };
+  for (uint32_t b = 100; b < 104; b++)
+    for (uint32_t g = 0; g < 8; g++)
+      {
+        g_autofree char *to = g_strdup_printf ("node%u/gpu%u", b, g);
+        ck_assert (weft_routing_path (rd, src, node (d->topo, to), 0, path));
+        per_spine[spine_of (d->topo, path, &up)]++;
+      }
+  for (int i = 0; i < 16; i++)
+    ck_assert_uint_eq (per_spine[i], 2);
+
+  /* ecmp: the flow chooses, the same spine for the same flow, and 64 flows
+   * over 16 spines take most of them. */
+  g_autoptr (WeftScenario) e = fat_tree_by ("ecmp");
+  g_autoptr (WeftRouting) re = weft_routing_new (e->topo);
+  gboolean seen[16] = { FALSE };
+  guint taken = 0;
+  for (uint64_t flow = 0; flow < 64; flow++)
+    {
+      ck_assert (weft_routing_path (re, src, dst, flow, path));
+      ck_assert (!weft_routing_flow_free (re));
+      int sp = spine_of (e->topo, path, &up);
+      ck_assert (weft_routing_path (re, src, dst, flow, path));
+      ck_assert_int_eq (spine_of (e->topo, path, &up), sp);
+      taken += !seen[sp];
+      seen[sp] = TRUE;
+    }
+  ck_assert_uint_ge (taken, 12);
+
+  /* adaptive: on an idle fabric what dmodk takes; with transfers in
+   * flight up to that spine, the next idle one after it. */
+  g_autoptr (WeftScenario) a = fat_tree_by ("adaptive");
+  g_autoptr (WeftRouting) ra = weft_routing_new (a->topo);
+  g_autofree uint32_t *load = g_new0 (uint32_t, a->topo->n_links);
+  ck_assert (weft_routing_uses_load (ra));
+  ck_assert (weft_routing_path (ra, src, dst, 0, path));
+  ck_assert_int_eq (spine_of (a->topo, path, &up), chosen);
+  weft_routing_set_load (ra, load);
+  load[up] = 1;
+  ck_assert (weft_routing_path (ra, src, dst, 1, path));
+  ck_assert_int_eq (spine_of (a->topo, path, &up), (chosen + 1) % 16);
+  ck_assert (!weft_routing_flow_free (ra));
+  load[up] = 1;
+  ck_assert (weft_routing_path (ra, src, dst, 2, path));
+  ck_assert_int_eq (spine_of (a->topo, path, &up), (chosen + 2) % 16);
+  /* Equal loads everywhere: the tie goes to dmodk's pick. */
+  for (uint32_t l = 0; l < a->topo->n_links; l++)
+    load[l] = 2;
+  ck_assert (weft_routing_path (ra, src, dst, 3, path));
+  ck_assert_int_eq (spine_of (a->topo, path, &up), chosen);
+}
+END_TEST
+
 static Suite *
 routing_suite (void)
 {
@@ -634,6 +748,11 @@ routing_suite (void)
   tcase_add_test (tc, test_fat_tree_ecmp_spread);
   tcase_add_test (tc, test_gpu_takes_its_own_nic);
   tcase_add_test (tc, test_remembered_routes_took_no_flow);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("engines");
+  tcase_set_timeout (tc, 60);
+  tcase_add_test (tc, test_engines_pick_up_ports);
   suite_add_tcase (s, tc);
   return s;
 }

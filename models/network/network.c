@@ -59,6 +59,7 @@ routing_give (WeftNetwork *net, WeftRouting *routing)
 {
   WeftTopology *t = (WeftTopology *) net->topo;
 
+  weft_routing_set_load (routing, NULL);        /* freed with @net */
   if (net->plain)
     {
       weft_routing_free (routing);
@@ -108,6 +109,13 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->splits = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free,
                                        NULL);
   routes_init (net);
+  /* Adaptive routing reads what is in flight on each link as a transfer
+   * starts; counted only when a switch routes so. */
+  if (weft_routing_uses_load (net->routing))
+    {
+      net->load = g_new0 (uint32_t, MAX (topo->n_links, 1));
+      weft_routing_set_load (net->routing, net->load);
+    }
   /* Flow ids feed the ECMP hash; the seed decides where they start. */
   net->next_flow = config->seed ? weft_mix64 (config->seed) : 0;
   return net;
@@ -138,6 +146,7 @@ weft_network_free (WeftNetwork *net)
   g_free (net->reduce_free_at);
   g_free (net->capacity);
   routes_free (net);
+  g_free (net->load);
   routing_give (net, g_steal_pointer (&net->routing));
   weft_link_stats_free (net->stats);
   net->klass->destroy (net);
@@ -643,6 +652,18 @@ start_on (WeftNetwork *net, uint32_t id, const uint32_t *links, uint32_t n,
 {
   WeftTransfer *t = &net->transfers[id];
 
+  if (net->load != NULL)
+    {
+      /* Its links, to count it off when it ends (a remembered route's
+       * lie with the route, not the transfer). */
+      if (links != t->path)
+        {
+          transfer_buffers (t, n);
+          memcpy (t->path, links, n * sizeof (uint32_t));
+        }
+      for (uint32_t i = 0; i < n; i++)
+        net->load[links[i]]++;
+    }
   t->path_len = n;
   t->striped = striped;
   net->starting.links = links;
@@ -899,6 +920,9 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
     for (uint32_t i = 0; i < t->path_len; i++)
       weft_link_stats_count (net->stats, t->path[i],
                              t->striped ? t->link_bytes[i] : t->bytes);
+  if (net->load != NULL)
+    for (uint32_t i = 0; i < t->path_len; i++)
+      net->load[t->path[i]]--;
   net->finished++;
   net->bytes_delivered += t->bytes;
   weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);

@@ -124,6 +124,8 @@ struct _WeftNetwork {
   uint32_t n_routes, routes_max, routes_filled, route_clock;
   uint64_t routes_missed;       /* transfers routed while routes were kept */
   GPtrArray *adopted;           /* objects freed with the network */
+  uint32_t *load;               /* transfers in flight per directed link,
+                                   kept only for adaptive routing, or NULL */
   GHashTable *splits;           /* striped transfers still in progress */
 };
 

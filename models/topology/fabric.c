@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "topology/names.h"
+#include "topology/route_engine.h"
 
 typedef struct {
   WeftTopology *topo;
@@ -13,6 +14,7 @@ typedef struct {
   uint32_t link_type;
   const WeftLinkType *link;
   uint32_t lanes;
+  WeftRouteEngine routing;      /* of the switches it makes */
 } Gen;
 
 gboolean
@@ -74,6 +76,8 @@ gen_switch (Gen *g, const WeftDevice *device, char *name, GError **error)
   if (id == WEFT_NONE)
     weft_cfg_error (error, g->entry, "fabric '%s' makes a node whose name is "
                     "already taken; give the fabric another name", g->name);
+  else
+    g->topo->nodes[id].routing = (uint8_t) g->routing;
   return id;
 }
 
@@ -413,7 +417,8 @@ build_fat_tree (Gen *g, GArray *nodes, gboolean rail_kind, GError **error)
 
 static const char *const fabric_keys[] = {
   "kind", "name", "nodes", "endpoints", "link", "lanes", "dims", "switch",
-  "levels", "oversubscription", "rails", "planes", "description", NULL
+  "levels", "oversubscription", "rails", "planes", "routing", "description",
+  NULL
 };
 
 static const char *const fabric_kinds[] = {
@@ -458,6 +463,34 @@ weft_fabric_build (WeftTopology *topo, const WeftCfg *entry, GError **error)
       && !weft_cfg_uint (cfg, 1, 1024, &lanes, error))
     return FALSE;
   g.lanes = (uint32_t) lanes;
+
+  /* How the fabric's switches choose among equal-cost next hops: only
+   * fabrics that make switches have any to choose. */
+  if ((cfg = weft_cfg_get (entry, "routing")))
+    {
+      if (which < 3)
+        return weft_cfg_error (error, weft_cfg_get_key (entry, "routing"),
+                               "a %s fabric makes no switches to route; "
+                               "'routing' is for star, fat-tree and "
+                               "rail-optimized fabrics", kind->text);
+      if (!weft_cfg_expect_scalar (cfg, "routing", error))
+        return FALSE;
+      if (!weft_route_engine_parse (cfg->text, &g.routing))
+        {
+          const char *names[WEFT_ROUTE_ENGINE_COUNT + 1] = { NULL };
+          for (int e = 0; e < WEFT_ROUTE_ENGINE_COUNT; e++)
+            names[e] = weft_route_engine_class ((WeftRouteEngine) e)->name;
+          const char *guess = weft_closest (cfg->text, names);
+          if (guess)
+            return weft_cfg_error (error, cfg, "unknown routing engine '%s'; "
+                                   "did you mean '%s'? (valid: %s)",
+                                   cfg->text, guess,
+                                   weft_route_engine_names ());
+          return weft_cfg_error (error, cfg, "unknown routing engine '%s'; "
+                                 "valid: %s", cfg->text,
+                                 weft_route_engine_names ());
+        }
+    }
 
   gboolean tree = which >= 4;
   const char *members_key = tree ? "endpoints" : "nodes";

@@ -1,5 +1,6 @@
 /* weft: routing.  See routing.h for the scheme. */
 #include "topology/routing.h"
+#include "topology/route_engine.h"
 #include "topology/route_memo.h"
 
 #include <stdlib.h>
@@ -66,6 +67,10 @@ struct _WeftRouting {
                                    server), or WEFT_NONE outside zones */
   uint32_t *own;                /* node -> its own way out of its server
                                    (build_own()), or WEFT_NONE: any */
+  const uint32_t *load;         /* transfers in flight per directed link
+                                   (the network's), or NULL */
+  gboolean uses_load;           /* some switch routes adaptively */
+  GArray *cand_edges, *cand_links;  /* scratch of walk_core() */
   uint32_t **to_core;           /* core index -> costs[n_core] from every
                                    core node to it, or NULL until needed */
   size_t cached_bytes;
@@ -434,6 +439,10 @@ weft_routing_new (const WeftTopology *topo)
     if (zone_of (r, n) == WEFT_ZONE_ROOT)
       r->affinity[n] = WEFT_NONE;
   build_own (r);
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    r->uses_load |= topo->nodes[n].routing == WEFT_ROUTE_ADAPTIVE;
+  r->cand_edges = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  r->cand_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   r->to_core = g_new0 (uint32_t *, MAX (r->n_core, 1));
   r->outs = g_array_new (FALSE, FALSE, sizeof (Port));
   r->ins = g_array_new (FALSE, FALSE, sizeof (Port));
@@ -455,6 +464,8 @@ weft_routing_free (WeftRouting *r)
   g_free (r->zone_table);
   g_free (r->affinity);
   g_free (r->own);
+  g_array_unref (r->cand_edges);
+  g_array_unref (r->cand_links);
   g_free (r->entry_of);
   g_free (r->gw_start);
   g_free (r->gw);
@@ -843,44 +854,51 @@ walk_local (WeftRouting *r, uint32_t zone, uint32_t from, uint32_t to,
 }
 
 /* Append the core links from core node @from to core node @to.  Among
- * equal-cost next hops the destination picks, digit by digit, as a fat-tree's
- * switches forward by destination (D-mod-k): the first choice takes
- * @dest mod n1, the next (@dest / n1) mod n2, and so on.  The endpoints of a
- * leaf differ in their lowest digits, so traffic from one leaf to another
- * leaf's endpoints climbs by distinct uplinks and meets no other flow. */
+ * equal-cost next hops the engine of the switch that chooses picks one
+ * (route_engine.h), given @dest, the destination's index among the ways
+ * into the core, the flow's hash and the links' load. */
 static void
 walk_core (WeftRouting *r, uint32_t from, uint32_t to, uint64_t dest,
            uint64_t seed, uint32_t *hop, GArray *links)
 {
+  const WeftTopology *topo = r->topo;
   const uint32_t *cost = costs_to (r, to);
-  uint64_t stride = 1;
+  WeftRouteChoice c = { .topo = topo, .dest = dest, .stride = 1,
+                        .load = r->load };
 
   while (from != to)
     {
-      uint32_t n = 0, pick;
-      CoreEdge e = { 0 };
-
+      g_array_set_size (r->cand_edges, 0);
+      g_array_set_size (r->cand_links, 0);
       for (uint32_t i = r->core_start[from]; i < r->core_start[from + 1]; i++)
         {
-          const CoreEdge *c = &r->core_edges[i];
-          n += cost[c->to] != INF
-               && (uint64_t) c->cost + cost[c->to] == cost[from];
-        }
-      g_assert (n > 0);
-      pick = (uint32_t) (dest / stride % n);
-      if (n > 1 && stride <= dest)
-        stride *= n;
-      for (uint32_t i = r->core_start[from];; i++)
-        {
-          const CoreEdge *c = &r->core_edges[i];
-          if (cost[c->to] != INF
-              && (uint64_t) c->cost + cost[c->to] == cost[from]
-              && pick-- == 0)
+          const CoreEdge *e = &r->core_edges[i];
+          if (cost[e->to] != INF
+              && (uint64_t) e->cost + cost[e->to] == cost[from])
             {
-              e = *c;
-              break;
+              g_array_append_val (r->cand_edges, i);
+              g_array_append_val (r->cand_links, e->link);
             }
         }
+      c.n = r->cand_edges->len;
+      g_assert (c.n > 0);
+      uint32_t pick = 0;
+      if (c.n > 1)
+        {
+          const WeftRouteEngineClass *engine = weft_route_engine_class (
+              topo->nodes[r->core_node[from]].routing);
+          c.links = (const uint32_t *) r->cand_links->data;
+          /* Only engines that hash draw on the hops' hashes, so that the
+           * others leave the in-server choices after them as they were. */
+          c.hash = engine->by_flow ? weft_mix64 (seed + (*hop)++) : 0;
+          pick = engine->pick (&c);
+          g_assert (pick < c.n);
+          r->by_flow |= engine->by_flow;
+          if (c.stride <= dest)
+            c.stride *= c.n;
+        }
+      CoreEdge e = r->core_edges[g_array_index (r->cand_edges, uint32_t,
+                                                pick)];
       if (e.link != WEFT_NONE)
         g_array_append_val (links, e.link);
       else
@@ -978,6 +996,17 @@ weft_routing_flow_free (const WeftRouting *r)
   return !r->by_flow;
 }
 
+gboolean
+weft_routing_uses_load (const WeftRouting *r)
+{
+  return r->uses_load;
+}
+
+void
+weft_routing_set_load (WeftRouting *r, const uint32_t *load)
+{
+  r->load = load;
+}
 
 /* The least cost from @node (of zone @z, not a core node) to @dst, by the
  * route inside the zone if @dst is in it, or out by one of the zone's ways

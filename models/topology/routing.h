@@ -6,9 +6,10 @@
  * the destination's own (the nearest gateway of each, one a GPU by place,
  * as NCCL picks NICs), crossing NVLink to another GPU's NIC only when the
  * own NICs have no route between them; least cost within that.  In the
- * fabric the destination picks among equal-cost next hops digit by digit
- * (D-mod-k, as InfiniBand switches forward by destination); inside a
- * server a deterministic hash of (source, destination, flow id) picks.
+ * fabric each switch's routing engine (route_engine.h: dmodk, ecmp or
+ * adaptive, the `routing` of its fabric) picks among equal-cost next hops;
+ * inside a server a deterministic hash of (source, destination, flow id)
+ * picks.
  *
  * State does not grow as GPUs squared.  A server (a zone: one top-level
  * template instance) has one table of in-server costs shared by every
@@ -42,8 +43,8 @@ uint64_t weft_routing_cost (WeftRouting *routing, uint32_t src, uint32_t dst);
  * route of flow @flow from @src to @dst.  Between servers it leaves by the
  * source's own NIC and enters by the destination's when they have a route
  * (GPU i of a DGX H100 by NIC i); among equal-cost choices in a server the
- * flow id picks one, the same one every time, and in the fabric the
- * destination does.  FALSE if @dst is unreachable. */
+ * flow id picks one, the same one every time, and in the fabric each
+ * switch's routing engine picks.  FALSE if @dst is unreachable. */
 gboolean weft_routing_path (WeftRouting *routing, uint32_t src, uint32_t dst,
                             uint64_t flow, GArray *links);
 
@@ -60,13 +61,23 @@ void weft_routing_first_hops (WeftRouting *routing, uint32_t src,
                               uint32_t dst, GArray *links);
 
 /* Whether the last route weft_routing_path() or weft_routing_path_for()
- * gave was chosen without the flow id: the same for every flow. */
+ * gave was chosen without the flow id or the links' load: the same for
+ * every flow. */
 gboolean weft_routing_flow_free (const WeftRouting *routing);
 
 /* Whether to remember recent routes (on by default).  A remembered route
  * is one no flow id took part in choosing, so the routes are the same
  * either way; off is for tests that check exactly that. */
 void weft_routing_set_memo (WeftRouting *routing, gboolean enabled);
+
+/* Whether a switch of the topology routes adaptively: by the load the
+ * network gives with weft_routing_set_load(). */
+gboolean weft_routing_uses_load (const WeftRouting *routing);
+
+/* Let the adaptive engine read @load, the transfers in flight on each
+ * directed link, which the caller keeps up to date and owns (NULL: an idle
+ * network, as after a run). */
+void weft_routing_set_load (WeftRouting *routing, const uint32_t *load);
 
 /* Bytes held by cached per-destination arrays, in-server tables and
  * remembered routes. */

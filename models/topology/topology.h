@@ -86,6 +86,9 @@ typedef struct {
   WeftNodeKind kind;
   uint32_t zone;                /* WEFT_ZONE_ROOT or a zone id */
   uint32_t port_base;           /* its port counters in ports_used */
+  uint8_t routing;              /* how it picks among equal-cost next hops:
+                                   a WeftRouteEngine (route_engine.h), that
+                                   of the fabric that made it; 0: dmodk */
 } WeftNode;
 
 typedef struct {
