@@ -3,6 +3,7 @@
  * threads that must not change a result. */
 #include "collectives/collective_run.h"
 #include "collectives/schedule_file.h"
+#include "topology/routing.h"
 #include "topology/scenario.h"
 
 #include <glib/gstdio.h>
@@ -945,6 +946,263 @@ START_TEST (test_schedule_file_ring_matches_builtin)
 }
 END_TEST
 
+/* ---- where routing puts a collective's bytes ---- */
+
+/* @file with each of @sets ("KEY=VALUE", NULL-terminated) applied. */
+static WeftScenario *
+load_with (const char *file, const char *const *sets)
+{
+  g_autofree char *path = g_build_filename (SCENARIOS, file, NULL);
+  g_autoptr (GError) error = NULL;
+  WeftScenario *s = weft_scenario_load_with (path, sets, &error);
+
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  return s;
+}
+
+/* A hierarchical all_reduce of 1 GiB over every GPU of @s, Simple, flow
+ * fidelity, with @params (channels and chunks) and @seed; the link
+ * statistics are the caller's to free. */
+static WeftCollectiveResult
+hier_run (const WeftScenario *s, const WeftCollectiveParams *params,
+          uint64_t seed)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, seed, (WeftTime) 1e12,
+                             NULL, FALSE, 0, 0, NULL, 1 };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data,
+                                      gpus->len, WEFT_OP_ALL_REDUCE,
+                                      WEFT_ALG_HIER, WEFT_PROTOCOL_SIMPLE,
+                                      1 << 30, params, &options, &r, &error),
+                 "%s", error ? error->message : "");
+  g_free (r.spans);
+  return r;
+}
+
+/* The least and most bytes, and their mean, over the links of @s whose
+ * source's name starts with @from and whose destination's with @to,
+ * leaving out those that carried nothing unless @idle. */
+static void
+bytes_over (const WeftScenario *s, const WeftLinkStats *stats,
+            const char *from, const char *to, gboolean idle, double *least,
+            double *most, double *mean)
+{
+  const WeftTopology *topo = s->topo;
+  double sum = 0;
+  guint n = 0;
+
+  *least = INFINITY;
+  *most = 0;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      double b = (double) stats->links[l].bytes;
+      if (!g_str_has_prefix (topo->nodes[link->src].name, from)
+          || !g_str_has_prefix (topo->nodes[link->dst].name, to)
+          || (b == 0 && !idle))
+        continue;
+      *least = MIN (*least, b);
+      *most = MAX (*most, b);
+      sum += b;
+      n++;
+    }
+  ck_assert_uint_gt (n, 0);
+  *mean = sum / n;
+}
+
+START_TEST (test_oversubscribed_fat_tree)
+{
+  /* 32 DGX H100 on a two-level fat-tree: as the leaves' ports go from
+   * uplinks to endpoints, a hierarchical all_reduce never gets faster, and
+   * every NIC's up-link carries the same share: each GPU's slice crosses
+   * between servers by its own NIC.  At 2:1 and 4:1 a leaf's 43 or 51
+   * endpoints split servers; chosen by cost, the NICs on the next
+   * server's leaf took every GPU's traffic over NVLink. */
+  const char *ratios[] = { "1:1", "2:1", "4:1" };
+  WeftCollectiveParams params = { 0 };      /* channels and chunks: auto */
+  WeftTime last = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (ratios); i++)
+    {
+      g_autofree char *set = g_strdup_printf ("fabrics.0.oversubscription=%s",
+                                              ratios[i]);
+      const char *sets[] = { set, NULL };
+      g_autoptr (WeftScenario) s = load_with ("h100-256-fat-tree.yaml", sets);
+      WeftCollectiveResult r = hier_run (s, &params, 1);
+      g_autoptr (WeftLinkStats) stats = r.stats;
+      double least, most, mean;
+      bytes_over (s, stats, "node", "ib/", TRUE, &least, &most, &mean);
+      ck_assert_msg (least >= 0.9 * mean && most <= 1.1 * mean,
+                     "%s: NIC up-links carry %.0f to %.0f B, mean %.0f",
+                     ratios[i], least, most, mean);
+      ck_assert_msg (r.time >= last, "%s: %" G_GUINT64_FORMAT " ps, faster "
+                     "than %" G_GUINT64_FORMAT " ps with fewer uplinks",
+                     ratios[i], r.time, last);
+      last = r.time;
+    }
+}
+END_TEST
+
+/* The latency of the route from @a to @b of @topo: its links' and the
+ * switches' and NICs' between them. */
+static double
+path_latency (const WeftTopology *topo, WeftRouting *routing, uint32_t a,
+              uint32_t b)
+{
+  g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  double latency = 0;
+
+  ck_assert (weft_routing_path (routing, a, b, 0, path));
+  for (guint i = 0; i < path->len; i++)
+    {
+      const WeftLink *l = &topo->links[g_array_index (path, uint32_t, i)];
+      const WeftNode *via = &topo->nodes[l->dst];
+      latency += (double) l->latency;
+      if (i + 1 < path->len
+          && (via->kind == WEFT_NODE_SWITCH || via->kind == WEFT_NODE_NIC))
+        latency += (double) via->device->latency;
+    }
+  return latency;
+}
+
+/* NCCL's rate (B/s) of the link from node @a to node @b of @topo. */
+static double
+nccl_rate (const WeftTopology *topo, const char *a, const char *b)
+{
+  uint32_t from = weft_topology_find_node (topo, a);
+  uint32_t to = weft_topology_find_node (topo, b);
+
+  for (uint32_t i = topo->out_start[from]; i < topo->out_start[from + 1]; i++)
+    if (topo->links[topo->out_links[i]].dst == to)
+      return weft_link_nccl_rate (topo, &topo->links[topo->out_links[i]]);
+  ck_abort_msg ("no link %s -> %s", a, b);
+  return 0;
+}
+
+START_TEST (test_fat_tree_hierarchical_closed_form)
+{
+  /* One piece at a time over 32 DGX H100 on a non-blocking fat-tree, the
+   * levels of a hierarchical all_reduce of S follow each other: a
+   * reduce-scatter inside each server (7 ring steps of p = S/8 over a
+   * GPU's 18 NVLinks, each reduced), an all_reduce of each GPU's slice
+   * p across the 32 servers on its rail (31 reduce-scatter steps of
+   * q = p/32, each reduced, and 31 all-gather steps) at the rate of the
+   * GPU's way to its NIC, and an all-gather inside (7 steps).  Each send
+   * pays Simple's hop and its path's latency (across servers the longest
+   * of the ring's, over a spine), and the collective Simple's base
+   * latency.  Routes that crossed no other flow meet it. */
+  const char *sets[] = { "fabrics.0.oversubscription=1:1", NULL };
+  g_autoptr (WeftScenario) s = load_with ("h100-256-fat-tree.yaml", sets);
+  const WeftTopology *topo = s->topo;
+  const WeftProtocol *simple = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                                  WEFT_ALG_HIER);
+  g_autoptr (WeftRouting) routing = weft_routing_new (topo);
+  uint32_t gpu0 = weft_topology_find_node (topo, "node0/gpu0");
+  double share = simple->efficiency;
+  double nvlink = 0;
+
+  for (uint32_t i = topo->out_start[gpu0]; i < topo->out_start[gpu0 + 1]; i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      if (((WeftLinkType *) g_ptr_array_index (topo->link_types, l->type))
+              ->family == WEFT_FAMILY_NVLINK)
+        nvlink += weft_link_nccl_rate (topo, l) * share;
+    }
+  double nic = share * MIN (MIN (nccl_rate (topo, "node0/gpu0", "node0/pcie0"),
+                                 nccl_rate (topo, "node0/pcie0", "node0/nic0")),
+                            nccl_rate (topo, "node0/nic0", "ib/leaf0"));
+  double reduce = topo->nodes[gpu0].device->reduce_bandwidth;
+  double inside = path_latency (topo, routing, gpu0,
+                                weft_topology_find_node (topo, "node0/gpu1"));
+  double across = 0;
+  for (uint32_t g = 0; g < 32; g++)
+    {
+      g_autofree char *a = g_strdup_printf ("node%u/gpu0", g);
+      g_autofree char *b = g_strdup_printf ("node%u/gpu0", (g + 1) % 32);
+      across = MAX (across, path_latency (topo, routing,
+                                          weft_topology_find_node (topo, a),
+                                          weft_topology_find_node (topo, b)));
+    }
+  double S = 1 << 30, p = S / 8, q = p / 32;
+  double hop_in = (double) simple->hop_nvlink + inside + p * 1e12 / nvlink;
+  double hop_out = (double) simple->hop_network + across + q * 1e12 / nic;
+  double closed = (double) simple->base
+                  + 7 * (2 * hop_in + p * 1e12 / reduce)
+                  + 31 * (2 * hop_out + q * 1e12 / reduce);
+
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0 };
+  WeftCollectiveResult r = hier_run (s, &serial, 1);
+  weft_link_stats_free (r.stats);
+  ck_assert_msg (fabs ((double) r.time - closed) <= 0.02 * closed,
+                 "%" G_GUINT64_FORMAT " ps simulated, %.0f ps closed form",
+                 r.time, closed);
+}
+END_TEST
+
+START_TEST (test_spines_even_by_destination)
+{
+  /* On the 1024-GPU fat-tree, switches forwarding by destination (dmodk)
+   * put the same bytes on every spine link that a hierarchical all_reduce
+   * uses: each ring step's flows from a leaf go to distinct destinations,
+   * which climb by distinct spines.  (A leaf's ring steps reach the 8 GPUs
+   * of one server of the next leaf, so 8 of its 16 spines.)  Hashed by
+   * flow, the steps' flows meet on some spine links and miss others. */
+  const char *dmodk[] = { "fabrics.0.routing=dmodk", NULL };
+  const char *ecmp[] = { "fabrics.0.routing=ecmp", NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0 };
+  double least, most, mean;
+
+  g_autoptr (WeftScenario) d = load_with ("h100-1024-fat-tree.yaml", dmodk);
+  WeftCollectiveResult by_dest = hier_run (d, &serial, 1);
+  g_autoptr (WeftLinkStats) stats = by_dest.stats;
+  bytes_over (d, stats, "ib/leaf", "ib/spine", FALSE, &least, &most, &mean);
+  ck_assert_msg (least >= 0.9 * mean && most <= 1.1 * mean,
+                 "dmodk: spine up-links carry %.0f to %.0f B, mean %.0f",
+                 least, most, mean);
+  bytes_over (d, stats, "ib/spine", "ib/leaf", FALSE, &least, &most, &mean);
+  ck_assert_msg (least >= 0.9 * mean && most <= 1.1 * mean,
+                 "dmodk: spine down-links carry %.0f to %.0f B, mean %.0f",
+                 least, most, mean);
+
+  g_autoptr (WeftScenario) e = load_with ("h100-1024-fat-tree.yaml", ecmp);
+  WeftCollectiveResult by_flow = hier_run (e, &serial, 1);
+  g_autoptr (WeftLinkStats) hashed = by_flow.stats;
+  bytes_over (e, hashed, "ib/leaf", "ib/spine", FALSE, &least, &most, &mean);
+  ck_assert_msg (least < 0.9 * mean || most > 1.1 * mean,
+                 "ecmp: spine up-links carry %.0f to %.0f B, mean %.0f",
+                 least, most, mean);
+  ck_assert_uint_gt (by_flow.time, by_dest.time);
+}
+END_TEST
+
+START_TEST (test_ecmp_seeded)
+{
+  /* Hashing by flow is the same for the same seed and differs with it;
+   * the destination's choice does not depend on it. */
+  const char *ecmp[] = { "fabrics.0.routing=ecmp", NULL };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0 };
+  g_autoptr (WeftScenario) s = load_with ("h100-256-fat-tree.yaml", ecmp);
+  WeftCollectiveResult a = hier_run (s, &serial, 1);
+  WeftCollectiveResult b = hier_run (s, &serial, 1);
+  WeftCollectiveResult c = hier_run (s, &serial, 2);
+  gboolean same_ab = TRUE, same_ac = TRUE;
+
+  for (uint32_t l = 0; l < s->topo->n_links; l++)
+    {
+      same_ab &= a.stats->links[l].bytes == b.stats->links[l].bytes;
+      same_ac &= a.stats->links[l].bytes == c.stats->links[l].bytes;
+    }
+  ck_assert (same_ab && a.time == b.time);
+  ck_assert (!same_ac);
+  weft_link_stats_free (a.stats);
+  weft_link_stats_free (b.stats);
+  weft_link_stats_free (c.stats);
+}
+END_TEST
+
 static Suite *
 collective_suite (void)
 {
@@ -972,6 +1230,14 @@ collective_suite (void)
   tcase_add_test (tc, test_speedups_change_nothing);
   tcase_add_test (tc, test_plans_shared);
   tcase_add_test (tc, test_routing_handed_on);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("routing");
+  tcase_set_timeout (tc, 240);
+  tcase_add_test (tc, test_oversubscribed_fat_tree);
+  tcase_add_test (tc, test_fat_tree_hierarchical_closed_form);
+  tcase_add_test (tc, test_spines_even_by_destination);
+  tcase_add_test (tc, test_ecmp_seeded);
   suite_add_tcase (s, tc);
   return s;
 }

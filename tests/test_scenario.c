@@ -119,6 +119,9 @@ static const Expect ready[] = {
   /* 8 leaves (one per rail) and 4 spines over 32 servers' 8 switches. */
   { "h100-256-rail.yaml", 256, 32 * 8 + 12, 256, 64, "nvlink4", 32 * 144,
     18 * NV4, NDR },
+  /* 8 leaves of four servers and 4 spines. */
+  { "h100-256-fat-tree.yaml", 256, 32 * 8 + 12, 256, 64, "nvlink4", 32 * 144,
+    18 * NV4, NDR },
   /* 32 leaves and 16 spines. */
   { "h100-1024-fat-tree.yaml", 1024, 128 * 8 + 48, 1024, 256, "nvlink4",
     128 * 144, 18 * NV4, NDR },
@@ -620,6 +623,17 @@ START_TEST (test_bad_generators)
                 "fabrics: [{kind: star, name: s, nodes: 'h[0-3]', switch: host,"
                 " link: l}]\n",
                 "device 'host' is a gpu, not a switch");
+  /* Routing engines: by name, and only for fabrics with switches. */
+  EXPECT_ERROR (GEN_HEADER "nodes: [{name: 'h[0-3]', device: host}]\n"
+                "fabrics: [{kind: fat-tree, name: f, endpoints: 'h[0-3]', "
+                "switch: sw8, link: l, routing: sideways}]\n",
+                "t.yaml:10:89: unknown routing engine 'sideways'; valid: "
+                "dmodk, ecmp, adaptive");
+  EXPECT_ERROR (GEN_HEADER "nodes: [{name: 'h[0-3]', device: host}]\n"
+                "fabrics: [{kind: ring, nodes: 'h[0-3]', link: l, "
+                "routing: ecmp}]\n",
+                "t.yaml:10:50: a ring fabric makes no switches to route; "
+                "'routing' is for star, fat-tree and rail-optimized fabrics");
 }
 END_TEST
 
