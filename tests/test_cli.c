@@ -470,6 +470,45 @@ START_TEST (test_bundled_from_anywhere)
 }
 END_TEST
 
+START_TEST (test_topo_route)
+{
+  /* A route hop by hop: on the 2:1 fat-tree node5's NIC 0 is on leaf 0 and
+   * node9's on leaf 1, so GPU 0's traffic climbs to a spine, one of the
+   * three its fabric's engine chooses among, and never crosses NVLink. */
+  const char *tree = WEFT_SOURCE_DIR "/scenarios/h100-256-fat-tree.yaml";
+  Result r = weft ("topo", tree, "--set", "fabrics.0.oversubscription=2:1",
+                   "--route", "node5/gpu0", "node9/gpu0", NULL);
+
+  ck_assert_int_eq (r.status, 0);
+  const char *want[] = {
+    "route of flow 0 from node5/gpu0 to node9/gpu0: 8 links, cost 24",
+    "node5/gpu0 -> node5/pcie0", "node5/pcie0 -> node5/nic0",
+    "ib/leaf0 -> ib/spine0", "one of 3, by dmodk", "node9/nic0 -> node9/pcie0",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (want); i++)
+    ck_assert_msg (strstr (r.out, want[i]) != NULL, "%s not in %s", want[i],
+                   r.out);
+  ck_assert_ptr_null (strstr (r.out, "nvlink"));
+  result_clear (&r);
+
+  r = weft ("topo", tree, "--set", "fabrics.0.routing=ecmp", "--route",
+            "node5/gpu0", "node9/gpu0", "--flow", "3", NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "by ecmp"));
+  result_clear (&r);
+
+  r = weft ("topo", tree, "--route", "node5/gpu0", "node99/gpu0", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "no node named 'node99/gpu0'"));
+  ck_assert_str_eq (r.out, "");
+  result_clear (&r);
+  r = weft ("topo", tree, "--route", "node5/gpu0", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "--route takes two nodes"));
+  result_clear (&r);
+}
+END_TEST
+
 START_TEST (test_set_overrides)
 {
   /* --set changes any single value of the scenario, here the servers of
@@ -656,6 +695,7 @@ cli_suite (void)
   tcase_add_test (tc, test_run_bad_requests);
   tcase_add_test (tc, test_run_workload_section);
   tcase_add_test (tc, test_topo);
+  tcase_add_test (tc, test_topo_route);
   tcase_add_test (tc, test_params);
   tcase_add_test (tc, test_set_overrides);
   tcase_add_test (tc, test_bundled_from_anywhere);
