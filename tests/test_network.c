@@ -505,6 +505,63 @@ START_TEST (test_routes_forgotten_same_times)
 }
 END_TEST
 
+/* ---- adaptive routing ---- */
+
+START_TEST (test_adaptive_takes_the_idle_spine)
+{
+  /* Eight hosts on a fat-tree of 4-port switches: 4 leaves of 2 hosts, 2
+   * spines.  h0 -> h2 and h1 -> h4 leave leaf 0 for destinations of even
+   * index, which dmodk sends through the same spine: they share its link
+   * and take twice as long.  Adaptive routing sees the first in flight when
+   * the second starts and sends it by the other spine, in every fidelity;
+   * once both have ended nothing is counted in flight. */
+  const uint64_t bytes = 8 << 20;
+  const char *engines[] = { "dmodk", "adaptive" };
+  WeftTime took[2][G_N_ELEMENTS (all)];
+
+  for (guint e = 0; e < 2; e++)
+    {
+      g_autofree char *text = g_strdup_printf (
+          HOSTS_TYPES "nodes: [{name: 'h[0-7]', device: h}]\n"
+                      "fabrics: [{kind: fat-tree, name: ib, endpoints: "
+                      "'h[0-7]', switch: s, link: l, routing: %s}]\n",
+          4, engines[e]);
+      g_autoptr (WeftScenario) s = load_text (text);
+      const WeftTopology *topo = s->topo;
+      uint32_t up[2] = { WEFT_NONE, WEFT_NONE };
+      for (uint32_t l = 0; l < topo->n_links; l++)
+        for (int k = 0; k < 2; k++)
+          {
+            g_autofree char *spine = g_strdup_printf ("ib/spine%d", k);
+            if (topo->links[l].src == node (topo, "ib/leaf0")
+                && topo->links[l].dst == node (topo, spine))
+              up[k] = l;
+          }
+      for (guint f = 0; f < G_N_ELEMENTS (all); f++)
+        {
+          g_autoptr (WeftSim) sim = weft_sim_new ();
+          Job jobs[2] = { { node (topo, "h0"), node (topo, "h2"), bytes, 0, 0 },
+                          { node (topo, "h1"), node (topo, "h4"), bytes, 0, 0 } };
+          g_autoptr (WeftNetwork) net = run (sim, topo, all[f], jobs, 2);
+          took[e][f] = MAX (jobs[0].done, jobs[1].done);
+          ck_assert ((net->load != NULL) == (e == 1));
+          for (uint32_t l = 0; net->load && l < topo->n_links; l++)
+            ck_assert_uint_eq (net->load[l], 0);
+          ck_assert_uint_eq (net->stats->links[up[0]].bytes,
+                             e == 1 ? bytes : 2 * bytes);
+          ck_assert_uint_eq (net->stats->links[up[1]].bytes,
+                             e == 1 ? bytes : 0);
+        }
+    }
+  /* Sharing a link halves the rate where links are shared. */
+  for (guint f = 0; f < G_N_ELEMENTS (all); f++)
+    if (all[f] != WEFT_FIDELITY_ANALYTICAL)
+      ck_assert_msg (took[0][f] > 1.8 * took[1][f], "%s: %" G_GUINT64_FORMAT
+                     " ps by dmodk, %" G_GUINT64_FORMAT " ps adaptive",
+                     weft_fidelity_name (all[f]), took[0][f], took[1][f]);
+}
+END_TEST
+
 static Suite *
 network_suite (void)
 {
@@ -524,6 +581,10 @@ network_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_all_to_all_through_a_switch);
   tcase_add_test (tc, test_two_servers_share_a_nic_link);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("adaptive routing");
+  tcase_add_test (tc, test_adaptive_takes_the_idle_spine);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("packet details");
