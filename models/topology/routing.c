@@ -326,12 +326,14 @@ build_core (WeftRouting *r)
     }
 }
 
-/* The nodes of a gateway set: where a hash of them is kept (build_own()). */
+/* A node and a hash of its kind and its nearest gateways (build_own()):
+ * nodes of equal keys share them. */
 typedef struct {
-  uint64_t key;                 /* kind, then a hash of the nearest gateways */
+  uint64_t key;
   uint32_t node;
 } Near;
 
+/* Near records by key, then by node. */
 static int
 near_cmp (const void *a, const void *b)
 {
@@ -1034,9 +1036,8 @@ cost_by_tails (const WeftRouting *r, uint32_t z, uint32_t node, uint32_t dst,
 
 /* The way out of a zone by gateway @g over @link (WEFT_NONE for a core
  * gateway) into core node @core, @extra the cost of @link (0 for a core
- * gateway), with the least
- * cost on from @g to the destination whose ports r->ins holds, as choose()
- * pairs a port with them in @ch's tier. */
+ * gateway), with the least cost on from @g to the destination whose ports
+ * r->ins holds, as choose() pairs a port with them in @ch's tier. */
 static Tail
 tail_of (WeftRouting *r, const Choice *ch, uint32_t g, uint32_t link,
          uint32_t core, uint32_t extra)
