@@ -969,7 +969,7 @@ hier_run_plain (const WeftScenario *s, const WeftCollectiveParams *params,
 {
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, seed, (WeftTime) 1e12,
-                             NULL, plain, 0, 0, NULL, 1 };
+                             NULL, plain, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
