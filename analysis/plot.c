@@ -189,8 +189,8 @@ write_reference (const char *csv, const char *system, const char *op,
 }
 
 /* What tells run @run apart on a comparison's legend: its scenario, its
- * ranks, its algorithm and protocol (or "auto: ..." when they vary with
- * the size), and its sweep parameters. */
+ * ranks, its algorithm and protocol (or that auto chose them by size),
+ * and its sweep parameters. */
 static char *
 run_label (sqlite3 *h, int64_t run)
 {
@@ -199,24 +199,26 @@ run_label (sqlite3 *h, int64_t run)
 
   g_string_printf (label, "run %" G_GINT64_FORMAT, run);
   if (sqlite3_prepare_v2 (h, "SELECT r.scenario, MAX(o.nranks), "
-                          "COUNT(DISTINCT o.algorithm || '/' || o.protocol), "
-                          "MIN(o.algorithm || ' ' || o.protocol) FROM runs r "
-                          "JOIN ops o ON o.run_id = r.id WHERE r.id = ?", -1,
-                          &st, NULL) == SQLITE_OK)
+                          "COUNT(DISTINCT o.algorithm), COUNT(DISTINCT "
+                          "o.protocol), MIN(o.algorithm), MIN(o.protocol) "
+                          "FROM runs r JOIN ops o ON o.run_id = r.id WHERE "
+                          "r.id = ?", -1, &st, NULL) == SQLITE_OK)
     {
       sqlite3_bind_int64 (st, 1, run);
       if (sqlite3_step (st) == SQLITE_ROW && sqlite3_column_text (st, 0))
         {
           g_autofree char *base = g_path_get_basename (
               (const char *) sqlite3_column_text (st, 0));
-          g_string_append_printf (label, ": %s, %d GPUs, %s%s", base,
-                                  sqlite3_column_int (st, 1),
-                                  sqlite3_column_int (st, 2) > 1 ? "auto, "
-                                                                  : "",
-                                  sqlite3_column_int (st, 2) > 1
-                                      ? "chosen by size"
-                                      : (const char *) sqlite3_column_text (
-                                            st, 3));
+          const char *alg = (const char *) sqlite3_column_text (st, 4);
+          const char *proto = (const char *) sqlite3_column_text (st, 5);
+          g_string_append_printf (label, ": %s, %d GPUs, ", base,
+                                  sqlite3_column_int (st, 1));
+          if (sqlite3_column_int (st, 2) > 1)
+            g_string_append (label, "algorithm and protocol by size");
+          else if (sqlite3_column_int (st, 3) > 1)
+            g_string_append_printf (label, "%s, protocol by size", alg);
+          else
+            g_string_append_printf (label, "%s %s", alg, proto);
         }
       sqlite3_finalize (st);
     }
