@@ -488,11 +488,15 @@ START_TEST (test_signal_at_any_moment)
                        trace, "--chunks", "1", "--db", db, NULL };
       GPid pid;
       int wait_status;
-      ck_assert (g_spawn_async (tmp_dir, argv, NULL,
-                                G_SPAWN_DO_NOT_REAP_CHILD
-                                    | G_SPAWN_STDOUT_TO_DEV_NULL
-                                    | G_SPAWN_STDERR_TO_DEV_NULL,
-                                NULL, NULL, &pid, NULL));
+      g_autofree char *err_path = g_build_filename (tmp_dir, "sig.err", NULL);
+      int err_fd = open (err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ck_assert_int_ge (err_fd, 0);
+      ck_assert (g_spawn_async_with_fds (tmp_dir, argv, NULL,
+                                         G_SPAWN_DO_NOT_REAP_CHILD
+                                             | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                         NULL, NULL, &pid, -1, -1, err_fd,
+                                         NULL));
+      close (err_fd);
       g_usleep (delays_ms[i] * 1000);
       kill (pid, SIGTERM);
       gint64 sent = g_get_monotonic_time ();
@@ -501,8 +505,11 @@ START_TEST (test_signal_at_any_moment)
       int code = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status)
                  : WIFSIGNALED (wait_status) ? 128 + WTERMSIG (wait_status)
                                              : -1;
+      g_autofree char *err = NULL;
+      g_file_get_contents (err_path, &err, NULL, NULL);
       ck_assert_msg (code == 0 || code == 130 || code == 143,
-                     "after %d ms: exit %d", delays_ms[i], code);
+                     "after %d ms: exit %d: %s", delays_ms[i], code,
+                     err ? err : "");
       ck_assert_msg (took < G_USEC_PER_SEC, "after %d ms: took %" G_GINT64_FORMAT
                      " us to stop", delays_ms[i], took);
       if (!g_file_test (db, G_FILE_TEST_EXISTS))

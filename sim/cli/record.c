@@ -19,15 +19,26 @@ weft_record_begin (WeftRecord *rec, const char *db_path,
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
+  rec->wall_start = g_get_monotonic_time ();
   rec->id = weft_db_begin_run (rec->db, info, &error);
-  if (rec->id == 0 || !weft_db_write_topology (rec->db, rec->id, topo, &error)
-      || (n > 0 && !weft_db_set_params (rec->db, rec->id, keys, values, n,
-                                        &error)))
+  if (rec->id == 0)
     {
       fprintf (stderr, "weft run: %s\n", error->message);
       return WEFT_EXIT_FAILURE;
     }
+  /* The run is there, saying `running`: a signal from here on marks it
+   * interrupted, even while its topology is being written. */
   weft_db_set_interrupt (rec->db, interrupt);
+  if (!weft_db_write_topology (rec->db, rec->id, topo, &error)
+      || (n > 0 && !weft_db_set_params (rec->db, rec->id, keys, values, n,
+                                        &error)))
+    {
+      if (g_error_matches (error, WEFT_DB_ERROR, WEFT_DB_ERROR_INTERRUPTED))
+        return weft_record_interrupted (rec, 0);
+      fprintf (stderr, "weft run: %s\n", error->message);
+      weft_record_end (rec, "failed", 0, error->message);
+      return WEFT_EXIT_FAILURE;
+    }
   rec->wall_start = g_get_monotonic_time ();
   return WEFT_EXIT_OK;
 }

@@ -19,7 +19,9 @@ typedef struct {
  * @info's row, @topo's nodes and links, and @n parameters @keys =
  * @values; from then on *@interrupt stops any write.  Returns the exit
  * status: an unwritable path is a usage error, found before simulating;
- * a database that fails later, WEFT_EXIT_FAILURE (said on stderr). */
+ * a database that fails later, WEFT_EXIT_FAILURE (said on stderr); a
+ * signal while the topology is written, 130 with the run marked
+ * interrupted. */
 int weft_record_begin (WeftRecord *rec, const char *db_path,
                        const WeftRunInfo *info, const WeftTopology *topo,
                        const char *const *keys, const char *const *values,

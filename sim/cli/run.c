@@ -88,6 +88,9 @@ catch_signals (void)
 
   memset (&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
+  /* The flag is all a signal does: system calls go on (SQLite takes an
+   * fdatasync cut short by a signal for a disk error). */
+  sa.sa_flags = SA_RESTART;
   sigemptyset (&sa.sa_mask);
   sigaction (SIGINT, &sa, NULL);
   sigaction (SIGTERM, &sa, NULL);

@@ -650,6 +650,10 @@ run_points (const WeftSweepArgs *opts, Sweep *sw)
 
   memset (&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
+  /* System calls go on (SQLite takes an fdatasync cut short by a signal
+   * for a disk error), so the wait for the workers looks at the flag
+   * every few milliseconds instead of being woken by the signal. */
+  sa.sa_flags = SA_RESTART;
   sigemptyset (&sa.sa_mask);
   sigaction (SIGINT, &sa, NULL);
   sigaction (SIGTERM, &sa, NULL);
@@ -669,9 +673,12 @@ run_points (const WeftSweepArgs *opts, Sweep *sw)
       if (running == 0)
         break;
       int wait_status;
-      GPid pid = waitpid (-1, &wait_status, 0);
-      if (pid < 0 && errno == EINTR)
-        continue;
+      GPid pid = waitpid (-1, &wait_status, WNOHANG);
+      if (pid == 0 || (pid < 0 && errno == EINTR))
+        {
+          g_usleep (10 * 1000);
+          continue;
+        }
       if (pid < 0)
         break;
       if (!reap_point (opts, sw, pid, wait_status, next, &running))
