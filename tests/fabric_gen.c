@@ -496,7 +496,7 @@ fabric_case_load (const FabricCase *c, const char *const *sets,
       g_remove (path);
       return NULL;
     }
-  WeftScenario *s = weft_scenario_load_with (path, sets, error);
+  WeftScenario *s = weft_scenario_load_with (path, sets, NULL, error);
   g_remove (path);
   return s;
 }

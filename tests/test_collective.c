@@ -954,7 +954,7 @@ load_with (const char *file, const char *const *sets)
 {
   g_autofree char *path = g_build_filename (SCENARIOS, file, NULL);
   g_autoptr (GError) error = NULL;
-  WeftScenario *s = weft_scenario_load_with (path, sets, &error);
+  WeftScenario *s = weft_scenario_load_with (path, sets, NULL, &error);
 
   ck_assert_msg (s != NULL, "%s", error ? error->message : "");
   return s;

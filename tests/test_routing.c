@@ -575,7 +575,7 @@ START_TEST (test_gpu_takes_its_own_nic)
     {
       g_autofree char *file = g_build_filename (SCENARIOS, files[f], NULL);
       g_autoptr (GError) error = NULL;
-      g_autoptr (WeftScenario) s = weft_scenario_load_with (file, set[f],
+      g_autoptr (WeftScenario) s = weft_scenario_load_with (file, set[f], NULL,
                                                             &error);
       ck_assert_msg (s != NULL, "%s", error ? error->message : "");
       g_autoptr (WeftRouting) r = weft_routing_new (s->topo);
@@ -620,7 +620,7 @@ fat_tree_by (const char *engine)
   g_autofree char *set = g_strdup_printf ("fabrics.0.routing=%s", engine);
   const char *sets[] = { set, NULL };
   g_autoptr (GError) error = NULL;
-  WeftScenario *s = weft_scenario_load_with (path, sets, &error);
+  WeftScenario *s = weft_scenario_load_with (path, sets, NULL, &error);
 
   ck_assert_msg (s != NULL, "%s", error ? error->message : "");
   return s;

@@ -107,10 +107,13 @@ ensure_links (PacketNet *p)
       PLink *pl = &p->links[l];
       pl->head = pl->tail = pl->injecting = NONE;
       pl->credits = pl->buffer = (int64_t) buffer_of (&p->base, link->dst);
-      /* On the wire at its signalling rate, slowed in proportion when data
-       * moves below the link's effective bandwidth (NCCL's model). */
-      pl->wire = t->bandwidth * t->encoding * link->lanes
-                 * (p->base.capacity[l] / link->bandwidth);
+      /* On the wire at its signalling rate (at its share under a fault),
+       * slowed in proportion when data moves below the link's effective
+       * bandwidth (NCCL's model).  A link that is down is in no route. */
+      double below = link->bandwidth > 0
+                         ? p->base.capacity[l] / link->bandwidth : 1;
+      pl->wire = t->bandwidth * t->encoding * link->lanes * link->share
+                 * below;
       pl->header = (uint32_t) t->header;
       pl->payload = (uint32_t) t->payload;
     }

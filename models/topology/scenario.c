@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "topology/fabric.h"
+#include "topology/faults.h"
 #include "topology/hardware.h"
 #include "topology/names.h"
 #include "union_find.h"
@@ -26,6 +27,7 @@ typedef struct {
   WeftTopology *topo;
   Registry link_types, devices, templates;
   GPtrArray *nodes, *links, *fabrics;   /* entries (WeftCfg references) */
+  GPtrArray *faults;                    /* entries, then --fault's */
   GPtrArray *roots;                     /* every file's tree */
   GPtrArray *stack;                     /* files being read, for cycles */
   GPtrArray *decl;                      /* node id -> declaring entry */
@@ -153,7 +155,7 @@ append_entries (GPtrArray *to, const WeftCfg *seq, const char *what,
 
 static const char *const file_keys[] = {
   "weft", "include", "description", "link_types", "devices", "templates",
-  "nodes", "links", "fabrics", "workload", "sweep", NULL
+  "nodes", "links", "fabrics", "faults", "workload", "sweep", NULL
 };
 
 static gboolean read_file (Builder *b, const char *path, const WeftCfg *from,
@@ -267,6 +269,9 @@ read_file (Builder *b, const char *path, const WeftCfg *from, GError **error)
     return FALSE;
   if ((section = weft_cfg_get (root, "fabrics"))
       && !append_entries (b->fabrics, section, "fabrics", error))
+    return FALSE;
+  if ((section = weft_cfg_get (root, "faults"))
+      && !append_entries (b->faults, section, "faults", error))
     return FALSE;
   return TRUE;
 }
@@ -538,6 +543,15 @@ add_link_entries (Builder *b, const GPtrArray *entries, const char *prefix,
   return TRUE;
 }
 
+/* Where to say that GPU @n is cut off: at the last fault if there are
+ * any (what most likely cut it off), else where the GPU was declared. */
+static const WeftCfg *
+blame (const Builder *b, uint32_t n)
+{
+  return b->faults->len ? g_ptr_array_index (b->faults, b->faults->len - 1)
+                        : g_ptr_array_index (b->decl, n);
+}
+
 /* Every GPU must reach every other GPU, when there are two or more. */
 static gboolean
 check_gpus_connected (Builder *b, GError **error)
@@ -550,7 +564,8 @@ check_gpus_connected (Builder *b, GError **error)
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     parent[n] = n;
   for (uint32_t l = 0; l < topo->n_links; l += 2)
-    weft_union (parent, topo->links[l].src, topo->links[l].dst);
+    if (topo->links[l].share > 0)
+      weft_union (parent, topo->links[l].src, topo->links[l].dst);
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (topo->nodes[n].kind == WEFT_NODE_GPU)
       {
@@ -562,10 +577,11 @@ check_gpus_connected (Builder *b, GError **error)
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (topo->nodes[n].kind == WEFT_NODE_GPU
         && gpus[weft_find_root (parent, n)] == 1)
-      return weft_cfg_error (error, g_ptr_array_index (b->decl, n),
+      return weft_cfg_error (error, blame (b, n),
                              "GPU '%s' cannot reach any other GPU: no path of "
-                             "links joins it to the rest",
-                             topo->nodes[n].name);
+                             "links%s joins it to the rest",
+                             topo->nodes[n].name, topo->faults->len
+                                 ? " that are up" : "");
   /* Every collective may pair any two GPUs: they must all be joined, not
    * only in islands of their own (two servers with no fabric between). */
   uint32_t first = WEFT_NONE;
@@ -576,11 +592,14 @@ check_gpus_connected (Builder *b, GError **error)
       if (first == WEFT_NONE)
         first = n;
       else if (weft_find_root (parent, n) != weft_find_root (parent, first))
-        return weft_cfg_error (error, g_ptr_array_index (b->decl, n),
+        return weft_cfg_error (error, blame (b, n),
                                "GPUs '%s' and '%s' have no path of links "
-                               "between them: join their servers by a "
-                               "fabric", topo->nodes[first].name,
-                               topo->nodes[n].name);
+                               "%sbetween them: %s",
+                               topo->nodes[first].name, topo->nodes[n].name,
+                               topo->faults->len ? "that are up " : "",
+                               topo->faults->len
+                                   ? "the faults cut the fabric in two"
+                                   : "join their servers by a fabric");
     }
   return TRUE;
 }
@@ -599,7 +618,8 @@ build (Builder *b, GError **error)
         return FALSE;
       set_decl (b, b->decl->len, entry);
     }
-  if (!add_link_entries (b, b->links, NULL, error))
+  if (!add_link_entries (b, b->links, NULL, error)
+      || !weft_faults_apply (b->topo, b->faults, error))
     return FALSE;
   if (b->topo->n_nodes == 0)
     {
@@ -703,12 +723,29 @@ apply_sets (Builder *b, const char *const *sets, GError **error)
 WeftScenario *
 weft_scenario_load (const char *path, GError **error)
 {
-  return weft_scenario_load_with (path, NULL, error);
+  return weft_scenario_load_with (path, NULL, NULL, error);
+}
+
+/* Each of @faults (--fault's arguments) after the scenario's own; "none"
+ * adds none (a sweep's point without a fault). */
+static gboolean
+add_fault_args (Builder *b, const char *const *faults, GError **error)
+{
+  for (int i = 0; faults && faults[i]; i++)
+    {
+      if (strcmp (faults[i], "none") == 0)
+        continue;
+      WeftCfg *entry = weft_fault_from_arg (faults[i], error);
+      if (entry == NULL)
+        return FALSE;
+      g_ptr_array_add (b->faults, entry);
+    }
+  return TRUE;
 }
 
 WeftScenario *
 weft_scenario_load_with (const char *path, const char *const *sets,
-                         GError **error)
+                         const char *const *faults, GError **error)
 {
   Builder b = { 0 };
   WeftScenario *scenario = NULL;
@@ -720,6 +757,7 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   b.nodes = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_cfg_unref);
   b.links = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_cfg_unref);
   b.fabrics = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_cfg_unref);
+  b.faults = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_cfg_unref);
   b.roots = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_cfg_unref);
   b.stack = g_ptr_array_new_with_free_func (g_free);
   b.decl = g_ptr_array_new ();
@@ -729,7 +767,7 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   b.files = g_ptr_array_new_with_free_func (g_free);
 
   if (read_file (&b, path, NULL, error) && apply_sets (&b, sets, error)
-      && build (&b, error))
+      && add_fault_args (&b, faults, error) && build (&b, error))
     {
       weft_topology_finish (b.topo);
       scenario = g_new0 (WeftScenario, 1);
@@ -749,6 +787,7 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   g_ptr_array_unref (b.nodes);
   g_ptr_array_unref (b.links);
   g_ptr_array_unref (b.fabrics);
+  g_ptr_array_unref (b.faults);
   g_ptr_array_unref (b.stack);
   g_ptr_array_unref (b.decl);
   g_hash_table_unref (b.zone_templates);

@@ -29,9 +29,12 @@ WeftScenario *weft_scenario_load (const char *path, GError **error);
  * by dots ("fabrics.0.levels", "link_types.ib-ndr.bandwidth"), looked up
  * in the scenario file, then in the files it includes, and must name a
  * single value; VALUE replaces it.  A bad key fails like bad input, and a
- * bad value is reported as "--set KEY=VALUE:1:1: what is wrong". */
+ * bad value is reported as "--set KEY=VALUE:1:1: what is wrong".  Each of
+ * @faults (NULL-terminated, or NULL) is a --fault argument
+ * (weft_fault_from_arg()) applied after the scenario's own faults. */
 WeftScenario *weft_scenario_load_with (const char *path,
                                        const char *const *sets,
+                                       const char *const *faults,
                                        GError **error);
 
 void weft_scenario_free (WeftScenario *scenario);

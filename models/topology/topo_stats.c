@@ -1,5 +1,6 @@
 /* weft: topology summaries. */
 #include "topology/topo_stats.h"
+#include "topology/faults.h"
 #include "files.h"
 
 #include <errno.h>
@@ -328,6 +329,19 @@ weft_topo_print (FILE *out, const WeftTopology *topo, const WeftTopoStats *s)
                  type->name, cables[t], lanes[t],
                  weft_link_type_effective (type) / 1e9, type->bandwidth / 1e9);
       }
+  for (guint f = 0; f < topo->faults->len; f++)
+    {
+      const WeftFault *fault = g_ptr_array_index (topo->faults, f);
+      if (f == 0)
+        fprintf (out, "faults (the figures below are with them):\n");
+      if (fault->share > 0)
+        fprintf (out, "  %-32s at %g%% of its bandwidth, %u link%s\n",
+                 fault->what, 100 * fault->share, fault->links,
+                 fault->links == 1 ? "" : "s");
+      else
+        fprintf (out, "  %-32s down, %u link%s\n", fault->what, fault->links,
+                 fault->links == 1 ? "" : "s");
+    }
   fprintf (out, "per-GPU injection bandwidth, one way:\n");
   print_range (out, "NVLink", s->nvlink_min, s->nvlink_max);
   print_range (out, "network", s->network_min, s->network_max);

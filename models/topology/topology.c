@@ -1,5 +1,6 @@
 /* weft: the topology. */
 #include "topology/topology.h"
+#include "topology/faults.h"
 
 #include <string.h>
 
@@ -48,7 +49,8 @@ weft_link_nccl_rate (const WeftTopology *topo, const WeftLink *link)
   const WeftLinkType *t = g_ptr_array_index (topo->link_types, link->type);
 
   return t->nccl_bandwidth > 0
-             ? MIN (t->nccl_bandwidth * link->lanes, link->bandwidth)
+             ? MIN (t->nccl_bandwidth * link->lanes * link->share,
+                    link->bandwidth)
              : link->bandwidth;
 }
 
@@ -97,6 +99,7 @@ weft_topology_new (void)
   topo->zone_templates = g_ptr_array_new_with_free_func (
       (GDestroyNotify) zone_template_free);
   topo->open_zone = WEFT_NONE;
+  topo->faults = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_fault_free);
   g_mutex_init (&topo->spare_lock);
   return topo;
 }
@@ -123,6 +126,7 @@ weft_topology_free (WeftTopology *topo)
   g_free (topo->out_links);
   g_ptr_array_unref (topo->link_types);
   g_ptr_array_unref (topo->devices);
+  g_ptr_array_unref (topo->faults);
   g_free (topo);
 }
 
@@ -278,6 +282,7 @@ weft_topology_add_link (WeftTopology *topo, uint32_t a, uint32_t b,
     .bandwidth = weft_link_type_effective (t) * lanes,
     .latency = t->latency,
     .cost = t->cost,
+    .share = 1,
   };
   if (id)
     *id = topo->n_links;
@@ -326,14 +331,17 @@ weft_topology_finish (WeftTopology *topo)
   g_assert (!topo->finished && topo->open_zone == WEFT_NONE);
   topo->out_start = g_new0 (uint32_t, topo->n_nodes + 1);
   topo->out_links = g_new (uint32_t, MAX (topo->n_links, 1));
+  /* A link that is down is in no route: routing sees only what is up. */
   for (uint32_t l = 0; l < topo->n_links; l++)
-    topo->out_start[topo->links[l].src + 1]++;
+    if (topo->links[l].share > 0)
+      topo->out_start[topo->links[l].src + 1]++;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     topo->out_start[n + 1] += topo->out_start[n];
   g_autofree uint32_t *fill = g_memdup2 (topo->out_start,
                                          topo->n_nodes * sizeof (uint32_t));
   for (uint32_t l = 0; l < topo->n_links; l++)
-    topo->out_links[fill[topo->links[l].src]++] = l;
+    if (topo->links[l].share > 0)
+      topo->out_links[fill[topo->links[l].src]++] = l;
 
   for (guint t = 0; t < topo->zone_templates->len; t++)
     {

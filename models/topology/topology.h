@@ -99,6 +99,10 @@ typedef struct {
                                    packet overhead, all lanes */
   WeftTime latency;             /* ps, one way */
   uint32_t cost;                /* routing metric */
+  float share;                  /* of its bandwidth it runs at: 1, or less
+                                   under a fault (`faults:`; bandwidth is
+                                   then already cut); 0: down, in no
+                                   route */
 } WeftLink;
 
 typedef struct {
@@ -150,6 +154,9 @@ struct _WeftTopology {
    * weft_network_new()), opaque here and freed with it. */
   GMutex spare_lock;
   GPtrArray *spare;             /* or NULL */
+
+  GPtrArray *faults;            /* WeftFault * (faults.h), owned: what was
+                                   taken down or slowed, as written */
 };
 
 const char *weft_node_kind_name (WeftNodeKind kind);
@@ -161,8 +168,8 @@ const char *weft_link_family_name (WeftLinkFamily family);
 double weft_link_type_effective (const WeftLinkType *type);
 
 /* What collectives move over @link of @topo, B/s: NCCL's model of it (its
- * type's nccl_bandwidth, all lanes), never above the link's own rate, or
- * the link's own rate where the type gives none. */
+ * type's nccl_bandwidth, all lanes, at the link's share), never above the
+ * link's own rate, or the link's own rate where the type gives none. */
 double weft_link_nccl_rate (const WeftTopology *topo, const WeftLink *link);
 
 WeftTopology *weft_topology_new (void);
@@ -202,7 +209,8 @@ gboolean weft_topology_add_link (WeftTopology *topo, uint32_t a, uint32_t b,
 uint32_t weft_topology_begin_zone (WeftTopology *topo, uint32_t template_id);
 void weft_topology_end_zone (WeftTopology *topo, uint32_t zone);
 
-/* Build the adjacency.  No nodes or links may be added afterwards. */
+/* Build the adjacency, of the links that are up.  No nodes or links may
+ * be added afterwards. */
 void weft_topology_finish (WeftTopology *topo);
 
 /* The number of nodes of @kind. */

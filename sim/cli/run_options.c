@@ -17,7 +17,7 @@
 typedef struct {
   char *op, *algorithm, *protocol, *minbytes, *maxbytes, *ranks, *fidelity;
   char *channels_text, *chunks_text, *trace, *db, *bin, *log_level;
-  char **sets, **params;
+  char **sets, **params, **faults;
   gint64 stepfactor, seed, jobs;
   gint64 channels, chunks;      /* 0: auto; read from the text above or
                                    the workload section */
@@ -44,6 +44,7 @@ flags_clear (Flags *f)
   g_free (f->bin);
   g_free (f->log_level);
   g_strfreev (f->sets);
+  g_strfreev (f->faults);
   g_strfreev (f->params);
 }
 
@@ -173,6 +174,11 @@ add_run_entries (GOptionContext *context, Flags *f)
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->sets,
       "Override a value of the scenario, such as fabrics.0.levels=3; may be "
       "repeated (default: none)", "KEY=VALUE" },
+    { "fault", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->faults,
+      "Take a link, switch or NIC down, or run it slow, for the whole run: "
+      "NODES, or A B for the links between them, then a speed such as 50% "
+      "to run them at that share instead (docs/faults.md); may be repeated "
+      "(default: none)", "FAULT" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &f->db,
       "SQLite database the run is added to (default: weft.db)", "FILE" },
     { "param", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &f->params,
@@ -273,6 +279,7 @@ load_scenario (int argc, char **argv, Flags *f, WeftRunArgs *args)
     }
   args->scenario = weft_scenario_load_with (args->scenario_path,
                                             (const char *const *) f->sets,
+                                            (const char *const *) f->faults,
                                             &error);
   if (args->scenario == NULL)
     {

@@ -14,6 +14,7 @@
 static const char *const run_keys[] = {
   "collective", "op", "algorithm", "protocol", "minbytes", "maxbytes",
   "stepfactor", "ranks", "fidelity", "channels", "chunks", "seed", "bin",
+  "fault",
   NULL
 };
 

@@ -16,6 +16,7 @@
 typedef struct {
   char *dot;                    /* a Graphviz file to write, or NULL */
   char **sets;                  /* --set KEY=VALUE overrides, or NULL */
+  char **faults;                /* --fault's, or NULL */
   gint64 exact;                 /* GPUs up to which the diameter is exact */
   gboolean force;               /* replace a --dot file weft did not write */
   char *path;                   /* the scenario: as given, or found in
@@ -30,6 +31,7 @@ topo_args_clear (TopoArgs *args)
 {
   g_free (args->dot);
   g_strfreev (args->sets);
+  g_strfreev (args->faults);
   g_free (args->path);
   g_free (args->route[0]);
   g_free (args->route[1]);
@@ -71,6 +73,11 @@ parse_options (int argc, char **argv, TopoArgs *args)
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &args->sets,
       "Override a value of the scenario, such as fabrics.0.levels=3; may be "
       "repeated (default: none)", "KEY=VALUE" },
+    { "fault", 0, 0, G_OPTION_ARG_STRING_ARRAY, &args->faults,
+      "Take a link, switch or NIC down, or run it slow, for the whole run: "
+      "NODES, or A B for the links between them, then a speed such as 50% "
+      "to run them at that share instead (docs/faults.md); may be repeated "
+      "(default: none)", "FAULT" },
     { "exact-diameter", 0, 0, G_OPTION_ARG_INT64, &args->exact,
       "Compute the diameter exactly up to N GPUs (default: 4096)", "N" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &args->force,
@@ -213,7 +220,8 @@ weft_cmd_topo (int argc, char **argv)
   if ((status = parse_options (argc, argv, &args)) != WEFT_EXIT_OK)
     return status;
   g_autoptr (WeftScenario) scenario = weft_scenario_load_with (
-      args.path, (const char *const *) args.sets, &error);
+      args.path, (const char *const *) args.sets,
+      (const char *const *) args.faults, &error);
   if (scenario == NULL)
     {
       fprintf (stderr, "%s\n", error->message);

@@ -590,7 +590,7 @@ bench_scale (int argc, char **argv)
 
   gint64 t0 = g_get_monotonic_time ();
   g_autoptr (WeftScenario) s = weft_scenario_load_with (
-      path, servers > 0 ? sets : NULL, &error);
+      path, servers > 0 ? sets : NULL, NULL, &error);
   if (s == NULL)
     {
       fprintf (stderr, "%s\n", error->message);

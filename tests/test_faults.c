@@ -1,0 +1,362 @@
+/* Tests of faults: links, switches and NICs down or slow for a whole run,
+ * against closed forms, and their errors. */
+#include "collectives/collective_run.h"
+#include "topology/faults.h"
+#include "topology/routing.h"
+#include "topology/scenario.h"
+
+#include <check.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#define SCENARIOS WEFT_SOURCE_DIR "/scenarios"
+
+static char *tmp_dir;
+
+static void
+setup (void)
+{
+  tmp_dir = g_dir_make_tmp ("weft-faults-XXXXXX", NULL);
+  ck_assert (tmp_dir != NULL);
+}
+
+static void
+teardown (void)
+{
+  g_autoptr (GDir) dir = g_dir_open (tmp_dir, 0, NULL);
+  const char *name;
+
+  while (dir && (name = g_dir_read_name (dir)))
+    {
+      g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
+      g_remove (path);
+    }
+  g_rmdir (tmp_dir);
+  g_clear_pointer (&tmp_dir, g_free);
+}
+
+/* @file of weft's scenarios (or a path) with @faults (--fault's), or NULL
+ * with @error. */
+static WeftScenario *
+load (const char *file, const char *const *sets, const char *const *faults,
+      GError **error)
+{
+  g_autofree char *path = g_path_is_absolute (file)
+                              ? g_strdup (file)
+                              : g_build_filename (SCENARIOS, file, NULL);
+  return weft_scenario_load_with (path, sets, faults, error);
+}
+
+static WeftScenario *
+load_ok (const char *file, const char *const *faults)
+{
+  g_autoptr (GError) error = NULL;
+  WeftScenario *s = load (file, NULL, faults, &error);
+
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  return s;
+}
+
+static char *
+write_scenario (const char *name, const char *text)
+{
+  char *path = g_build_filename (tmp_dir, name, NULL);
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static GArray *
+all_gpus (const WeftTopology *topo)
+{
+  GArray *gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].kind == WEFT_NODE_GPU)
+      g_array_append_val (gpus, n);
+  return gpus;
+}
+
+/* Seconds an all_reduce of @size bytes by @alg with @proto takes over all
+ * of @s's GPUs at @fidelity. */
+static double
+all_reduce (const WeftScenario *s, WeftFidelity fidelity, WeftAlgorithm alg,
+            WeftProtocolKind proto, const WeftCollectiveParams *params,
+            uint64_t size)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftRunOptions options = { fidelity, 1, 0, NULL, FALSE, 0, 0, NULL, 1,
+                             NULL };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data,
+                                      gpus->len, WEFT_OP_ALL_REDUCE, alg,
+                                      proto, size, params, &options, &r,
+                                      &error),
+                 "%s", error ? error->message : "");
+  g_free (r.spans);
+  return r.time * 1e-12;
+}
+
+static const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
+                                           WEFT_FIDELITY_ANALYTICAL,
+                                           WEFT_FIDELITY_PACKET };
+
+START_TEST (test_slow_link_is_alpha_beta)
+{
+  /* Two GPUs on one switch, g0's link at a quarter of its bandwidth: each
+   * of a ring all_reduce's two steps is one transfer over the slow link,
+   * so with the raw protocol it takes the textbook's 2(L + c/(fB)) + c/R
+   * (chunk c, the two links' and the switch's latency L) at every
+   * fidelity. */
+  g_autofree char *path = write_scenario ("star.yaml",
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: 8}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-1]', device: g}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'g[0-1]', switch: s, "
+      "link: nv}]\n"
+      "faults: [{a: g0, b: sw, speed: 25%}]\n");
+  g_autoptr (WeftScenario) s = load_ok (path, NULL);
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  const uint64_t sizes[] = { 8 << 20, 1000003 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
+    for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
+      {
+        double t = all_reduce (s, fidelities[i], WEFT_ALG_RING,
+                               WEFT_PROTOCOL_RAW, &params, sizes[k]);
+        double c = sizes[k] / 2.0, latency = 2 * 500e-9 + 100e-9;
+        double closed = 2 * (latency + c / (0.25 * 25e9)) + c / 1e12;
+        ck_assert_msg (fabs (t / closed - 1) < 1e-3, "fidelity %u, %"
+                       G_GUINT64_FORMAT " B: %.4f us against %.4f us", i,
+                       sizes[k], t * 1e6, closed * 1e6);
+      }
+}
+END_TEST
+
+START_TEST (test_nvswitch_chip_down)
+{
+  /* A DGX H100's GPUs reach its four NVSwitch chips by 5, 4, 4 and 5
+   * NVLinks.  With one chip down a large ring all_reduce runs at the rate
+   * of the lanes left: 13/18 without chip 0, 14/18 without chip 1. */
+  const char *down[][2] = { { "dgx/nvswitch0", NULL },
+                            { "dgx/nvswitch1", NULL } };
+  const double lanes[] = { 13, 14 };
+  g_autoptr (WeftScenario) whole = load_ok ("dgx-h100.yaml", NULL);
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
+  const WeftFidelity checked[] = { WEFT_FIDELITY_FLOW };
+
+  for (guint f = 0; f < G_N_ELEMENTS (checked); f++)
+    {
+      double t0 = all_reduce (whole, checked[f], WEFT_ALG_RING,
+                              WEFT_PROTOCOL_SIMPLE, &params, 1ull << 30);
+      for (guint d = 0; d < G_N_ELEMENTS (down); d++)
+        {
+          g_autoptr (WeftScenario) s = load_ok ("dgx-h100.yaml", down[d]);
+          double t = all_reduce (s, checked[f], WEFT_ALG_RING,
+                                 WEFT_PROTOCOL_SIMPLE, &params, 1ull << 30);
+          double rate = t0 / t, expected = lanes[d] / 18;
+          ck_assert_msg (fabs (rate / expected - 1) < 0.01,
+                         "fidelity %u, %s down: %.4f of the rate, not %.4f",
+                         f, down[d][0], rate, expected);
+        }
+    }
+}
+END_TEST
+
+START_TEST (test_routes_avoid_what_is_down)
+{
+  /* With a spine down, no route of any routing engine crosses it, and a
+   * NIC's link down moves its GPU's traffic to another NIC of its server;
+   * the routes still reach every destination. */
+  const char *engines[][2] = { { "fabrics.0.routing=dmodk", NULL },
+                               { "fabrics.0.routing=ecmp", NULL },
+                               { "fabrics.0.routing=adaptive", NULL } };
+  const char *faults[] = { "ib/spine1", "node0/nic0 ib/leaf0", NULL };
+
+  for (guint e = 0; e < G_N_ELEMENTS (engines); e++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftScenario) s = load ("h100-256-fat-tree.yaml",
+                                         engines[e], faults, &error);
+      ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+      const WeftTopology *topo = s->topo;
+      uint32_t spine = weft_topology_find_node (topo, "ib/spine1");
+      uint32_t nic = weft_topology_find_node (topo, "node0/nic0");
+      g_autoptr (WeftRouting) r = weft_routing_new (topo);
+      g_autoptr (GArray) path = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      for (uint32_t d = 1; d < 32; d++)
+        for (uint64_t flow = 0; flow < 8; flow++)
+          {
+            g_autofree char *dst = g_strdup_printf ("node%u/gpu%u", d,
+                                                    (uint32_t) flow);
+            ck_assert (weft_routing_path (
+                r, weft_topology_find_node (topo, "node0/gpu0"),
+                weft_topology_find_node (topo, dst), flow, path));
+            ck_assert_uint_gt (path->len, 0);
+            for (guint k = 0; k < path->len; k++)
+              {
+                const WeftLink *l = &topo->links[g_array_index (path,
+                                                                uint32_t, k)];
+                ck_assert_msg (l->share > 0, "engine %u: a route to %s "
+                               "crosses a link that is down", e, dst);
+                ck_assert (l->src != spine && l->dst != spine);
+                ck_assert (l->src != nic && l->dst != nic);
+              }
+          }
+    }
+}
+END_TEST
+
+START_TEST (test_faults_recorded)
+{
+  /* What each fault names, how much of the bandwidth it leaves and over
+   * how many links, in the order given; the least share of two faults on
+   * one link wins. */
+  const char *faults[] = { "ib/spine0", "ib/leaf1 ib/spine[1-2] 50%",
+                           "ib/leaf1 ib/spine1 0.25", NULL };
+  g_autoptr (WeftScenario) s = load_ok ("h100-256-fat-tree.yaml", faults);
+  const WeftTopology *topo = s->topo;
+
+  ck_assert_uint_eq (topo->faults->len, 3);
+  const WeftFault *f0 = g_ptr_array_index (topo->faults, 0);
+  const WeftFault *f1 = g_ptr_array_index (topo->faults, 1);
+  ck_assert_str_eq (f0->what, "ib/spine0");
+  ck_assert (f0->share == 0);
+  ck_assert_uint_eq (f0->links, 8);       /* one to each leaf */
+  ck_assert_str_eq (f1->what, "ib/leaf1 - ib/spine[1-2]");
+  ck_assert (f1->share == 0.5);
+  ck_assert_uint_eq (f1->links, 2);
+  uint32_t leaf = weft_topology_find_node (topo, "ib/leaf1");
+  uint32_t sp1 = weft_topology_find_node (topo, "ib/spine1");
+  uint32_t sp2 = weft_topology_find_node (topo, "ib/spine2");
+  uint32_t sp3 = weft_topology_find_node (topo, "ib/spine3");
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *k = &topo->links[l];
+      const WeftLinkType *t = g_ptr_array_index (topo->link_types, k->type);
+      double full = weft_link_type_effective (t) * k->lanes;
+      double share = k->src == leaf || k->dst == leaf
+                         ? (k->src == sp1 || k->dst == sp1   ? 0.25
+                            : k->src == sp2 || k->dst == sp2 ? 0.5
+                            : k->src == sp3 || k->dst == sp3 ? 1
+                                                             : -1)
+                         : -1;
+      if (share < 0)
+        continue;
+      ck_assert_msg (fabs (k->bandwidth - share * full) < 1e-6 * full,
+                     "link %u: %.3g B/s", l, k->bandwidth);
+      ck_assert (fabs (k->share - share) < 1e-6);
+    }
+}
+END_TEST
+
+START_TEST (test_cut_off)
+{
+  /* A leaf with every up-link down cuts its servers off the rest: the
+   * scenario is refused, at the fault, naming two GPUs it parts. */
+  const char *faults[] = { "ib/leaf0 ib/spine[0-3]", NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScenario) s = load ("h100-256-fat-tree.yaml", NULL, faults,
+                                     &error);
+
+  ck_assert (s == NULL);
+  ck_assert_msg (g_str_has_prefix (error->message,
+                                   "--fault ib/leaf0 ib/spine[0-3]:1:1: "),
+                 "%s", error->message);
+  ck_assert_msg (strstr (error->message, "no path of links that are up"),
+                 "%s", error->message);
+}
+END_TEST
+
+START_TEST (test_fault_errors)
+{
+  /* Bad faults are reported where they are written. */
+  static const struct {
+    const char *fault;          /* the scenario's faults: entry */
+    const char *message;
+  } cases[] = {
+    { "{node: nvswitch9}", "f.yaml:10:12: no node named 'nvswitch9'" },
+    { "{node: gpu0}", "f.yaml:10:12: 'gpu0' is a GPU" },
+    { "{a: gpu0, b: gpu1}", "f.yaml:10:5: no link joins 'gpu0' to 'gpu1'" },
+    { "{a: gpu0}", "f.yaml:10:5: missing key 'b'" },
+    { "{node: sw, a: gpu0, b: sw}", "f.yaml:10:5: a fault names a node" },
+    { "{node: sw, speed: 120%}", "f.yaml:10:23: speed '120%' is outside" },
+    { "{node: sw, speed: fast}", "f.yaml:10:23: speed 'fast' is not a share" },
+    { "{nodes: sw}", "f.yaml:10:6: unknown key 'nodes'" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *text = g_strdup_printf (
+          "weft: 1\nlink_types:\n"
+          "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+          "devices:\n"
+          "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
+          "  s: {kind: switch, ports: {nvlink: 8}}\n"
+          "nodes: [{name: 'gpu[0-3]', device: g}, {name: sw, device: s}]\n"
+          "links: [{a: 'gpu[0-3]', b: sw, type: nv}]\nfaults:\n  - %s\n",
+          cases[i].fault);
+      g_autofree char *path = write_scenario ("f.yaml", text);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftScenario) s = load (path, NULL, NULL, &error);
+      ck_assert_msg (s == NULL, "%s was taken", cases[i].fault);
+      const char *base = strrchr (error->message, '/');
+      ck_assert_msg (base && g_str_has_prefix (base + 1, cases[i].message),
+                     "%s: %s", cases[i].fault, error->message);
+    }
+
+  /* On the command line, positions are in the argument. */
+  static const struct {
+    const char *arg, *message;
+  } args[] = {
+    { "dgx/gpu0 dgx/nvswitch0 1.5",
+      "--fault dgx/gpu0 dgx/nvswitch0 1.5:1:24: speed '1.5' is outside" },
+    { "a b c d", "--fault a b c d:1:1: write NODES" },
+    { "dgx/nic9", "--fault dgx/nic9:1:1: no node named 'dgx/nic9'" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (args); i++)
+    {
+      const char *faults[] = { args[i].arg, NULL };
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftScenario) s = load ("dgx-h100.yaml", NULL, faults,
+                                         &error);
+      ck_assert (s == NULL);
+      ck_assert_msg (g_str_has_prefix (error->message, args[i].message),
+                     "%s", error->message);
+    }
+}
+END_TEST
+
+static Suite *
+faults_suite (void)
+{
+  Suite *s = suite_create ("faults");
+  TCase *tc = tcase_create ("faults");
+
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_set_timeout (tc, 600);
+  tcase_add_test (tc, test_slow_link_is_alpha_beta);
+  tcase_add_test (tc, test_nvswitch_chip_down);
+  tcase_add_test (tc, test_routes_avoid_what_is_down);
+  tcase_add_test (tc, test_faults_recorded);
+  tcase_add_test (tc, test_cut_off);
+  tcase_add_test (tc, test_fault_errors);
+  suite_add_tcase (s, tc);
+  return s;
+}
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (faults_suite ());
+  srunner_run_all (sr, CK_NORMAL);
+  int failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed == 0 ? 0 : 1;
+}
