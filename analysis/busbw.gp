@@ -10,7 +10,7 @@ set format x "%.0b%B"
 set xlabel "size (bytes)"
 set ylabel "busbw (GB/s)"
 set yrange [0:*]
-set key top left noenhanced
+set key bottom right noenhanced font ",10"
 set grid
 if (strlen(ref) > 0) {
   plot for [i=0:*] data index i using 1:2 with linespoints pt 7 ps 0.7 lw 2 title columnheader(1), \

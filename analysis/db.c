@@ -1,5 +1,6 @@
 /* weft: the results database. */
 #include "db-private.h"
+#include "topology/faults.h"
 #include "topology/tiers.h"
 
 #include <sqlite3.h>
@@ -56,6 +57,13 @@ static const char schema[] =
   "  bandwidth_Bps REAL NOT NULL,"
   "  latency_ps INTEGER NOT NULL,"
   "  tier TEXT,"                /* schema 3; NULL in older runs */
+  "  PRIMARY KEY (run_id, id));"
+  "CREATE TABLE IF NOT EXISTS faults ("  /* schema 4 */
+  "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+  "  id INTEGER NOT NULL,"
+  "  what TEXT NOT NULL,"
+  "  speed REAL NOT NULL,"
+  "  links INTEGER NOT NULL,"
   "  PRIMARY KEY (run_id, id));"
   "CREATE TABLE IF NOT EXISTS link_util ("
   "  run_id INTEGER NOT NULL,"
@@ -280,7 +288,8 @@ own_or_empty (WeftDb *db, int version, GError **error)
 /* Bring the tables of a database of schema @version up to this weft's,
  * inside the transaction that opens it.  Schema 2 added the trace tables,
  * which the schema creates where they are missing; schema 3 each link's
- * tier, which runs recorded before it lack (NULL). */
+ * tier, which runs recorded before it lack (NULL); schema 4 the faults
+ * table, created the same way. */
 static gboolean
 migrate (WeftDb *db, int version, GError **error)
 {
@@ -422,7 +431,7 @@ gboolean
 weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
                         GError **error)
 {
-  sqlite3_stmt *node = NULL, *link = NULL;
+  sqlite3_stmt *node = NULL, *link = NULL, *fault = NULL;
   gboolean ok = FALSE;
   g_autoptr (WeftTiers) tiers = weft_tiers_new (topo);
 
@@ -432,7 +441,10 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
                           -1, &node, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db->handle, "INSERT INTO links VALUES "
                              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             -1, &link, NULL) != SQLITE_OK)
+                             -1, &link, NULL) != SQLITE_OK
+      || sqlite3_prepare_v2 (db->handle, "INSERT INTO faults VALUES "
+                             "(?, ?, ?, ?, ?)", -1, &fault, NULL)
+             != SQLITE_OK)
     goto out;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     {
@@ -469,6 +481,18 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
         goto out;
       sqlite3_reset (link);
     }
+  for (guint f = 0; f < topo->faults->len; f++)
+    {
+      const WeftFault *k = g_ptr_array_index (topo->faults, f);
+      sqlite3_bind_int64 (fault, 1, run);
+      sqlite3_bind_int64 (fault, 2, f);
+      sqlite3_bind_text (fault, 3, k->what, -1, SQLITE_STATIC);
+      sqlite3_bind_double (fault, 4, k->share);
+      sqlite3_bind_int64 (fault, 5, k->links);
+      if (sqlite3_step (fault) != SQLITE_DONE)
+        goto out;
+      sqlite3_reset (fault);
+    }
   ok = exec (db, "COMMIT", error);
 
 out:
@@ -480,6 +504,7 @@ out:
     }
   sqlite3_finalize (node);
   sqlite3_finalize (link);
+  sqlite3_finalize (fault);
   return ok;
 }
 
@@ -864,7 +889,10 @@ weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
           "INSERT INTO trace_ops SELECT %lld, op_id, job, name, critical "
           "FROM shard.trace_ops WHERE run_id = %lld;"
           "INSERT INTO trace_ranks SELECT %lld, job, rank, node, step_ps, "
-          "compute_ps, exposed_ps FROM shard.trace_ranks WHERE run_id = %lld;",
+          "compute_ps, exposed_ps FROM shard.trace_ranks WHERE run_id = %lld;"
+          "INSERT INTO faults SELECT %lld, id, what, speed, links FROM "
+          "shard.faults WHERE run_id = %lld;",
+          (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from,

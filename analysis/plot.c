@@ -190,7 +190,7 @@ write_reference (const char *csv, const char *system, const char *op,
 
 /* What tells run @run apart on a comparison's legend: its scenario, its
  * ranks, its algorithm and protocol (or that auto chose them by size),
- * and its sweep parameters. */
+ * its faults and its sweep parameters. */
 static char *
 run_label (sqlite3 *h, int64_t run)
 {
@@ -214,11 +214,28 @@ run_label (sqlite3 *h, int64_t run)
           g_string_append_printf (label, ": %s, %d GPUs, ", base,
                                   sqlite3_column_int (st, 1));
           if (sqlite3_column_int (st, 2) > 1)
-            g_string_append (label, "algorithm and protocol by size");
+            g_string_append (label, "auto by size");
           else if (sqlite3_column_int (st, 3) > 1)
             g_string_append_printf (label, "%s, protocol by size", alg);
           else
             g_string_append_printf (label, "%s %s", alg, proto);
+        }
+      sqlite3_finalize (st);
+    }
+  /* Its faults (none in a database older than the faults table). */
+  if (sqlite3_prepare_v2 (h, "SELECT what, speed FROM faults WHERE run_id = ? "
+                          "ORDER BY id", -1, &st, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (st, 1, run);
+      for (int n = 0; sqlite3_step (st) == SQLITE_ROW; n++)
+        {
+          double speed = sqlite3_column_double (st, 1);
+          g_string_append_printf (label, "%s %s ", n ? "," : "; fault:",
+                                  sqlite3_column_text (st, 0));
+          if (speed > 0)
+            g_string_append_printf (label, "at %g%%", 100 * speed);
+          else
+            g_string_append (label, "down");
         }
       sqlite3_finalize (st);
     }
@@ -409,8 +426,11 @@ plot_heatmap (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
                                 l->type, r);
       for (int c = 0; c < GRID_COLUMNS; c++)
         {
-          double util = grid[(size_t) r * GRID_COLUMNS + c]
-                        / (l->bandwidth * column * 1e-12);
+          /* A link that is down carries nothing. */
+          double util = l->bandwidth > 0
+                            ? grid[(size_t) r * GRID_COLUMNS + c]
+                                  / (l->bandwidth * column * 1e-12)
+                            : 0;
           g_string_append_printf (data, "%.4f %u %.4f\n",
                                   (c + 0.5) * column / 1e6, r, MIN (util, 1.0));
         }

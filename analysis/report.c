@@ -299,13 +299,70 @@ report_tiers (WeftDb *db, int64_t run, FILE *out, GError **error)
           fprintf (out, "\n");
           continue;
         }
-      double mean = span > 0 ? r->bytes / (r->bandwidth * span) : 0;
+      double mean = span > 0 && r->bandwidth > 0
+                        ? r->bytes / (r->bandwidth * span) : 0;
       /* A bin holds whole bytes: a full one may come to a byte over. */
-      double peak = MIN (1.0, r->peak / r->bandwidth);
+      double peak = r->bandwidth > 0 ? MIN (1.0, r->peak / r->bandwidth) : 0;
       fprintf (out, ", %5.1f%% on average, %5.1f%% at the peak, %"
                G_GINT64_FORMAT " bytes\n", 100 * mean, 100 * peak, r->bytes);
     }
   return TRUE;
+}
+
+/* The faults of @run, if it had any, and the operations they slowed: each
+ * against the same operation (collective, size, ranks) of the latest
+ * complete run of the same scenario without faults, if the database holds
+ * one.  Nothing for a database older than the faults table. */
+static void
+report_faults (sqlite3 *h, int64_t run, FILE *out)
+{
+  sqlite3_stmt *st;
+  int n = 0;
+
+  if (sqlite3_prepare_v2 (h, "SELECT what, speed, links FROM faults WHERE "
+                          "run_id = ? ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64 (st, 1, run);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      double speed = sqlite3_column_double (st, 1);
+      fprintf (out, "%s %s ", n++ ? "," : "# faults:",
+               sqlite3_column_text (st, 0));
+      if (speed > 0)
+        fprintf (out, "at %g%%", 100 * speed);
+      else
+        fprintf (out, "down");
+      fprintf (out, " (%d link%s)", sqlite3_column_int (st, 2),
+               sqlite3_column_int (st, 2) == 1 ? "" : "s");
+    }
+  sqlite3_finalize (st);
+  if (n == 0)
+    return;
+  fprintf (out, "\n");
+  if (sqlite3_prepare_v2 (
+          h, "WITH base AS (SELECT r.id FROM runs r, runs me WHERE me.id = ?1 "
+          "AND r.scenario = me.scenario AND r.id != me.id AND r.status = "
+          "'complete' AND NOT EXISTS (SELECT 1 FROM faults f WHERE f.run_id = "
+          "r.id) ORDER BY r.id DESC LIMIT 1) "
+          "SELECT b.run_id, o.op, o.bytes, b.time_us, o.time_us FROM ops o "
+          "JOIN ops b ON b.run_id = (SELECT id FROM base) AND b.op = o.op "
+          "AND b.bytes = o.bytes AND b.nranks = o.nranks WHERE o.run_id = ?1 "
+          "ORDER BY o.id", -1, &st, NULL) != SQLITE_OK)
+    return;
+  sqlite3_bind_int64 (st, 1, run);
+  for (n = 0; sqlite3_step (st) == SQLITE_ROW; n++)
+    {
+      double before = sqlite3_column_double (st, 3);
+      double after = sqlite3_column_double (st, 4);
+      if (n == 0)
+        fprintf (out, "# against run %lld, the same without faults:\n"
+                 "#   %-14s %12s %12s %12s %8s\n", sqlite3_column_int64 (st, 0),
+                 "op", "size (B)", "before (us)", "after (us)", "slower");
+      fprintf (out, "#   %-14s %12lld %12.2f %12.2f %+7.1f%%\n",
+               sqlite3_column_text (st, 1), sqlite3_column_int64 (st, 2),
+               before, after, before > 0 ? 100 * (after / before - 1) : 0);
+    }
+  sqlite3_finalize (st);
 }
 
 gboolean
@@ -336,9 +393,10 @@ weft_results_report (WeftDb *db, int64_t run, int top, FILE *out,
       const char *message = (const char *) sqlite3_column_text (st, 8);
       if (*message)
         fprintf (out, "# %s: %s\n", sqlite3_column_text (st, 3), message);
-      fprintf (out, "#\n");
     }
   sqlite3_finalize (st);
+  report_faults (h, run, out);
+  fprintf (out, "#\n");
 
   gboolean trace = FALSE;
   if (sqlite3_prepare_v2 (h, "SELECT EXISTS (SELECT 1 FROM trace_ops WHERE "

@@ -817,6 +817,56 @@ START_TEST (test_plot_without_gnuplot)
 }
 END_TEST
 
+START_TEST (test_faults_recorded_and_reported)
+{
+  /* A run with a fault keeps it in the faults table, and the report names
+   * it and sets each operation against the run without it; a fault that
+   * names no link is refused before anything is written. */
+  const char *whole[] = { "run", "-b", "1G", "-e", "1G", "--db", "f.db", NULL };
+  const char *faulty[] = { "run", "-b", "1G", "-e", "1G", "--db", "f.db",
+                           "--fault", "dgx/nvswitch0", "--fault",
+                           "dgx/gpu1 dgx/nvswitch1 50%", NULL };
+  Result r = weft_cmd (whole);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+  r = weft_cmd (faulty);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+  sqlite3 *h = open_db ("f.db");
+  g_autofree char *rows = text (h, "SELECT group_concat(run_id || ' ' || what "
+                                   "|| ' ' || speed || ' ' || links, '; ') "
+                                   "FROM faults");
+  ck_assert_str_eq (rows, "2 dgx/nvswitch0 0.0 8; "
+                          "2 dgx/gpu1 - dgx/nvswitch1 0.5 1");
+  g_autofree char *down = text (h, "SELECT COUNT(*) FROM links WHERE run_id = "
+                                   "2 AND bandwidth_Bps = 0");
+  ck_assert_str_eq (down, "16");
+  sqlite3_close (h);
+
+  const char *report[] = { "report", "f.db", NULL };
+  r = weft_cmd (report);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_msg (strstr (r.out, "# faults: dgx/nvswitch0 down (8 links), "
+                                "dgx/gpu1 - dgx/nvswitch1 at 50% (1 link)\n"),
+                 "%s", r.out);
+  ck_assert_msg (strstr (r.out, "# against run 1, the same without faults:"),
+                 "%s", r.out);
+  result_clear (&r);
+
+  const char *bad[] = { "run", "-b", "1G", "-e", "1G", "--db", "f.db",
+                        "--fault", "dgx/gpu0 dgx/nic5", NULL };
+  r = weft_cmd (bad);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (g_str_has_prefix (r.err, "--fault dgx/gpu0 dgx/nic5:1:1: "
+                                          "no link joins"), "%s", r.err);
+  result_clear (&r);
+  h = open_db ("f.db");
+  g_autofree char *runs = text (h, "SELECT COUNT(*) FROM runs");
+  ck_assert_str_eq (runs, "2");
+  sqlite3_close (h);
+}
+END_TEST
+
 static Suite *
 results_suite (void)
 {
@@ -844,6 +894,7 @@ results_suite (void)
   tcase_add_test (tc, test_tiers_recorded);
   tcase_add_test (tc, test_plot_without_gnuplot);
   tcase_add_test (tc, test_reference_from_nccl_tests_output);
+  tcase_add_test (tc, test_faults_recorded_and_reported);
   suite_add_tcase (s, tc);
 
   return s;
