@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "nccl_log.h"
 
 /* Split a CSV line into fields, honouring double quotes. */
 static GPtrArray *
@@ -29,33 +30,24 @@ csv_fields (const char *line)
   return fields;
 }
 
-/* A line of nccl-tests' table into @m: "size count type redop root time
- * algbw busbw ...", after any prefix up to a ':' (mpirun's
- * "[1,0]<stdout>:").  FALSE for any other line. */
-static gboolean
-nccl_tests_row (const char *line, WeftMeasured *m)
+/* The out-of-place rows of the nccl-tests output at @path (the in-place
+ * ones where a row has no other). */
+static GArray *
+nccl_tests_rows (const char *path, GError **error)
 {
-  const char *colon = strchr (line, ':');
-  if (colon && line[0] == '[')
-    line = colon + 1;
-  g_auto (GStrv) f = g_strsplit_set (line, " \t\r", -1);
-  const char *w[8];
-  int n = 0;
-
-  for (int i = 0; f[i] && n < 8; i++)
-    if (*f[i])
-      w[n++] = f[i];
-  if (n < 8 || !g_ascii_isdigit (w[0][0]) || !g_ascii_isdigit (w[1][0]))
-    return FALSE;
-  char *end;
-  m->size = g_ascii_strtoull (w[0], &end, 10);
-  if (*end)
-    return FALSE;
-  m->time = g_ascii_strtod (w[5], &end);
-  if (*end)
-    return FALSE;
-  m->busbw = g_ascii_strtod (w[7], &end);
-  return *end == '\0';
+  g_autoptr (WeftNcclLog) log = weft_nccl_log_read (path, error);
+  if (log == NULL)
+    return NULL;
+  GArray *rows = g_array_new (FALSE, FALSE, sizeof (WeftMeasured));
+  for (guint i = 0; i < log->rows->len; i++)
+    {
+      const WeftNcclRow *r = &g_array_index (log->rows, WeftNcclRow, i);
+      int k = r->time[WEFT_NCCL_OUT_OF_PLACE] >= 0 ? WEFT_NCCL_OUT_OF_PLACE
+                                                   : WEFT_NCCL_IN_PLACE;
+      WeftMeasured m = { r->size, r->time[k], r->busbw[k] };
+      g_array_append_val (rows, m);
+    }
+  return rows;
 }
 
 GArray *
@@ -67,17 +59,12 @@ weft_reference_read (const char *path, const char *system,
 
   if (!g_file_get_contents (path, &text, NULL, error))
     return NULL;
+  if (!g_str_has_prefix (text, "system,"))
+    return nccl_tests_rows (path, error);
   g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
-  gboolean csv = g_str_has_prefix (text, "system,");
-  for (int i = csv ? 1 : 0; lines[i]; i++)
+  for (int i = 1; lines[i]; i++)
     {
       WeftMeasured m = { 0 };
-      if (!csv)
-        {
-          if (nccl_tests_row (lines[i], &m))
-            g_array_append_val (rows, m);
-          continue;
-        }
       g_autoptr (GPtrArray) f = csv_fields (lines[i]);
       if (f->len < 11
           || (system && !g_str_has_prefix (g_ptr_array_index (f, 0), system))
@@ -90,14 +77,9 @@ weft_reference_read (const char *path, const char *system,
     }
   if (rows->len == 0)
     {
-      if (csv)
-        g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA,
-                     "%s has no %s rows%s%s", path, collective,
-                     system ? " for system " : "", system ? system : "");
-      else
-        g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA,
-                     "%s has no rows of nccl-tests' table (size, count, "
-                     "type, redop, root, time, algbw, busbw)", path);
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA,
+                   "%s has no %s rows%s%s", path, collective,
+                   system ? " for system " : "", system ? system : "");
       return NULL;
     }
   return g_steal_pointer (&rows);

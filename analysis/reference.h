@@ -18,12 +18,11 @@ typedef struct {
 /* The measured rows of @path for @collective, as WeftMeasured in the
  * order they come.  A CSV of docs/reference's columns gives its rows of
  * @collective whose system starts with @system (all systems if NULL).
- * Anything else is read as nccl-tests' output: every line of a size, a
- * count, a type, a reduction operator, a root and the out-of-place time,
- * algbw and busbw (the in-place columns that follow are left), with or
- * without a prefix such as mpirun's "[1,0]<stdout>:"; its collective is
- * the one the program ran, so @collective and @system do not apply.
- * Fails if the file cannot be read or has no such row. */
+ * Anything else is read as nccl-tests' output (weft_nccl_log_read()):
+ * each row's size and out-of-place time and busbw (in place where a row
+ * has no other); its collective is the one the program ran, so
+ * @collective and @system do not apply.  Fails if the file cannot be
+ * read, a row of it does not, or it has no such row. */
 GArray *weft_reference_read (const char *path, const char *system,
                              const char *collective, GError **error);
 

@@ -1,6 +1,7 @@
 /* Tests of the results database, weft report and weft plot. */
 #include "collectives/collective_run.h"
 #include "db-private.h"
+#include "nccl_log.h"
 #include "reference.h"
 #include "results_cmd.h"
 #include "topology/scenario.h"
@@ -795,7 +796,8 @@ START_TEST (test_reference_from_nccl_tests_output)
   g_clear_error (&error);
   ck_assert_ptr_null (weft_reference_read (empty, NULL, "all_gather",
                                            &error));
-  ck_assert (g_error_matches (error, WEFT_DB_ERROR, WEFT_DB_ERROR_NO_DATA));
+  ck_assert (g_error_matches (error, WEFT_NCCL_LOG_ERROR,
+                              WEFT_NCCL_LOG_ERROR_NO_ROWS));
 }
 END_TEST
 
