@@ -1,420 +1,19 @@
 /* weft: the `weft run` command: a sweep of collective sizes, printed as
  * nccl-tests prints it and recorded in the results database.  The options
- * come from run_options.c; here the run is planned, simulated size by
- * size and recorded, each stage in functions of its own. */
+ * come from run_options.c, the planning, simulating and recording from
+ * run_sizes.c; here are the sweep's sizes and its table. */
 #include "cli.h"
-#include "collectives/collective_run.h"
-#include "db.h"
 #include "log.h"
-#include "record.h"
 #include "run_options.h"
-#include "topology/names.h"
+#include "run_sizes.h"
 #include "units.h"
 
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-
-/* The GPUs the run uses: all of them in declaration order, or those named
- * by @selector (a name pattern such as "node[0-3]/gpu[0-7]"), each a GPU
- * of the scenario, named once.  A collective needs two of them. */
-static GArray *
-select_ranks (const WeftTopology *topo, const char *selector, GError **error)
-{
-  g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-
-  if (selector == NULL)
-    {
-      for (uint32_t n = 0; n < topo->n_nodes; n++)
-        if (topo->nodes[n].kind == WEFT_NODE_GPU)
-          g_array_append_val (gpus, n);
-    }
-  else if (!weft_names_expand (selector, names, error))
-    return NULL;
-  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
-  for (guint i = 0; i < names->len; i++)
-    {
-      const char *name = g_ptr_array_index (names, i);
-      uint32_t id = weft_topology_find_node (topo, name);
-      if (id == WEFT_NONE || topo->nodes[id].kind != WEFT_NODE_GPU)
-        {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME, "rank selector '%s' "
-                       "names '%s', which is %s", selector, name,
-                       id == WEFT_NONE ? "no node of the scenario"
-                                       : "not a GPU");
-          return NULL;
-        }
-      if (!g_hash_table_add (seen, GUINT_TO_POINTER (id + 1)))
-        {
-          g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME, "rank selector '%s' "
-                       "names '%s' twice: a GPU is one rank", selector, name);
-          return NULL;
-        }
-      g_array_append_val (gpus, id);
-    }
-  if (gpus->len < 2)
-    {
-      g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME, "a collective needs two "
-                   "GPUs or more, and %s %s", selector ? "the rank selector"
-                                                       : "the scenario",
-                   gpus->len == 0 ? "has none"
-                                  : "has one");
-      return NULL;
-    }
-  return g_steal_pointer (&gpus);
-}
-
-/* Set by SIGINT or SIGTERM: the run ends cleanly at the next check.  The
- * one global of the command, as a signal handler has nowhere else to
- * write; the simulations see it through WeftRunOptions.interrupt. */
-static volatile int interrupted;
-
-static void
-on_signal (int sig)
-{
-  (void) sig;
-  interrupted = 1;
-}
-
-/* From here on, SIGINT and SIGTERM set `interrupted` instead of ending
- * the process, so that the run is marked interrupted in the database. */
-static void
-catch_signals (void)
-{
-  struct sigaction sa;
-
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  /* The flag is all a signal does: system calls go on (SQLite takes an
-   * fdatasync cut short by a signal for a disk error). */
-  sa.sa_flags = SA_RESTART;
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
-}
-
-/* A size done: the candidate that ran it fastest, and its result. */
-typedef struct {
-  uint64_t size;
-  int alg;                      /* WeftAlgorithm, or -1: the schedule file */
-  int proto;
-  WeftCollectiveResult result;  /* with its link bins and rank spans */
-  int n_tried;                  /* auto's candidates, each pair's time */
-  int tried[WEFT_PAIRS];
-  WeftTime time[WEFT_PAIRS];
-} Row;
-
-/* Free @r's link bins and rank spans; clearing twice is harmless. */
-static void
-result_clear (WeftCollectiveResult *r)
-{
-  weft_link_stats_free (r->stats);
-  g_free (r->spans);
-  r->stats = NULL;
-  r->spans = NULL;
-}
-
-static void
-row_clear (Row *row)
-{
-  result_clear (&row->result);
-}
-
-/* The database gets at most about this many link_util rows from a run by
- * default: a large fabric gets wider bins, not a database of gigabytes. */
-#define BIN_ROW_BUDGET 2000000
-/* Bins start this wide, and double as the budget needs. */
-#define FIRST_BIN_WIDTH ((WeftTime) 1000000)      /* 1 us */
-
-/* The common bin width of @rows: a thousandth of the run at least, and
- * as wide as the widest any operation needed within its share of the
- * budget; a power of two times FIRST_BIN_WIDTH, as theirs are. */
-static WeftTime
-common_bin_width (const GArray *rows)
-{
-  WeftTime total = 0, need = 0, width = FIRST_BIN_WIDTH;
-
-  for (guint i = 0; i < rows->len; i++)
-    {
-      const Row *row = &g_array_index (rows, Row, i);
-      total += row->result.time;
-      need = MAX (need, row->result.stats->bin_width);
-    }
-  need = MAX (need, total / 1000);
-  while (width < need)
-    width *= 2;
-  return width;
-}
-
-/* What every candidate of a size runs. */
-typedef struct {
-  WeftCollectiveCall call;      /* its size set for each size */
-  WeftScheduleFile *file;       /* or NULL: built-in algorithms */
-  WeftPlans *plans;             /* built-in: the size's schedules, or NULL */
-} Candidates;
-
-/* Simulate candidate @pair (an algorithm and protocol) of @data, a
- * Candidates, at its size: from the size's shared schedules when there
- * are some, else planned here, or built from the schedule file.  FALSE
- * with @error if it cannot run; a WeftCandidateFn. */
-static gboolean
-run_candidate (int pair, const WeftRunOptions *options,
-               WeftCollectiveResult *result, GError **error, void *data)
-{
-  const Candidates *c = data;
-  int a = pair / WEFT_PROTOCOL_COUNT, pr = pair % WEFT_PROTOCOL_COUNT;
-
-  if (c->file == NULL && c->plans != NULL)
-    return weft_plans_run (c->plans, a, pr, options, result, error);
-  if (c->file == NULL)
-    return weft_collective_run (c->call.topo, c->call.gpus, c->call.n,
-                                c->call.op, a, pr, c->call.size,
-                                c->call.params, options, result, error);
-  g_autoptr (WeftSchedule) sched = weft_schedule_file_build (c->file,
-                                                             c->call.size,
-                                                             error);
-  if (sched == NULL)
-    return FALSE;
-  weft_schedule_run (c->call.topo, c->call.gpus, sched, c->call.op,
-                     weft_protocol_get (pr, WEFT_ALG_RING), options, result);
-  return TRUE;
-}
-
-/* A sweep with one candidate a size (one algorithm and protocol): the
- * sizes are independent runs, simulated `jobs` at once; the caller takes
- * their results in order of size as they come. */
-typedef struct {
-  Candidates cands;             /* size set per row */
-  int pair;
-  WeftRunOptions options;
-  const uint64_t *sizes;
-  int n;
-  WeftChoice *rows;             /* per size, once done[] */
-  gboolean *done;
-  atomic_int next;
-  GMutex lock;
-  GCond cond;
-  GThread *threads[64];
-  int n_threads;
-} SizePool;
-
-/* A thread of the pool: simulate the next size nobody has taken until
- * none is left, skipping the runs once the interrupt flag is set, and
- * wake the caller as each is done. */
-static gpointer
-pool_worker (gpointer data)
-{
-  SizePool *p = data;
-
-  for (int k; (k = atomic_fetch_add (&p->next, 1)) < p->n;)
-    {
-      WeftChoice *row = &p->rows[k];
-      Candidates c = p->cands;
-      *row = (WeftChoice) { .pair = p->pair, .failed = -1 };
-      c.call.size = p->sizes[k];
-      if (p->options.interrupt != NULL && *p->options.interrupt)
-        row->interrupted = TRUE;
-      else if (!run_candidate (p->pair, &p->options, &row->result,
-                               &row->error, &c))
-        row->failed = p->pair;
-      else
-        row->interrupted = row->result.interrupted;
-      g_mutex_lock (&p->lock);
-      p->done[k] = TRUE;
-      g_cond_broadcast (&p->cond);
-      g_mutex_unlock (&p->lock);
-    }
-  return NULL;
-}
-
-/* Start @jobs threads (at most one a size) simulating @pair of @cands at
- * each of the @n @sizes, with @options; @sizes must outlive the pool.
- * pool_free() waits for them. */
-static SizePool *
-pool_start (const Candidates *cands, int pair, const WeftRunOptions *options,
-            const uint64_t *sizes, int n, int jobs)
-{
-  SizePool *p = g_new0 (SizePool, 1);
-
-  p->cands = *cands;
-  p->pair = pair;
-  p->options = *options;
-  p->sizes = sizes;
-  p->n = n;
-  p->rows = g_new0 (WeftChoice, MAX (n, 1));
-  p->done = g_new0 (gboolean, MAX (n, 1));
-  atomic_init (&p->next, 0);
-  g_mutex_init (&p->lock);
-  g_cond_init (&p->cond);
-  p->n_threads = CLAMP (MIN (jobs, n), 1, (int) G_N_ELEMENTS (p->threads));
-  for (int i = 0; i < p->n_threads; i++)
-    p->threads[i] = g_thread_new ("weft-size", pool_worker, p);
-  return p;
-}
-
-/* Row @k's result, once simulated: the caller's from now on. */
-static WeftChoice
-pool_take (SizePool *p, int k)
-{
-  g_mutex_lock (&p->lock);
-  while (!p->done[k])
-    g_cond_wait (&p->cond, &p->lock);
-  g_mutex_unlock (&p->lock);
-  WeftChoice row = p->rows[k];
-  p->rows[k] = (WeftChoice) { .pair = -1, .failed = -1 };
-  return row;
-}
-
-/* Wait for the workers and free what was not taken.  The run leaves
- * rows untaken only once the interrupt flag is set (Ctrl-C, or a row that
- * failed), so the workers stop soon. */
-static void
-pool_free (SizePool *p)
-{
-  if (p == NULL)
-    return;
-  for (int i = 0; i < p->n_threads; i++)
-    g_thread_join (p->threads[i]);
-  for (int k = 0; k < p->n; k++)
-    weft_choice_clear (&p->rows[k]);
-  g_mutex_clear (&p->lock);
-  g_cond_clear (&p->cond);
-  g_free (p->rows);
-  g_free (p->done);
-  g_free (p);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (SizePool, pool_free)
-
-/* What the options come to on the scenario: the ranks, the candidates
- * that can run there, and the sizes, all known before the database is
- * touched, so that a request that cannot run leaves nothing behind. */
-typedef struct {
-  GArray *gpus;                 /* the ranks' node ids, in rank order */
-  uint32_t n;                   /* ranks */
-  WeftCollectiveParams params;  /* channels and chunks */
-  gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT];
-  int candidates;               /* (algorithm, protocol) pairs that fit */
-  uint64_t *sizes;              /* bytes, ascending */
-  int n_sizes;
-} Plan;
-
-static void
-plan_clear (Plan *plan)
-{
-  g_clear_pointer (&plan->gpus, g_array_unref);
-  g_clear_pointer (&plan->sizes, g_free);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
-
-/* nccl-tests allocates a send and a receive buffer on every GPU: refuse a
- * largest size that some rank's memory cannot hold twice. */
-static int
-check_memory (const WeftRunArgs *args, const Plan *plan)
-{
-  const WeftTopology *topo = args->scenario->topo;
-
-  for (uint32_t r = 0; r < plan->n; r++)
-    {
-      const WeftNode *node = &topo->nodes[g_array_index (plan->gpus,
-                                                         uint32_t, r)];
-      const WeftDevice *d = node->device;
-      if (d->memory > 0 && args->max_bytes > d->memory / 2)
-        {
-          g_autofree char *have = weft_format_size (d->memory);
-          g_autofree char *want = weft_format_size (args->max_bytes);
-          return weft_cli_usage ("run", "a size of %s does not fit the GPUs' "
-                                 "memory: %s (%s) has %s for a send and a "
-                                 "receive buffer of that size", want,
-                                 d->name, node->name, have);
-        }
-    }
-  return WEFT_EXIT_OK;
-}
-
-/* A schedule file runs as it is written: for its number of ranks, and
- * built once at the first size to find what it cannot do before
- * anything is recorded. */
-static int
-check_schedule_file (const WeftRunArgs *args, const Plan *plan)
-{
-  g_autoptr (GError) error = NULL;
-  uint32_t ranks = weft_schedule_file_ranks (args->file);
-
-  if (ranks != plan->n)
-    return weft_cli_usage ("run", "%s is written for %u ranks and the run "
-                           "has %u (choose GPUs with --ranks)",
-                           args->alg_name, ranks, plan->n);
-  g_autoptr (WeftSchedule) trial = weft_schedule_file_build (args->file,
-                                                             args->min_bytes,
-                                                             &error);
-  if (trial == NULL)
-    return weft_cli_usage ("run", "%s", error->message);
-  return WEFT_EXIT_OK;
-}
-
-/* Whether the options ask for algorithm @a with protocol @pr: auto asks
- * for every algorithm NCCL would choose among that can run the op. */
-static gboolean
-asked_for (const WeftRunArgs *args, int a, int pr)
-{
-  if (args->auto_alg ? !weft_algorithm_supports (a, args->op)
-                           || !weft_algorithm_in_auto (a)
-                     : a != (int) args->alg)
-    return FALSE;
-  return args->auto_proto ? weft_protocol_in_auto (pr)
-                          : pr == (int) args->proto;
-}
-
-/* Which (algorithm, protocol) pairs can run here, into plan->fits and
- * plan->candidates: refuse before writing anything if none can, with why
- * the last one tried cannot. */
-static int
-find_candidates (const WeftRunArgs *args, Plan *plan)
-{
-  g_autoptr (GError) why = NULL;
-  gboolean any = FALSE;
-  int status;
-
-  if (args->file != NULL
-      && (status = check_schedule_file (args, plan)) != WEFT_EXIT_OK)
-    return status;
-  for (int a = 0; a < WEFT_ALG_COUNT && args->file == NULL; a++)
-    for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
-      {
-        if (!asked_for (args, a, pr))
-          continue;
-        g_clear_error (&why);
-        plan->fits[a][pr] = weft_collective_fits (args->scenario->topo,
-                                                  (uint32_t *) plan->gpus->data,
-                                                  plan->n, args->op, a, pr,
-                                                  &why);
-        any = any || plan->fits[a][pr];
-      }
-  for (int pr = 0; pr < WEFT_PROTOCOL_COUNT && args->file != NULL; pr++)
-    {
-      plan->fits[WEFT_ALG_RING][pr] = args->auto_proto
-                                          ? weft_protocol_in_auto (pr)
-                                          : pr == (int) args->proto;
-      any = any || plan->fits[WEFT_ALG_RING][pr];
-    }
-  if (!any)
-    return weft_cli_usage ("run", "%s", why ? why->message
-                                            : "no algorithm can run this");
-  for (int a = 0; a < WEFT_ALG_COUNT; a++)
-    for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
-      plan->candidates += plan->fits[a][pr];
-  return WEFT_EXIT_OK;
-}
 
 /* The sizes from the smallest to the largest, each the last times the
- * step factor, stopping before one that would overflow. */
-static void
-list_sizes (const WeftRunArgs *args, Plan *plan)
+ * step factor, stopping before one that would overflow; *@n of them. */
+static uint64_t *
+list_sizes (const WeftRunArgs *args, int *n_sizes)
 {
   int n = 0;
 
@@ -425,41 +24,17 @@ list_sizes (const WeftRunArgs *args, Plan *plan)
       if (size > G_MAXUINT64 / args->factor)
         break;
     }
-  plan->n_sizes = n;
-  plan->sizes = g_new (uint64_t, n);
+  uint64_t *sizes = g_new (uint64_t, n);
   for (int i = 0; i < n; i++)
-    plan->sizes[i] = i == 0 ? args->min_bytes
-                            : plan->sizes[i - 1] * args->factor;
-}
-
-/* Plan the sweep: the ranks, whether their memory holds the largest size,
- * the candidates that fit and the sizes, into @plan (the caller's to
- * clear).  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE after saying why the
- * request cannot run. */
-static int
-plan_run (const WeftRunArgs *args, Plan *plan)
-{
-  g_autoptr (GError) error = NULL;
-  int status;
-
-  plan->gpus = select_ranks (args->scenario->topo, args->ranks, &error);
-  if (plan->gpus == NULL)
-    return weft_cli_usage ("run", "%s", error->message);
-  plan->n = plan->gpus->len;
-  if ((status = check_memory (args, plan)) != WEFT_EXIT_OK)
-    return status;
-  plan->params = (WeftCollectiveParams) { args->channels, args->chunks, 0,
-                                          NULL, 1, NULL, NULL, 0 };
-  if ((status = find_candidates (args, plan)) != WEFT_EXIT_OK)
-    return status;
-  list_sizes (args, plan);
-  return WEFT_EXIT_OK;
+    sizes[i] = i == 0 ? args->min_bytes : sizes[i - 1] * args->factor;
+  *n_sizes = n;
+  return sizes;
 }
 
 /* `weft run --check`: what would run, once every option and the
  * scenario passed their checks.  Returns WEFT_EXIT_OK. */
 static int
-print_plan (const WeftRunArgs *args, const Plan *plan)
+print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
 {
   g_autofree char *first = weft_format_size (plan->sizes[0]);
   g_autofree char *last = weft_format_size (plan->sizes[plan->n_sizes - 1]);
@@ -478,211 +53,9 @@ print_plan (const WeftRunArgs *args, const Plan *plan)
   return WEFT_EXIT_OK;
 }
 
-/* Open the database and begin the run in it: its scenario, topology and
- * the --param KEY=VALUE pairs of weft sweep's point.  Returns the exit
- * status. */
-static int
-record_begin (const WeftRunArgs *args, WeftRecord *rec)
-{
-  guint n = args->params ? g_strv_length (args->params) : 0;
-  g_autofree char **keys = g_new0 (char *, n + 1);
-  g_autofree const char **values = g_new0 (const char *, n + 1);
-  WeftRunInfo info = { args->scenario_path, args->scenario->sha256,
-                       weft_fidelity_name (args->fidelity), args->seed,
-                       args->command };
-
-  for (guint i = 0; i < n; i++)
-    {
-      const char *eq = strchr (args->params[i], '=');
-      keys[i] = eq ? g_strndup (args->params[i], eq - args->params[i])
-                   : g_strdup (args->params[i]);
-      values[i] = eq ? eq + 1 : "";
-    }
-  int status = weft_record_begin (rec, args->db_path, &info,
-                                  args->scenario->topo,
-                                  (const char *const *) keys, values, n,
-                                  &interrupted);
-  for (guint i = 0; i < n; i++)
-    g_free (keys[i]);
-  return status;
-}
-
-/* What the sweep of sizes came to. */
-typedef struct {
-  GArray *rows;                 /* a Row per size done, in order */
-  uint64_t events;              /* run over every simulation */
-  int failed;                   /* a size could not run: the exit status */
-  char *why;                    /* ...and why */
-  gboolean interrupted;         /* stopped by SIGINT or SIGTERM */
-} Outcome;
-
-static void
-outcome_clear (Outcome *out)
-{
-  g_clear_pointer (&out->rows, g_array_unref);
-  g_clear_pointer (&out->why, g_free);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Outcome, outcome_clear)
-
-/* A sweep of sizes under way: what the runs of every size share. */
-typedef struct {
-  const WeftRunArgs *args;
-  const Plan *plan;
-  Candidates cands;             /* its size set for each size */
-  WeftRunOptions binned;        /* the run that is written, with its bins */
-  WeftRunOptions options;       /* the candidates as they are tried */
-  int last_winner;              /* the last size's fastest pair, or -1 */
-  _Atomic WeftTime clock;       /* a running simulation's, for progress */
-} Sweep;
-
-/* How each size's runs are simulated.  Link bins are kept by the run that
- * is written, each operation within its share of the database's budget:
- * with one candidate that is the only run; with several, they are tried
- * without bins and the fastest is run again with them (bins cost more
- * than a run when there are many).  A run alone shares its work among
- * `jobs` threads; runs at once (the candidates of a size, or sizes) take
- * one each. */
-static void
-sweep_init (Sweep *s, const WeftRunArgs *args, const Plan *plan)
-{
-  WeftTime bin = args->bin_width;
-
-  s->args = args;
-  s->plan = plan;
-  s->binned = (WeftRunOptions) {
-    args->fidelity, args->seed, bin ? bin : FIRST_BIN_WIDTH, &interrupted,
-    FALSE, bin ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) plan->n_sizes, 10000),
-    0, NULL, (uint32_t) args->jobs, &s->clock,
-  };
-  atomic_init (&s->clock, 0);
-  s->options = s->binned;
-  if (plan->candidates > 1)
-    {
-      s->options.bin_width = s->options.max_bins = 0;
-      s->options.threads = 1;
-    }
-  s->cands = (Candidates) { { args->scenario->topo,
-                              (uint32_t *) plan->gpus->data, plan->n,
-                              args->op, 0, &plan->params },
-                            args->file, NULL };
-  s->last_winner = -1;
-}
-
-/* With one candidate a size, the sizes are independent runs: start them
- * `jobs` at once, one thread each.  NULL when sizes run one at a time. */
-static SizePool *
-start_pool (const Sweep *s)
-{
-  const Plan *plan = s->plan;
-  WeftRunOptions one_each = s->options;
-
-  one_each.threads = 1;
-  if (plan->candidates != 1 || s->args->jobs <= 1 || plan->n_sizes <= 1)
-    return NULL;
-  for (int pair = 0; pair < WEFT_PAIRS; pair++)
-    if (plan->fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
-      return pool_start (&s->cands, pair, &one_each, plan->sizes,
-                         plan->n_sizes, s->args->jobs);
-  return NULL;
-}
-
-/* Try the candidates of the current size, starting with the last size's
- * fastest, which is most often the fastest again and sets the time the
- * others stop at; see weft_collective_choose(). */
-static void
-choose (Sweep *s, WeftChoice *choice)
-{
-  int order[WEFT_PAIRS], n_order = 0;
-
-  if (s->last_winner >= 0)
-    order[n_order++] = s->last_winner;
-  for (int pair = 0; pair < WEFT_PAIRS; pair++)
-    if (pair != s->last_winner
-        && s->plan->fits[pair / WEFT_PROTOCOL_COUNT]
-                        [pair % WEFT_PROTOCOL_COUNT])
-      order[n_order++] = pair;
-  /* The schedules of the size, each planned once for all its candidates
-   * and the fastest's second run. */
-  if (s->args->file == NULL)
-    s->cands.plans = weft_plans_new (&s->cands.call, order, n_order);
-  weft_collective_choose (order, n_order, s->args->jobs, &s->options,
-                          run_candidate, &s->cands, choice);
-}
-
-/* The fastest of several candidates again, with its bins: the same run,
- * so the same time.  FALSE if an interrupt stopped it. */
-static gboolean
-rerun_binned (Sweep *s, int pair, WeftCollectiveResult *best, Outcome *out)
-{
-  g_autoptr (GError) error = NULL;
-  WeftTime time = best->time;
-  gboolean ran = run_candidate (pair, &s->binned, best, &error, &s->cands);
-
-  g_assert (ran);
-  out->events += best->events;
-  if (best->interrupted)
-    {
-      result_clear (best);
-      out->interrupted = TRUE;
-      return FALSE;
-    }
-  g_assert (best->time == time);
-  return TRUE;
-}
-
-/* Simulate size @i (taken from @pool when it runs the sizes) into @row.
- * FALSE when the sweep stops there, @out saying why: a size that cannot
- * run (a schedule file that does not fit it is bad input) or an
- * interrupt. */
-static gboolean
-simulate_size (Sweep *s, SizePool *pool, int i, Row *row, Outcome *out)
-{
-  WeftChoice choice;
-
-  s->cands.call.size = s->plan->sizes[i];
-  if (pool != NULL)
-    choice = pool_take (pool, i);
-  else
-    choose (s, &choice);
-  if (choice.failed >= 0)
-    {
-      fprintf (stderr, "weft run: %s\n", choice.error->message);
-      out->failed = s->args->file != NULL ? WEFT_EXIT_USAGE
-                                          : WEFT_EXIT_FAILURE;
-      out->why = g_strdup (choice.error->message);
-      interrupted = 1;          /* sizes still running beside it stop */
-    }
-  else if (choice.interrupted)
-    out->interrupted = TRUE;
-  if (out->failed || out->interrupted)
-    {
-      weft_choice_clear (&choice);
-      g_clear_pointer (&s->cands.plans, weft_plans_free);
-      return FALSE;
-    }
-  g_clear_error (&choice.error);
-  WeftCollectiveResult best = choice.result;
-  if (s->plan->candidates == 1)
-    out->events += best.events;
-  s->last_winner = choice.pair;
-  gboolean done = s->plan->candidates == 1
-                  || rerun_binned (s, choice.pair, &best, out);
-  g_clear_pointer (&s->cands.plans, weft_plans_free);
-  if (!done)
-    return FALSE;
-  *row = (Row) { s->plan->sizes[i],
-                 s->args->file ? -1 : choice.pair / WEFT_PROTOCOL_COUNT,
-                 choice.pair % WEFT_PROTOCOL_COUNT, best, choice.n_tried,
-                 { 0 }, { 0 } };
-  memcpy (row->tried, choice.tried, sizeof row->tried);
-  memcpy (row->time, choice.time, sizeof row->time);
-  return TRUE;
-}
-
 /* The table's head, as nccl-tests prints it. */
 static void
-print_header (const WeftRunArgs *args, const Plan *plan)
+print_header (const WeftRunArgs *args, const WeftSizesPlan *plan)
 {
   printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
           weft_op_name (args->op), args->scenario_path, plan->n,
@@ -721,7 +94,7 @@ nccl_tests_time (char *text, size_t n, double us)
 /* Print @row as nccl-tests does, at once (a long sweep shows its
  * progress), and return its bus bandwidth. */
 static double
-print_row (const WeftRunArgs *args, const Plan *plan, const Row *row)
+print_row (const WeftRunArgs *args, const WeftSizesPlan *plan, const WeftSizesRow *row)
 {
   WeftOp op = args->op;
   gboolean reducing = op == WEFT_OP_ALL_REDUCE || op == WEFT_OP_REDUCE
@@ -755,7 +128,7 @@ print_row (const WeftRunArgs *args, const Plan *plan, const Row *row)
 /* With -v: each candidate of a size, as a comment under its row: its
  * simulated time, or that it stopped once slower than the best. */
 static void
-print_candidates (const Row *row)
+print_candidates (const WeftSizesRow *row)
 {
   if (row->n_tried < 2)
     return;
@@ -774,193 +147,6 @@ print_candidates (const Row *row)
   printf ("\n");
 }
 
-/* A line on the terminal that says how far a long run has come, drawn by
- * a thread of its own from a second into the run. */
-typedef struct {
-  const Plan *plan;
-  const _Atomic WeftTime *clock;
-  atomic_int size;              /* the size under way */
-  gboolean stop;
-  gboolean shown;               /* a line is on the terminal */
-  GMutex lock;
-  GCond cond;
-  GThread *thread;
-} Ticker;
-
-static gpointer
-tick (gpointer data)
-{
-  Ticker *t = data;
-  gint64 start = g_get_monotonic_time ();
-
-  g_mutex_lock (&t->lock);
-  while (!t->stop)
-    {
-      g_cond_wait_until (&t->cond, &t->lock,
-                         g_get_monotonic_time () + G_USEC_PER_SEC / 4);
-      gint64 now = g_get_monotonic_time ();
-      if (t->stop || now - start < G_USEC_PER_SEC)
-        continue;
-      int i = MIN (atomic_load (&t->size), t->plan->n_sizes - 1);
-      g_autofree char *size = weft_format_size (t->plan->sizes[i]);
-      fprintf (stderr, "\rweft run: size %d of %d (%s), simulated %.1f us, "
-               "%.0f s  ", i + 1, t->plan->n_sizes, size,
-               atomic_load_explicit (t->clock, memory_order_relaxed) / 1e6,
-               (now - start) / 1e6);
-      t->shown = TRUE;
-    }
-  if (t->shown)
-    fprintf (stderr, "\r%72s\r", "");
-  g_mutex_unlock (&t->lock);
-  return NULL;
-}
-
-/* Start a ticker over @plan's sizes on a terminal; NULL elsewhere. */
-static Ticker *
-ticker_start (const Plan *plan, const _Atomic WeftTime *clock)
-{
-  if (!isatty (STDERR_FILENO))
-    return NULL;
-  Ticker *t = g_new0 (Ticker, 1);
-  t->plan = plan;
-  t->clock = clock;
-  atomic_init (&t->size, 0);
-  g_mutex_init (&t->lock);
-  g_cond_init (&t->cond);
-  t->thread = g_thread_new ("weft-progress", tick, t);
-  return t;
-}
-
-/* Stop @t, clearing its line. */
-static void
-ticker_free (Ticker *t)
-{
-  if (t == NULL)
-    return;
-  g_mutex_lock (&t->lock);
-  t->stop = TRUE;
-  g_cond_signal (&t->cond);
-  g_mutex_unlock (&t->lock);
-  g_thread_join (t->thread);
-  g_mutex_clear (&t->lock);
-  g_cond_clear (&t->cond);
-  g_free (t);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (Ticker, ticker_free)
-
-/* Simulate the plan's sizes in order, printing each row as it is done,
- * into @out (the caller's to clear).  Stops at the first size that cannot
- * run, or at SIGINT or SIGTERM, which @out then says. */
-static void
-run_sizes (const WeftRunArgs *args, const Plan *plan, Outcome *out)
-{
-  double busbw_sum = 0;
-  Sweep s;
-
-  catch_signals ();
-  out->rows = g_array_new (FALSE, FALSE, sizeof (Row));
-  g_array_set_clear_func (out->rows, (GDestroyNotify) row_clear);
-  print_header (args, plan);
-  sweep_init (&s, args, plan);
-  g_autoptr (SizePool) pool = start_pool (&s);
-  g_autoptr (Ticker) ticker = ticker_start (plan, &s.clock);
-  for (int i = 0; i < plan->n_sizes; i++)
-    {
-      Row row;
-      if (ticker)
-        atomic_store (&ticker->size, i);
-      if (!simulate_size (&s, pool, i, &row, out))
-        return;
-      /* The row and the ticker's line on one terminal: clear it first. */
-      if (ticker && ticker->shown)
-        fprintf (stderr, "\r%72s\r", "");
-      busbw_sum += print_row (args, plan, &row);
-      if (args->verbose)
-        print_candidates (&row);
-      g_array_append_val (out->rows, row);
-    }
-  g_clear_pointer (&ticker, ticker_free);
-  printf ("# Avg bus bandwidth    : %g\n",
-          out->rows->len ? busbw_sum / out->rows->len : 0.0);
-}
-
-/* Record the operations one after another on the run's clock, with the
- * link bytes of each in bins of one width, freeing each row's bins once
- * they are written.  Returns WEFT_EXIT_OK, or the run's exit status once
- * it is marked interrupted or failed. */
-static int
-record_ops (const WeftRunArgs *args, const Plan *plan, Outcome *out,
-            const WeftRecord *rec)
-{
-  g_autoptr (GError) error = NULL;
-  WeftTime width = args->bin_width ? args->bin_width
-                                   : common_bin_width (out->rows);
-  WeftTime clock = 0;
-  WeftOp op = args->op;
-
-  for (guint i = 0; i < out->rows->len; i++)
-    {
-      Row *row = &g_array_index (out->rows, Row, i);
-      const WeftCollectiveResult *result = &row->result;
-      if (interrupted)
-        return weft_record_interrupted (rec, out->events);
-      weft_link_stats_widen (result->stats, width);
-      double algbw = row->size / (result->time * 1e-12) / 1e9;
-      WeftOpRow op_row = {
-        weft_op_name (op),
-        row->alg < 0 ? "file" : weft_algorithm_name (row->alg),
-        weft_protocol_name (row->proto), row->size, plan->n, clock,
-        clock + result->time, algbw, algbw * weft_op_bus_factor (op, plan->n),
-      };
-      gboolean written = weft_db_write_op (rec->db, rec->id, i, &op_row,
-                                           result->stats, result->spans,
-                                           (uint32_t *) plan->gpus->data,
-                                           result->n_spans, &error);
-      clock += result->time;
-      row_clear (row);
-      if (!written && g_error_matches (error, WEFT_DB_ERROR,
-                                       WEFT_DB_ERROR_INTERRUPTED))
-        return weft_record_interrupted (rec, out->events);
-      if (!written)
-        {
-          fprintf (stderr, "weft run: %s\n", error->message);
-          weft_record_end (rec, "failed", out->events, error->message);
-          return WEFT_EXIT_FAILURE;
-        }
-    }
-  return WEFT_EXIT_OK;
-}
-
-/* Record what the sweep came to, and return the command's exit status: a
- * run that failed or was interrupted is marked so; a finished one gets
- * its operations and is marked complete. */
-static int
-record_end (const WeftRunArgs *args, const Plan *plan, Outcome *out,
-            const WeftRecord *rec)
-{
-  g_autoptr (GError) error = NULL;
-  int status;
-
-  if (out->failed)
-    {
-      weft_record_end (rec, "failed", out->events, out->why);
-      return out->failed;
-    }
-  if (out->interrupted)
-    return weft_record_interrupted (rec, out->events);
-  if ((status = record_ops (args, plan, out, rec)) != WEFT_EXIT_OK)
-    return status;
-  if (!weft_db_end_run (rec->db, rec->id, "complete",
-                        (g_get_monotonic_time () - rec->wall_start) / 1e6,
-                        out->events, &error))
-    {
-      fprintf (stderr, "weft run: %s\n", error->message);
-      return WEFT_EXIT_FAILURE;
-    }
-  return WEFT_EXIT_OK;
-}
-
 /* `weft run --trace`: run_trace.c plans, replays and records the trace. */
 static int
 run_trace (const WeftRunArgs *args)
@@ -970,11 +156,39 @@ run_trace (const WeftRunArgs *args)
     args->seed, args->channels, args->chunks,
     args->auto_alg ? -1 : (int) args->alg,
     args->auto_proto ? -1 : (int) args->proto, args->db_path,
-    args->bin_width, args->command, &interrupted, catch_signals, args->jobs,
-    args->check,
+    args->bin_width, args->command, weft_sizes_interrupt (),
+    weft_sizes_catch_signals, args->jobs, args->check,
   };
 
   return weft_run_trace (&tr);
+}
+
+/* What the rows printed so far add up to, for the table's last line. */
+typedef struct {
+  const WeftRunArgs *args;
+  const WeftSizesPlan *plan;
+  double busbw_sum;             /* GB/s */
+} Table;
+
+/* Print a size done as its row of the table; a WeftSizesRowFn. */
+static void
+on_row (const WeftSizesRow *row, void *data)
+{
+  Table *t = data;
+
+  t->busbw_sum += print_row (t->args, t->plan, row);
+  if (t->args->verbose)
+    print_candidates (row);
+}
+
+/* Plan the sweep's sizes; WEFT_EXIT_OK or the exit status once said. */
+static int
+plan_sweep (const WeftRunArgs *args, WeftSizesPlan *plan)
+{
+  int n;
+  g_autofree uint64_t *sizes = list_sizes (args, &n);
+
+  return weft_sizes_plan (args, sizes, n, plan);
 }
 
 /* `weft run`: read the options, then replay a trace or plan, begin the
@@ -983,9 +197,9 @@ int
 weft_cmd_run (int argc, char **argv)
 {
   g_auto (WeftRunArgs) args = { 0 };
-  g_auto (Plan) plan = { 0 };
+  g_auto (WeftSizesPlan) plan = { 0 };
   g_auto (WeftRecord) rec = { 0 };
-  g_auto (Outcome) out = { 0 };
+  g_auto (WeftSizesOutcome) out = { 0 };
   int status;
 
   if ((status = weft_run_args_parse (argc, argv, &args)) != WEFT_EXIT_OK)
@@ -993,17 +207,22 @@ weft_cmd_run (int argc, char **argv)
   weft_log_setup (args.log_level);
   if (args.trace_path != NULL)
     return run_trace (&args);
-  if ((status = plan_run (&args, &plan)) != WEFT_EXIT_OK)
+  if ((status = plan_sweep (&args, &plan)) != WEFT_EXIT_OK)
     return status;
   if (args.check)
     return print_plan (&args, &plan);
   /* Until the run is in the database a signal ends the process, leaving
    * nothing; from here on it marks the run interrupted. */
-  catch_signals ();
-  if ((status = record_begin (&args, &rec)) != WEFT_EXIT_OK)
+  weft_sizes_catch_signals ();
+  if ((status = weft_sizes_record_begin (&args, &rec)) != WEFT_EXIT_OK)
     return status;
-  if (interrupted)
+  if (*weft_sizes_interrupt ())
     return weft_record_interrupted (&rec, 0);
-  run_sizes (&args, &plan, &out);
-  return record_end (&args, &plan, &out, &rec);
+  Table table = { &args, &plan, 0 };
+  print_header (&args, &plan);
+  weft_sizes_run (&args, &plan, on_row, &table, &out);
+  if (!out.failed && !out.interrupted)
+    printf ("# Avg bus bandwidth    : %g\n",
+            out.rows->len ? table.busbw_sum / out.rows->len : 0.0);
+  return weft_sizes_record_end (&args, &plan, &out, &rec);
 }

@@ -631,6 +631,7 @@ weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
                        .chunks = G_MININT64 };
   int status;
 
+  args->name = "run";
   args->command = command_line (argc, argv);
   if ((status = read_flags (&argc, &argv, &f)) != WEFT_EXIT_OK
       || (status = load_scenario (argc, argv, &f, args)) != WEFT_EXIT_OK

@@ -16,6 +16,7 @@ G_BEGIN_DECLS
 /* The options of one `weft run`, every default filled in.  (Not
  * WeftRunOptions: that is what one simulation is run with.) */
 typedef struct {
+  const char *name;             /* the command: "run", for messages */
   char *command;                /* the command line, for the runs table */
   char *scenario_path;          /* as given, or the bundled DGX H100 */
   WeftScenario *scenario;       /* loaded, with the --set overrides */

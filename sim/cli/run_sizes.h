@@ -1,0 +1,95 @@
+/* weft: a collective simulated at a list of sizes on a scenario's GPUs,
+ * and recorded in the results database, as `weft run` sweeps its sizes
+ * and `weft compare` runs a log's: planned before the database is
+ * touched, simulated size by size, then recorded. */
+#pragma once
+
+#include <glib.h>
+
+#include "collectives/collective_run.h"
+#include "record.h"
+#include "run_options.h"
+
+G_BEGIN_DECLS
+
+/* What the options come to on the scenario: the ranks, the candidates
+ * that can run there, and the sizes, all known before the database is
+ * touched, so that a request that cannot run leaves nothing behind. */
+typedef struct {
+  GArray *gpus;                 /* the ranks' node ids, in rank order */
+  uint32_t n;                   /* ranks */
+  WeftCollectiveParams params;  /* channels and chunks */
+  gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT];
+  int candidates;               /* (algorithm, protocol) pairs that fit */
+  uint64_t *sizes;              /* bytes, in the order they run */
+  int n_sizes;
+} WeftSizesPlan;
+
+/* Plan @args's collective at the @n @sizes (bytes, at least one; copied):
+ * the ranks (--ranks, or every GPU), whether their memory holds the
+ * largest size twice, and the candidates that fit, into @plan (the
+ * caller's to clear).  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE after
+ * saying why the request cannot run. */
+int weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
+                     WeftSizesPlan *plan);
+
+void weft_sizes_plan_clear (WeftSizesPlan *plan);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WeftSizesPlan, weft_sizes_plan_clear)
+
+/* A size done: the candidate that ran it fastest, and its result. */
+typedef struct {
+  uint64_t size;
+  int alg;                      /* WeftAlgorithm, or -1: the schedule file */
+  int proto;
+  WeftCollectiveResult result;  /* with its link bins and rank spans */
+  int n_tried;                  /* auto's candidates, each pair's time */
+  int tried[WEFT_PAIRS];
+  WeftTime time[WEFT_PAIRS];
+} WeftSizesRow;
+
+/* What the sizes came to. */
+typedef struct {
+  GArray *rows;                 /* a WeftSizesRow per size done, in order */
+  uint64_t events;              /* run over every simulation */
+  int failed;                   /* a size could not run: the exit status */
+  char *why;                    /* ...and why */
+  gboolean interrupted;         /* stopped by SIGINT or SIGTERM */
+} WeftSizesOutcome;
+
+void weft_sizes_outcome_clear (WeftSizesOutcome *out);
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WeftSizesOutcome, weft_sizes_outcome_clear)
+
+/* Called with each size as soon as it is done, before the next. */
+typedef void (*WeftSizesRowFn) (const WeftSizesRow *row, void *data);
+
+/* From here on, SIGINT and SIGTERM set the flag weft_sizes_interrupt()
+ * points to instead of ending the process, so that a run begun in the
+ * database is marked interrupted. */
+void weft_sizes_catch_signals (void);
+
+/* The flag a signal sets once weft_sizes_catch_signals() was called. */
+const volatile int *weft_sizes_interrupt (void);
+
+/* Open the database and begin the run in it: its scenario, topology and
+ * the --param KEY=VALUE pairs of weft sweep's point.  Returns the exit
+ * status. */
+int weft_sizes_record_begin (const WeftRunArgs *args, WeftRecord *rec);
+
+/* Simulate @plan's sizes in order into @out (the caller's to clear),
+ * calling @on_row (may be NULL) with each; a terminal is shown the
+ * progress of a long run.  Stops at the first size that cannot run, or
+ * at SIGINT or SIGTERM, which @out then says. */
+void weft_sizes_run (const WeftRunArgs *args, const WeftSizesPlan *plan,
+                     WeftSizesRowFn on_row, void *data,
+                     WeftSizesOutcome *out);
+
+/* Record what the sizes came to, and return the command's exit status: a
+ * run that failed or was interrupted is marked so; a finished one gets
+ * its operations (each row's link bins are freed as they are written)
+ * and is marked complete. */
+int weft_sizes_record_end (const WeftRunArgs *args, const WeftSizesPlan *plan,
+                           WeftSizesOutcome *out, const WeftRecord *rec);
+
+G_END_DECLS
