@@ -129,9 +129,11 @@ own_pictures (const char *dir)
 }
 
 /* Whether the pictures @names (NULL-terminated, without the format) may be
- * drawn into o->out_dir: each is absent, or weft's own, or o->force. */
+ * drawn into o->out_dir: each is none of @inputs (NULL-terminated, may be
+ * NULL), and absent, or weft's own, or o->force. */
 static gboolean
-may_draw (const WeftPlotOptions *o, const char *const *names, GError **error)
+may_draw (const WeftPlotOptions *o, const char *const *names,
+          const char *const *inputs, GError **error)
 {
   g_autoptr (GHashTable) own = own_pictures (o->out_dir);
 
@@ -139,7 +141,7 @@ may_draw (const WeftPlotOptions *o, const char *const *names, GError **error)
     {
       g_autofree char *file = g_strdup_printf ("%s.%s", names[i], o->format);
       g_autofree char *path = g_build_filename (o->out_dir, file, NULL);
-      if (!weft_file_may_write (path, NULL, NULL,
+      if (!weft_file_may_write (path, inputs, NULL,
                                 o->force || g_hash_table_contains (own, file),
                                 error))
         return FALSE;
@@ -621,7 +623,7 @@ weft_results_plot (WeftDb *db, int64_t run, const WeftPlotOptions *o,
 
   static const char *const pictures[] = { "busbw", "time", "heatmap",
                                            "busiest", "timeline", NULL };
-  if (!may_draw (o, pictures, error))
+  if (!may_draw (o, pictures, NULL, error))
     return FALSE;
   g_autofree char *tmp = g_dir_make_tmp ("weft-plot-XXXXXX", error);
   if (tmp == NULL)
@@ -820,7 +822,7 @@ weft_results_plot_sweep (WeftDb *db, const char *key, const WeftPlotOptions *o,
   g_autofree char *title = one_size
       ? g_strdup_printf ("busbw of %s against %s", first, key)
       : g_strdup_printf ("busbw of each run's largest size against %s", key);
-  gboolean ok = may_draw (o, pictures, error);
+  gboolean ok = may_draw (o, pictures, NULL, error);
   if (!ok)
     g_string_free (data, TRUE);     /* draw() takes it over */
   ok = ok && draw ("sweep", data, o, tmp, title, extra, written, error)
@@ -829,4 +831,42 @@ weft_results_plot_sweep (WeftDb *db, const char *key, const WeftPlotOptions *o,
   g_remove (dat);
   g_rmdir (tmp);
   return ok;
+}
+
+/* weft compare's one picture. */
+static const char *const compare_pictures[] = { "compare", NULL };
+
+gboolean
+weft_results_plot_compare_check (const WeftPlotOptions *o,
+                                 const char *const *inputs, GError **error)
+{
+  return may_draw (o, compare_pictures, inputs, error);
+}
+
+gboolean
+weft_results_plot_compare (const WeftComparePoint *points, guint n,
+                           const char *title, const WeftPlotOptions *o,
+                           GPtrArray *written, GError **error)
+{
+  if (!may_draw (o, compare_pictures, NULL, error))
+    return FALSE;
+  if (g_mkdir_with_parents (o->out_dir, 0755) != 0)
+    {
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_IO, "%s: cannot "
+                   "create: %s", o->out_dir, g_strerror (errno));
+      return FALSE;
+    }
+  g_autofree char *tmp = g_dir_make_tmp ("weft-plot-XXXXXX", error);
+  if (tmp == NULL)
+    return FALSE;
+  GString *data = g_string_new (NULL);
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (data, "%" G_GUINT64_FORMAT " %.6f %.6f %.6f\n",
+                            points[i].size, points[i].measured,
+                            points[i].weft, points[i].error);
+  gboolean ok = draw ("compare", data, o, tmp, title, NULL, written, error);
+  g_autofree char *dat = g_build_filename (tmp, "compare.dat", NULL);
+  g_remove (dat);
+  g_rmdir (tmp);
+  return remember_pictures (o, written, error) && ok;
 }

@@ -67,4 +67,26 @@ gboolean weft_results_plot_sweep (WeftDb *db, const char *key,
                                   const WeftPlotOptions *options,
                                   GPtrArray *written, GError **error);
 
+/* A size of weft compare: the measured busbw and weft's, and weft's
+ * error. */
+typedef struct {
+  uint64_t size;                /* bytes */
+  double measured, weft;        /* busbw, GB/s */
+  double error;                 /* %: weft's time against the measured */
+} WeftComparePoint;
+
+/* Whether weft compare's picture may be drawn into @options->out_dir: it
+ * is none of @inputs (NULL-terminated, may be NULL), and is absent, or
+ * weft drew it, or options->force.  For a check before anything runs. */
+gboolean weft_results_plot_compare_check (const WeftPlotOptions *options,
+                                          const char *const *inputs,
+                                          GError **error);
+
+/* Draw the @n @points into OUT/compare.FORMAT with gnuplot: busbw
+ * measured and simulated against size, and the error at each size. */
+gboolean weft_results_plot_compare (const WeftComparePoint *points, guint n,
+                                    const char *title,
+                                    const WeftPlotOptions *options,
+                                    GPtrArray *written, GError **error);
+
 G_END_DECLS

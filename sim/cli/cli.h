@@ -64,6 +64,7 @@ struct _WeftDb *weft_cli_open_db (const char *command, const char *path);
  * for `weft run`), says on stderr what went wrong, and returns the exit
  * status. */
 int weft_cmd_run (int argc, char **argv);
+int weft_cmd_compare (int argc, char **argv);
 int weft_cmd_topo (int argc, char **argv);
 int weft_cmd_trace (int argc, char **argv);
 int weft_cmd_params (int argc, char **argv);

@@ -25,6 +25,8 @@ static int cmd_version (int argc, char **argv);
 static const Command commands[] = {
   { "run", "simulate a scenario's workload and print nccl-tests style timings",
     weft_cmd_run },
+  { "compare", "simulate the sizes of an nccl-tests log, print weft's error "
+    "at each", weft_cmd_compare },
   { "topo", "check a scenario and summarise its topology", weft_cmd_topo },
   { "sweep", "run every combination of values, points in parallel",
     weft_cmd_sweep },

@@ -23,6 +23,7 @@ typedef struct {
                                    the workload section */
   gboolean check, nccl_tests, verbose;
   char *collective, *redop;     /* -c, and -o as nccl-tests takes it */
+  const WeftRunCommand *cmd;    /* the command they are for */
 } Flags;
 
 static void
@@ -113,6 +114,22 @@ parse_count (const char *text, gint64 max, gint64 *count)
   return TRUE;
 }
 
+/* Add @entries to @context but those f->cmd leaves out.  GOptionContext
+ * copies the entries, so they may live on the stack. */
+static void
+add_entries (GOptionContext *context, const GOptionEntry *entries,
+             const Flags *f)
+{
+  g_autoptr (GArray) kept = g_array_new (TRUE, TRUE, sizeof (GOptionEntry));
+  const char *const *left_out = f->cmd->left_out;
+
+  for (const GOptionEntry *e = entries; e->long_name; e++)
+    if (left_out == NULL || !g_strv_contains (left_out, e->long_name))
+      g_array_append_val (kept, *e);
+  g_option_context_add_main_entries (context, (GOptionEntry *) kept->data,
+                                     NULL);
+}
+
 /* The options that say which collective is swept, over which sizes, and
  * how it is simulated. */
 static void
@@ -157,7 +174,7 @@ add_sweep_entries (GOptionContext *context, Flags *f)
     G_OPTION_ENTRY_NULL
   };
 
-  g_option_context_add_main_entries (context, entries, NULL);
+  add_entries (context, entries, f);
 }
 
 /* The options that say what else the run reads and where it goes: a
@@ -208,7 +225,7 @@ add_run_entries (GOptionContext *context, Flags *f)
     G_OPTION_ENTRY_NULL
   };
 
-  g_option_context_add_main_entries (context, entries, NULL);
+  add_entries (context, entries, f);
 }
 
 /* The command line as one string, for the runs table: read before
@@ -225,25 +242,37 @@ command_line (int argc, char **argv)
   return g_strjoinv (" ", (char **) words->pdata);
 }
 
-/* Parse the flags into @f, leaving the scenario in argv; a malformed
- * option or a second scenario is a usage error. */
+/* weft run itself: a sweep of sizes, or a trace. */
+static const WeftRunCommand run_command = {
+  "run", "[SCENARIO]",
+  "Simulate a sweep of collective sizes and print it as nccl-tests does:\n"
+  "time, algbw and busbw (GB/s, 10^9 bytes).  With no SCENARIO, runs the\n"
+  "bundled DGX H100 all_reduce sweep from 8 B to 8 GiB.",
+  "Examples:\n  weft run\n  weft run scenarios/dgx-a100.yaml -c all_gather -b 1M -e 1G\n  weft run scenarios/h100-256-rail.yaml --ranks 'node[0-3]/gpu[0-7]' -a hierarchical\n  weft run scenarios/dgx-h100.yaml --trace scenarios/traces/dgx-h100-step.yaml\n  weft run --check -a nvls            (plan only)",
+  NULL, NULL, 0, NULL, NULL,
+};
+
+/* Parse the flags into @f, leaving the command's inputs and the scenario
+ * in argv; a malformed option, or other arguments than the command
+ * takes, is a usage error. */
 static int
 read_flags (int *argc, char ***argv, Flags *f)
 {
-  g_autoptr (GOptionContext) context = g_option_context_new ("[SCENARIO]");
+  const WeftRunCommand *cmd = f->cmd;
+  g_autoptr (GOptionContext) context = g_option_context_new (cmd->arguments);
 
-  g_option_context_set_description (context, "Examples:\n  weft run\n  weft run scenarios/dgx-a100.yaml -c all_gather -b 1M -e 1G\n  weft run scenarios/h100-256-rail.yaml --ranks 'node[0-3]/gpu[0-7]' -a hierarchical\n  weft run scenarios/dgx-h100.yaml --trace scenarios/traces/dgx-h100-step.yaml\n  weft run --check -a nvls            (plan only)");
-  g_option_context_set_summary (
-      context,
-      "Simulate a sweep of collective sizes and print it as nccl-tests does:\n"
-      "time, algbw and busbw (GB/s, 10^9 bytes).  With no SCENARIO, runs the\n"
-      "bundled DGX H100 all_reduce sweep from 8 B to 8 GiB.");
+  g_option_context_set_description (context, cmd->examples);
+  g_option_context_set_summary (context, cmd->summary);
+  if (cmd->own)
+    g_option_context_add_main_entries (context, cmd->own, NULL);
   add_sweep_entries (context, f);
   add_run_entries (context, f);
-  if (!weft_cli_parse (context, "run", argc, argv))
+  if (!weft_cli_parse (context, cmd->name, argc, argv))
     return WEFT_EXIT_USAGE;
-  if (*argc > 2)
-    return weft_cli_usage ("run", "expected at most one scenario");
+  if (cmd->n_inputs == 0 && *argc > 2)
+    return weft_cli_usage (cmd->name, "expected at most one scenario");
+  if (cmd->n_inputs > 0 && *argc != cmd->n_inputs + 2)
+    return weft_cli_usage (cmd->name, "expected %s", cmd->arguments);
   /* -o is nccl-tests' reduction operator, or a collective as weft took it
    * before -c; from here on f->op is the collective alone. */
   static const char *const redops[] = { "sum", "prod", "max", "min", "avg",
@@ -251,10 +280,29 @@ read_flags (int *argc, char ***argv, Flags *f)
   if (f->op && g_strv_contains (redops, f->op))
     f->redop = g_steal_pointer (&f->op);
   if (f->collective && f->op)
-    return weft_cli_usage ("run", "-c names the collective: -o takes a "
+    return weft_cli_usage (cmd->name, "-c names the collective: -o takes a "
                            "reduction operator (sum, prod, max, min, avg)");
   if (f->collective)
     f->op = g_steal_pointer (&f->collective);
+  return WEFT_EXIT_OK;
+}
+
+/* The command's inputs before the scenario: read them, taking the
+ * collective they ran, and leave the scenario as argv[1]. */
+static int
+read_inputs (int *argc, char ***argv, Flags *f)
+{
+  const WeftRunCommand *cmd = f->cmd;
+  int status;
+
+  if (cmd->n_inputs == 0)
+    return WEFT_EXIT_OK;
+  g_clear_pointer (&f->op, g_free);
+  if ((status = cmd->read_inputs (*argv + 1, &f->op, cmd->data))
+      != WEFT_EXIT_OK)
+    return status;
+  *argv += cmd->n_inputs;
+  *argc -= cmd->n_inputs;
   return WEFT_EXIT_OK;
 }
 
@@ -302,7 +350,7 @@ read_counts (Flags *f)
   for (guint i = 0; i < G_N_ELEMENTS (counts); i++)
     if (counts[i].text
         && !parse_count (counts[i].text, counts[i].max, counts[i].var))
-      return weft_cli_usage ("run", "--%s takes auto or 1 to %"
+      return weft_cli_usage (f->cmd->name, "--%s takes auto or 1 to %"
                              G_GINT64_FORMAT ", not '%s'", counts[i].name,
                              counts[i].max, counts[i].text);
   return WEFT_EXIT_OK;
@@ -478,7 +526,8 @@ fill_from_workload (const WeftScenario *scenario, Flags *f)
   if (f->trace && *f->trace == '\0')
     g_clear_pointer (&f->trace, g_free);
   if (own_trace && sweep_flags)
-    return weft_cli_usage ("run", "--trace replays a trace: --op, -b, -e, -f "
+    return weft_cli_usage (f->cmd->name,
+                           "--trace replays a trace: --op, -b, -e, -f "
                            "and --ranks are for sweeps");
   return WEFT_EXIT_OK;
 }
@@ -490,7 +539,7 @@ fill_defaults (Flags *f, WeftRunArgs *args)
   f->stepfactor = f->stepfactor == G_MININT64 ? 2 : f->stepfactor;
   f->seed = f->seed == G_MININT64 ? 1 : f->seed;
   if (f->seed < 0)
-    return weft_cli_usage ("run", "--seed must not be negative");
+    return weft_cli_usage (f->cmd->name, "--seed must not be negative");
   args->seed = (uint64_t) f->seed;
   args->channels = (uint32_t) (f->channels == G_MININT64 ? 0 : f->channels);
   args->chunks = (uint32_t) (f->chunks == G_MININT64 ? 0 : f->chunks);
@@ -507,7 +556,8 @@ load_schedule_file (const Flags *f, WeftRunArgs *args)
   g_autofree char *path = weft_data_find (name);
 
   if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    return weft_cli_usage ("run", "unknown algorithm '%s'; valid: %s", name,
+    return weft_cli_usage (f->cmd->name,
+                           "unknown algorithm '%s'; valid: %s", name,
                            weft_algorithm_names ());
   args->file = weft_schedule_file_load (path, &error);
   if (args->file == NULL)
@@ -517,7 +567,8 @@ load_schedule_file (const Flags *f, WeftRunArgs *args)
     }
   WeftOp op = weft_schedule_file_op (args->file);
   if (f->op && op != args->op)
-    return weft_cli_usage ("run", "%s is a schedule for %s, not %s", name,
+    return weft_cli_usage (f->cmd->name,
+                           "%s is a schedule for %s, not %s", name,
                            weft_op_name (op), f->op);
   args->op = op;
   args->alg = WEFT_ALG_RING;    /* for its protocol costs */
@@ -526,7 +577,7 @@ load_schedule_file (const Flags *f, WeftRunArgs *args)
 
 /* An algorithm that cannot run @op: say which can. */
 static int
-refuse_algorithm (const char *name, WeftOp op)
+refuse_algorithm (const Flags *f, const char *name, WeftOp op)
 {
   g_autoptr (GString) valid = g_string_new (NULL);
 
@@ -534,7 +585,8 @@ refuse_algorithm (const char *name, WeftOp op)
     if (weft_algorithm_supports (a, op))
       g_string_append_printf (valid, "%s%s", valid->len ? ", " : "",
                               weft_algorithm_name (a));
-  return weft_cli_usage ("run", "algorithm '%s' cannot run %s; valid for %s: "
+  return weft_cli_usage (f->cmd->name,
+                         "algorithm '%s' cannot run %s; valid for %s: "
                          "auto, %s", name, weft_op_name (op),
                          weft_op_name (op), valid->str);
 }
@@ -549,7 +601,8 @@ choose_collective (const Flags *f, WeftRunArgs *args)
 
   args->op = WEFT_OP_ALL_REDUCE;
   if (f->op && !weft_op_parse (f->op, &args->op))
-    return weft_cli_usage ("run", "unknown collective '%s'; valid: %s (and "
+    return weft_cli_usage (f->cmd->name,
+                           "unknown collective '%s'; valid: %s (and "
                            "-o takes the reduction operators sum, prod, max, "
                            "min and avg)", f->op, weft_op_names ());
   args->auto_alg = f->algorithm == NULL || strcmp (f->algorithm, "auto") == 0;
@@ -559,7 +612,7 @@ choose_collective (const Flags *f, WeftRunArgs *args)
     return status;
   if (!f->trace && !args->auto_alg && args->file == NULL
       && !weft_algorithm_supports (args->alg, args->op))
-    return refuse_algorithm (f->algorithm, args->op);
+    return refuse_algorithm (f, f->algorithm, args->op);
   return WEFT_EXIT_OK;
 }
 
@@ -573,15 +626,17 @@ check_sizes (const Flags *f, WeftRunArgs *args)
   args->max_bytes = (uint64_t) 8 << 30;
   if ((f->minbytes && !parse_size (f->minbytes, &args->min_bytes, &error))
       || (f->maxbytes && !parse_size (f->maxbytes, &args->max_bytes, &error)))
-    return weft_cli_usage ("run", "%s", error->message);
+    return weft_cli_usage (f->cmd->name, "%s", error->message);
   if (args->min_bytes == 0)
-    return weft_cli_usage ("run", "the smallest size (-b) must be at least "
+    return weft_cli_usage (f->cmd->name,
+                           "the smallest size (-b) must be at least "
                            "1 byte: each size is the last times -f");
   if (args->min_bytes > args->max_bytes)
-    return weft_cli_usage ("run", "the smallest size (-b) is larger than the "
+    return weft_cli_usage (f->cmd->name,
+                           "the smallest size (-b) is larger than the "
                            "largest (-e)");
   if (f->stepfactor < 2)
-    return weft_cli_usage ("run", "-f must be at least 2");
+    return weft_cli_usage (f->cmd->name, "-f must be at least 2");
   args->factor = (uint64_t) f->stepfactor;
   return WEFT_EXIT_OK;
 }
@@ -598,27 +653,30 @@ check_values (const Flags *f, WeftRunArgs *args)
                      || g_ascii_strcasecmp (f->protocol, "auto") == 0;
   args->proto = WEFT_PROTOCOL_SIMPLE;
   if (!args->auto_proto && !weft_protocol_parse (f->protocol, &args->proto))
-    return weft_cli_usage ("run", "unknown protocol '%s'; valid: auto, LL, "
+    return weft_cli_usage (f->cmd->name,
+                           "unknown protocol '%s'; valid: auto, LL, "
                            "LL128, Simple, raw", f->protocol);
   args->fidelity = WEFT_FIDELITY_FLOW;
   if (f->fidelity && !weft_fidelity_parse (f->fidelity, &args->fidelity))
-    return weft_cli_usage ("run", "unknown fidelity '%s'; valid: packet, "
+    return weft_cli_usage (f->cmd->name,
+                           "unknown fidelity '%s'; valid: packet, "
                            "flow, analytical", f->fidelity);
   if ((status = check_sizes (f, args)) != WEFT_EXIT_OK)
     return status;
   gint64 jobs = f->jobs == G_MININT64 ? CLAMP (g_get_num_processors (), 1, 64)
                                       : f->jobs;
   if (jobs < 1 || jobs > 64)
-    return weft_cli_usage ("run", "--jobs takes 1 to 64");
+    return weft_cli_usage (f->cmd->name, "--jobs takes 1 to 64");
   args->jobs = (int) jobs;
   args->bin_width = 0;
   if (f->bin && (!weft_parse_time (f->bin, &args->bin_width, &error)
                  || args->bin_width == 0))
-    return weft_cli_usage ("run", "--bin: %s", error ? error->message
+    return weft_cli_usage (f->cmd->name, "--bin: %s", error ? error->message
                                                      : "must be above 0");
   args->log_level = WEFT_LOG_WARNING;
   if (f->log_level && !weft_log_level_parse (f->log_level, &args->log_level))
-    return weft_cli_usage ("run", "unknown log level '%s'; valid: error, "
+    return weft_cli_usage (f->cmd->name,
+                           "unknown log level '%s'; valid: error, "
                            "warning, info, debug", f->log_level);
   return WEFT_EXIT_OK;
 }
@@ -626,14 +684,22 @@ check_values (const Flags *f, WeftRunArgs *args)
 int
 weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
 {
+  return weft_run_args_parse_as (&run_command, argc, argv, args);
+}
+
+int
+weft_run_args_parse_as (const WeftRunCommand *cmd, int argc, char **argv,
+                        WeftRunArgs *args)
+{
   g_auto (Flags) f = { .stepfactor = G_MININT64, .seed = G_MININT64,
                        .jobs = G_MININT64, .channels = G_MININT64,
-                       .chunks = G_MININT64 };
+                       .chunks = G_MININT64, .cmd = cmd };
   int status;
 
-  args->name = "run";
+  args->name = cmd->name;
   args->command = command_line (argc, argv);
   if ((status = read_flags (&argc, &argv, &f)) != WEFT_EXIT_OK
+      || (status = read_inputs (&argc, &argv, &f)) != WEFT_EXIT_OK
       || (status = load_scenario (argc, argv, &f, args)) != WEFT_EXIT_OK
       || (status = read_counts (&f)) != WEFT_EXIT_OK
       || (status = fill_from_workload (args->scenario, &f)) != WEFT_EXIT_OK
@@ -642,7 +708,7 @@ weft_run_args_parse (int argc, char **argv, WeftRunArgs *args)
       || (status = check_values (&f, args)) != WEFT_EXIT_OK)
     return status;
   if (f.trace && args->file)
-    return weft_cli_usage ("run", "a schedule file cannot run a trace's "
+    return weft_cli_usage (cmd->name, "a schedule file cannot run a trace's "
                            "collectives: name a built-in algorithm");
   args->trace_path = g_steal_pointer (&f.trace);
   args->db_path = g_steal_pointer (&f.db);

@@ -53,6 +53,29 @@ typedef struct {
  * caller's to clear either way. */
 int weft_run_args_parse (int argc, char **argv, WeftRunArgs *args);
 
+/* A command that runs a collective on a scenario as weft run does and
+ * takes weft run's options, but those it leaves out.  Its inputs come
+ * before the scenario, which it must be given. */
+typedef struct {
+  const char *name;             /* "compare" */
+  const char *arguments;        /* as --help shows them: "LOG SCENARIO" */
+  const char *summary, *examples;
+  const char *const *left_out;  /* long names of weft run's options it does
+                                   not take, NULL-terminated; or NULL */
+  const GOptionEntry *own;      /* its own options, or NULL */
+  int n_inputs;                 /* arguments before the scenario */
+  /* Read the @n_inputs arguments @inputs, once the options are parsed,
+   * into @data; set *@collective to weft's name of the collective they
+   * ran (newly allocated).  Returns the exit status, once said what is
+   * wrong. */
+  int (*read_inputs) (char **inputs, char **collective, void *data);
+  void *data;
+} WeftRunCommand;
+
+/* weft_run_args_parse() for the command @cmd (argv[0] is its name). */
+int weft_run_args_parse_as (const WeftRunCommand *cmd, int argc, char **argv,
+                            WeftRunArgs *args);
+
 void weft_run_args_clear (WeftRunArgs *args);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WeftRunArgs, weft_run_args_clear)
