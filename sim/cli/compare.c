@@ -396,13 +396,8 @@ weft_cmd_compare (int argc, char **argv)
   weft_log_setup (args.log_level);
   if ((status = plan_compare (&c, &args, &plan)) != WEFT_EXIT_OK)
     return status;
-  /* Until the run is in the database a signal ends the process, leaving
-   * nothing; from here on it marks the run interrupted. */
-  weft_sizes_catch_signals ();
   if ((status = weft_sizes_record_begin (&args, &rec)) != WEFT_EXIT_OK)
     return status;
-  if (*weft_sizes_interrupt ())
-    return weft_record_interrupted (&rec, 0);
   weft_sizes_run (&args, &plan, NULL, NULL, &out);
   g_autoptr (GArray) compared = g_array_new (FALSE, FALSE, sizeof (Compared));
   if (!out.failed && !out.interrupted)

@@ -211,13 +211,8 @@ weft_cmd_run (int argc, char **argv)
     return status;
   if (args.check)
     return print_plan (&args, &plan);
-  /* Until the run is in the database a signal ends the process, leaving
-   * nothing; from here on it marks the run interrupted. */
-  weft_sizes_catch_signals ();
   if ((status = weft_sizes_record_begin (&args, &rec)) != WEFT_EXIT_OK)
     return status;
-  if (*weft_sizes_interrupt ())
-    return weft_record_interrupted (&rec, 0);
   Table table = { &args, &plan, 0 };
   print_header (&args, &plan);
   weft_sizes_run (&args, &plan, on_row, &table, &out);

@@ -426,12 +426,17 @@ weft_sizes_record_begin (const WeftRunArgs *args, WeftRecord *rec)
                    : g_strdup (args->params[i]);
       values[i] = eq ? eq + 1 : "";
     }
+  /* Until the run is in the database a signal ends the process, leaving
+   * nothing; from here on it marks the run interrupted. */
+  weft_sizes_catch_signals ();
   int status = weft_record_begin (rec, args->db_path, &info,
                                   args->scenario->topo,
                                   (const char *const *) keys, values, n,
                                   &interrupted);
   for (guint i = 0; i < n; i++)
     g_free (keys[i]);
+  if (status == WEFT_EXIT_OK && interrupted)
+    return weft_record_interrupted (rec, 0);
   return status;
 }
 

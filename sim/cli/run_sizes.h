@@ -73,7 +73,9 @@ void weft_sizes_catch_signals (void);
 const volatile int *weft_sizes_interrupt (void);
 
 /* Open the database and begin the run in it: its scenario, topology and
- * the --param KEY=VALUE pairs of weft sweep's point.  Returns the exit
+ * the --param KEY=VALUE pairs of weft sweep's point.  From then on a
+ * signal marks the run interrupted (weft_sizes_catch_signals()); one
+ * that came while it was begun is the exit status 130.  Returns the exit
  * status. */
 int weft_sizes_record_begin (const WeftRunArgs *args, WeftRecord *rec);
 
