@@ -63,7 +63,9 @@ static const char schema[] =
   "  id INTEGER NOT NULL,"
   "  what TEXT NOT NULL,"
   "  speed REAL NOT NULL,"
+  "  compute REAL NOT NULL,"
   "  links INTEGER NOT NULL,"
+  "  gpus INTEGER NOT NULL,"
   "  PRIMARY KEY (run_id, id));"
   "CREATE TABLE IF NOT EXISTS link_util ("
   "  run_id INTEGER NOT NULL,"
@@ -443,7 +445,7 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
                              "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              -1, &link, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db->handle, "INSERT INTO faults VALUES "
-                             "(?, ?, ?, ?, ?)", -1, &fault, NULL)
+                             "(?, ?, ?, ?, ?, ?, ?)", -1, &fault, NULL)
              != SQLITE_OK)
     goto out;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
@@ -488,7 +490,9 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
       sqlite3_bind_int64 (fault, 2, f);
       sqlite3_bind_text (fault, 3, k->what, -1, SQLITE_STATIC);
       sqlite3_bind_double (fault, 4, k->share);
-      sqlite3_bind_int64 (fault, 5, k->links);
+      sqlite3_bind_double (fault, 5, k->compute);
+      sqlite3_bind_int64 (fault, 6, k->links);
+      sqlite3_bind_int64 (fault, 7, k->gpus);
       if (sqlite3_step (fault) != SQLITE_DONE)
         goto out;
       sqlite3_reset (fault);
@@ -890,7 +894,8 @@ weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
           "FROM shard.trace_ops WHERE run_id = %lld;"
           "INSERT INTO trace_ranks SELECT %lld, job, rank, node, step_ps, "
           "compute_ps, exposed_ps FROM shard.trace_ranks WHERE run_id = %lld;"
-          "INSERT INTO faults SELECT %lld, id, what, speed, links FROM "
+          "INSERT INTO faults SELECT %lld, id, what, speed, compute, links, "
+          "gpus FROM "
           "shard.faults WHERE run_id = %lld;",
           (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from,

@@ -309,6 +309,22 @@ report_tiers (WeftDb *db, int64_t run, FILE *out, GError **error)
   return TRUE;
 }
 
+char *
+weft_results_fault_text (const char *what, double speed, double compute)
+{
+  GString *text = g_string_new (what);
+
+  if (compute < 1)
+    g_string_append_printf (text, " computes at %g%%", 100 * compute);
+  if (speed < 1 && compute < 1)
+    g_string_append (text, ", its links");
+  if (speed <= 0)
+    g_string_append (text, " down");
+  else if (speed < 1)
+    g_string_append_printf (text, " at %g%%", 100 * speed);
+  return g_string_free (text, FALSE);
+}
+
 /* The faults of @run, if it had any, and the operations they slowed: each
  * against the same operation (collective, size, ranks) of the latest
  * complete run of the same scenario without faults, if the database holds
@@ -319,35 +335,65 @@ report_faults (sqlite3 *h, int64_t run, FILE *out)
   sqlite3_stmt *st;
   int n = 0;
 
-  if (sqlite3_prepare_v2 (h, "SELECT what, speed, links FROM faults WHERE "
-                          "run_id = ? ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2 (h, "SELECT what, speed, compute, links, gpus FROM "
+                          "faults WHERE run_id = ? ORDER BY id", -1, &st, NULL)
+      != SQLITE_OK)
     return;
   sqlite3_bind_int64 (st, 1, run);
   while (sqlite3_step (st) == SQLITE_ROW)
     {
-      double speed = sqlite3_column_double (st, 1);
-      fprintf (out, "%s %s ", n++ ? "," : "# faults:",
-               sqlite3_column_text (st, 0));
-      if (speed > 0)
-        fprintf (out, "at %g%%", 100 * speed);
-      else
-        fprintf (out, "down");
-      fprintf (out, " (%d link%s)", sqlite3_column_int (st, 2),
-               sqlite3_column_int (st, 2) == 1 ? "" : "s");
+      g_autofree char *fault = weft_results_fault_text (
+          (const char *) sqlite3_column_text (st, 0),
+          sqlite3_column_double (st, 1), sqlite3_column_double (st, 2));
+      int links = sqlite3_column_int (st, 3), gpus = sqlite3_column_int (st, 4);
+      fprintf (out, "%s %s (", n++ ? "," : "# faults:", fault);
+      if (links)
+        fprintf (out, "%d link%s%s", links, links == 1 ? "" : "s",
+                 gpus ? ", " : "");
+      if (gpus)
+        fprintf (out, "%d GPU%s", gpus, gpus == 1 ? "" : "s");
+      fprintf (out, ")");
     }
   sqlite3_finalize (st);
   if (n == 0)
     return;
   fprintf (out, "\n");
-  if (sqlite3_prepare_v2 (
-          h, "WITH base AS (SELECT r.id FROM runs r, runs me WHERE me.id = ?1 "
-          "AND r.scenario = me.scenario AND r.id != me.id AND r.status = "
-          "'complete' AND NOT EXISTS (SELECT 1 FROM faults f WHERE f.run_id = "
-          "r.id) ORDER BY r.id DESC LIMIT 1) "
-          "SELECT b.run_id, o.op, o.bytes, b.time_us, o.time_us FROM ops o "
-          "JOIN ops b ON b.run_id = (SELECT id FROM base) AND b.op = o.op "
-          "AND b.bytes = o.bytes AND b.nranks = o.nranks WHERE o.run_id = ?1 "
-          "ORDER BY o.id", -1, &st, NULL) != SQLITE_OK)
+  /* The same workload: the same trace replayed, or both sweeps. */
+  static const char base[] =
+      "WITH base AS (SELECT r.id FROM runs r, runs me WHERE me.id = ?1 "
+      "AND r.scenario = me.scenario AND r.id != me.id AND r.status = "
+      "'complete' AND NOT EXISTS (SELECT 1 FROM faults f WHERE f.run_id = "
+      "r.id) AND (SELECT value FROM run_params WHERE run_id = r.id AND key = "
+      "'trace') IS (SELECT value FROM run_params WHERE run_id = me.id AND "
+      "key = 'trace') ORDER BY r.id DESC LIMIT 1) ";
+  g_autofree char *trace_sql = g_strconcat (
+      base, "SELECT b.id, (SELECT (MAX(end_ps) - MIN(start_ps)) / 1e6 FROM "
+      "ops WHERE run_id = b.id), (SELECT (MAX(end_ps) - MIN(start_ps)) / 1e6 "
+      "FROM ops WHERE run_id = ?1) FROM base b WHERE EXISTS (SELECT 1 FROM "
+      "trace_ops WHERE run_id = ?1)", NULL);
+  if (sqlite3_prepare_v2 (h, trace_sql, -1, &st, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (st, 1, run);
+      if (sqlite3_step (st) == SQLITE_ROW)
+        {
+          double before = sqlite3_column_double (st, 1);
+          double after = sqlite3_column_double (st, 2);
+          fprintf (out, "# against run %lld, the same without faults: trace "
+                   "time %.2f us, now %.2f us (%+.1f%%)\n",
+                   sqlite3_column_int64 (st, 0), before, after,
+                   before > 0 ? 100 * (after / before - 1) : 0);
+          sqlite3_finalize (st);
+          return;
+        }
+      sqlite3_finalize (st);
+    }
+  g_autofree char *ops_sql = g_strconcat (
+      base, "SELECT b.run_id, o.op, o.bytes, b.time_us, o.time_us FROM ops o "
+      "JOIN ops b ON b.run_id = (SELECT id FROM base) AND b.op = o.op "
+      "AND b.bytes = o.bytes AND b.nranks = o.nranks WHERE o.run_id = ?1 "
+      "AND NOT EXISTS (SELECT 1 FROM trace_ops WHERE run_id = ?1) "
+      "ORDER BY o.id", NULL);
+  if (sqlite3_prepare_v2 (h, ops_sql, -1, &st, NULL) != SQLITE_OK)
     return;
   sqlite3_bind_int64 (st, 1, run);
   for (n = 0; sqlite3_step (st) == SQLITE_ROW; n++)

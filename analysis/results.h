@@ -12,6 +12,11 @@ G_BEGIN_DECLS
  * none. */
 int64_t weft_results_pick_run (WeftDb *db, int64_t run, GError **error);
 
+/* A fault of the faults table as a person reads it: "ib/spine0 down",
+ * "A - B at 50%", "dgx/gpu3 computes at 50%". */
+char *weft_results_fault_text (const char *what, double speed,
+                               double compute);
+
 /* Print the text summary of @run: the operations in nccl-tests' form, the
  * @top busiest links with mean and peak utilization, and where the time
  * went. */

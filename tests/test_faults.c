@@ -4,6 +4,7 @@
 #include "topology/faults.h"
 #include "topology/routing.h"
 #include "topology/scenario.h"
+#include "traces/trace_run.h"
 
 #include <check.h>
 #include <glib/gstdio.h>
@@ -283,12 +284,16 @@ START_TEST (test_fault_errors)
   } cases[] = {
     { "{node: nvswitch9}", "f.yaml:10:12: no node named 'nvswitch9'" },
     { "{node: gpu0}", "f.yaml:10:12: 'gpu0' is a GPU" },
+    { "{node: gpu0, speed: 0%}", "f.yaml:10:12: 'gpu0' is a GPU" },
     { "{a: gpu0, b: gpu1}", "f.yaml:10:5: no link joins 'gpu0' to 'gpu1'" },
     { "{a: gpu0}", "f.yaml:10:5: missing key 'b'" },
     { "{node: sw, a: gpu0, b: sw}", "f.yaml:10:5: a fault names a node" },
     { "{node: sw, speed: 120%}", "f.yaml:10:23: speed '120%' is outside" },
     { "{node: sw, speed: fast}", "f.yaml:10:23: speed 'fast' is not a share" },
     { "{nodes: sw}", "f.yaml:10:6: unknown key 'nodes'" },
+    { "{node: sw, compute: 50%}", "f.yaml:10:12: 'sw' is not a GPU" },
+    { "{a: gpu0, b: sw, compute: 50%}", "f.yaml:10:31: compute slows GPUs" },
+    { "{node: gpu0, compute: 0}", "f.yaml:10:27: compute '0' stops the GPUs" },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -333,6 +338,91 @@ START_TEST (test_fault_errors)
 }
 END_TEST
 
+START_TEST (test_slow_reduction)
+{
+  /* Two GPUs on one switch, g0 a straggler at a quarter of its speed: a
+   * ring all_reduce's one reduction on g0 takes c/(sR), and the all-gather
+   * step that follows it waits for it, so with the raw protocol the time
+   * is 2(L + c/B) + c/(sR) at every fidelity. */
+  g_autofree char *path = write_scenario ("star.yaml",
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 10GB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: 8}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-1]', device: g}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'g[0-1]', switch: s, "
+      "link: nv}]\n"
+      "faults: [{node: g0, compute: 25%}]\n");
+  g_autoptr (WeftScenario) s = load_ok (path, NULL);
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
+    {
+      double t = all_reduce (s, fidelities[i], WEFT_ALG_RING,
+                             WEFT_PROTOCOL_RAW, &params, 8 << 20);
+      double c = (8 << 20) / 2.0, latency = 2 * 500e-9 + 100e-9;
+      double closed = 2 * (latency + c / 25e9) + c / (0.25 * 10e9);
+      ck_assert_msg (fabs (t / closed - 1) < 1e-3, "fidelity %u: %.4f us "
+                     "against %.4f us", i, t * 1e6, closed * 1e6);
+    }
+}
+END_TEST
+
+/* Replay @trace on @s into @r (the caller clears it). */
+static void
+replay (const WeftScenario *s, const char *trace, WeftTraceResult *r)
+{
+  static const WeftTraceOptions options = {
+    { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL },
+    { 0, 0, 0, NULL, 1, NULL, NULL, 0 },
+    WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, 1,
+  };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) t = weft_trace_load_data ("t.yaml", trace,
+                                                  strlen (trace), s->topo,
+                                                  &error);
+
+  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  ck_assert_msg (weft_trace_run (s->topo, t, &options, r, &error), "%s",
+                 error ? error->message : "");
+}
+
+START_TEST (test_straggler_step)
+{
+  /* A step of two compute phases of 1 ms around an all_gather, with GPU 3
+   * at half speed: its phases take 2 ms each; every rank waits for it, so
+   * no rank's step ends before its first phase and the second phase
+   * after it; and the step grows by what the straggler's phases lost,
+   * 2 x (1 ms / 0.5 - 1 ms), less at most the all_gather, which the
+   * others may start before it joins (no reduction to slow). */
+  static const char trace[] =
+      "ranks: 8\ncommunicators: {all: \"0-7\"}\nops:\n"
+      "  - {id: c1, kind: compute, comm: all, time: 1ms}\n"
+      "  - {id: ag, kind: all_gather, comm: all, size: 64MiB, deps: [c1]}\n"
+      "  - {id: c2, kind: compute, comm: all, time: 1ms, deps: [ag]}\n";
+  const char *slow[] = { "dgx/gpu3 compute 50%", NULL };
+  g_autoptr (WeftScenario) whole = load_ok ("dgx-h100.yaml", NULL);
+  g_autoptr (WeftScenario) s = load_ok ("dgx-h100.yaml", slow);
+  WeftTraceResult a, b;
+
+  replay (whole, trace, &a);
+  replay (s, trace, &b);
+  const WeftTime ms = 1000000000;
+  for (uint32_t r = 0; r < 8; r++)
+    {
+      ck_assert_uint_eq (b.compute[r], r == 3 ? 4 * ms : 2 * ms);
+      ck_assert_uint_ge (b.step[r], 2 * ms + ms);
+    }
+  double gather = (double) (a.time - 2 * ms);
+  double grew = (double) b.time - (double) a.time;
+  ck_assert_msg (grew <= 2 * ms && grew >= 2 * ms - gather,
+                 "%.6f ms then %.6f ms", a.time / 1e9, b.time / 1e9);
+  weft_trace_result_clear (&a);
+  weft_trace_result_clear (&b);
+}
+END_TEST
+
 static Suite *
 faults_suite (void)
 {
@@ -343,6 +433,8 @@ faults_suite (void)
   tcase_set_timeout (tc, 600);
   tcase_add_test (tc, test_slow_link_is_alpha_beta);
   tcase_add_test (tc, test_nvswitch_chip_down);
+  tcase_add_test (tc, test_slow_reduction);
+  tcase_add_test (tc, test_straggler_step);
   tcase_add_test (tc, test_routes_avoid_what_is_down);
   tcase_add_test (tc, test_faults_recorded);
   tcase_add_test (tc, test_cut_off);

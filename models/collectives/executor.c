@@ -320,8 +320,10 @@ ready (Exec *x, uint32_t k)
             break;
           }
         WeftTime start = MAX (now, rank->engine_free);
+        /* A straggler (a fault) reduces at its share of the rate. */
         WeftTime end = start + (WeftTime) ceil ((double) step->bytes * 1e12
-                                                / gpu->device->reduce_bandwidth);
+                                                / (gpu->device->reduce_bandwidth
+                                                   * gpu->compute));
         rank->engine_free = end;
         weft_sim_schedule_at (sim, end, step_finished, x, GUINT_TO_POINTER (k));
         break;

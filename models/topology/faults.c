@@ -14,14 +14,16 @@ weft_fault_free (WeftFault *fault)
   g_free (fault);
 }
 
-static const char *const fault_keys[] = { "node", "a", "b", "speed", NULL };
+static const char *const fault_keys[] = { "node", "a", "b", "speed", "compute",
+                                           NULL };
 
-/* @cfg's share of the bandwidth: "50%" or 0.5, from 0 (down) to 1. */
+/* @cfg's share (of the bandwidth, or of the compute speed): "50%" or
+ * 0.5, from 0 to 1. */
 static gboolean
-read_speed (const WeftCfg *cfg, double *share, GError **error)
+read_share (const WeftCfg *cfg, const char *key, double *share,
+            GError **error)
 {
-  if (!weft_cfg_expect_scalar (cfg, "speed (a share such as 50% or 0.5)",
-                               error))
+  if (!weft_cfg_expect_scalar (cfg, "a share such as 50% or 0.5", error))
     return FALSE;
   g_autofree char *text = g_strstrip (g_strdup (cfg->text));
   size_t len = strlen (text);
@@ -31,13 +33,13 @@ read_speed (const WeftCfg *cfg, double *share, GError **error)
   char *end;
   double v = g_ascii_strtod (text, &end);
   if (*text == '\0' || *end != '\0' || !isfinite (v))
-    return weft_cfg_error (error, cfg, "speed '%s' is not a share: write "
-                           "50%% or 0.5", cfg->text);
+    return weft_cfg_error (error, cfg, "%s '%s' is not a share: write "
+                           "50%% or 0.5", key, cfg->text);
   if (percent)
     v /= 100;
   if (v < 0 || v > 1)
-    return weft_cfg_error (error, cfg, "speed '%s' is outside 0%% to 100%%",
-                           cfg->text);
+    return weft_cfg_error (error, cfg, "%s '%s' is outside 0%% to 100%%",
+                           key, cfg->text);
   *share = v;
   return TRUE;
 }
@@ -75,13 +77,29 @@ cut (WeftTopology *topo, uint32_t l, double share)
     topo->zones[za].custom = TRUE;
 }
 
+/* Slow the GPUs marked in @in to @share of their compute speed: the least
+ * share of the faults on one wins.  Returns how many. */
+static uint32_t
+slow_gpus (WeftTopology *topo, const gboolean *in, double share)
+{
+  uint32_t count = 0;
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (in[n])
+      {
+        topo->nodes[n].compute = (float) MIN (topo->nodes[n].compute, share);
+        count++;
+      }
+  return count;
+}
+
 /* Apply one `faults:` entry. */
 static gboolean
 apply (WeftTopology *topo, const WeftCfg *entry, gboolean *in_a,
        gboolean *in_b, GArray *ids, GError **error)
 {
-  const WeftCfg *node, *a = NULL, *b = NULL, *speed;
-  double share = 0;
+  const WeftCfg *node, *a = NULL, *b = NULL, *speed, *compute;
+  double share = 0, compute_share = 1;
 
   if (!weft_cfg_expect_map (entry, "a fault", error)
       || !weft_cfg_check_keys (entry, fault_keys, error))
@@ -95,8 +113,20 @@ apply (WeftTopology *topo, const WeftCfg *entry, gboolean *in_a,
     return weft_cfg_error (error, entry, "a fault names a node, or the "
                            "links between a and b, not both");
   if ((speed = weft_cfg_get (entry, "speed"))
-      && !read_speed (speed, &share, error))
+      && !read_share (speed, "speed", &share, error))
     return FALSE;
+  if ((compute = weft_cfg_get (entry, "compute"))
+      && !read_share (compute, "compute", &compute_share, error))
+    return FALSE;
+  if (compute && node == NULL)
+    return weft_cfg_error (error, compute, "compute slows GPUs: name them "
+                           "with node, not a and b");
+  if (compute && compute_share == 0)
+    return weft_cfg_error (error, compute, "compute '%s' stops the GPUs: "
+                           "give a share above 0%%", compute->text);
+  /* A straggler alone leaves its links as they are. */
+  if (compute && speed == NULL)
+    share = 1;
 
   memset (in_a, 0, topo->n_nodes * sizeof (gboolean));
   memset (in_b, 0, topo->n_nodes * sizeof (gboolean));
@@ -105,13 +135,21 @@ apply (WeftTopology *topo, const WeftCfg *entry, gboolean *in_a,
     return FALSE;
   if (node)
     for (uint32_t n = 0; n < topo->n_nodes; n++)
-      if (in_a[n] && topo->nodes[n].kind == WEFT_NODE_GPU && share == 0)
-        return weft_cfg_error (error, node, "'%s' is a GPU: a GPU cannot be "
-                               "taken down (run on the others with "
-                               "--ranks), only its links", topo->nodes[n].name);
+      {
+        if (!in_a[n])
+          continue;
+        if (topo->nodes[n].kind == WEFT_NODE_GPU && share == 0)
+          return weft_cfg_error (error, node, "'%s' is a GPU: a GPU cannot be "
+                                 "taken down (run on the others with "
+                                 "--ranks), only its links, or slowed "
+                                 "(compute)", topo->nodes[n].name);
+        if (compute && topo->nodes[n].kind != WEFT_NODE_GPU)
+          return weft_cfg_error (error, node, "'%s' is not a GPU: compute "
+                                 "slows GPUs", topo->nodes[n].name);
+      }
 
   uint32_t count = 0;
-  for (uint32_t l = 0; l < topo->n_links; l += 2)
+  for (uint32_t l = 0; share < 1 && l < topo->n_links; l += 2)
     {
       uint32_t s = topo->links[l].src, d = topo->links[l].dst;
       gboolean hit = node ? in_a[s] || in_a[d]
@@ -121,7 +159,7 @@ apply (WeftTopology *topo, const WeftCfg *entry, gboolean *in_a,
       cut (topo, l, share);
       count++;
     }
-  if (count == 0)
+  if (count == 0 && share < 1)
     return weft_cfg_error (error, entry, node ? "no link joins '%s'"
                                               : "no link joins '%s' to '%s'",
                            (node ? node : a)->text, b ? b->text : "");
@@ -130,7 +168,9 @@ apply (WeftTopology *topo, const WeftCfg *entry, gboolean *in_a,
   fault->what = node ? g_strdup (node->text)
                      : g_strdup_printf ("%s - %s", a->text, b->text);
   fault->share = share;
+  fault->compute = compute_share;
   fault->links = count;
+  fault->gpus = compute ? slow_gpus (topo, in_a, compute_share) : 0;
   g_ptr_array_add (topo->faults, fault);
   return TRUE;
 }
@@ -186,6 +226,24 @@ weft_fault_from_arg (const char *arg, GError **error)
       at[n] = start;
       len[n++] = i - start;
     }
+  /* "GPUS compute SHARE": a straggler. */
+  if (n == 3 && len[1] == strlen ("compute")
+      && strncmp (arg + at[1], "compute", len[1]) == 0)
+    {
+      WeftCfg *map = g_new0 (WeftCfg, 1);
+      *map = (WeftCfg) { .kind = WEFT_CFG_MAP, .refs = 1, .line = 1, .col = 1,
+                         .file = origin };
+      map->keys = g_new (WeftCfg *, 2);
+      map->items = g_new (WeftCfg *, 2);
+      map->keys[0] = scalar (origin, "node", 0, 4);
+      map->keys[0]->col = (int) at[0] + 1;
+      map->items[0] = scalar (origin, arg, at[0], len[0]);
+      map->keys[1] = scalar (origin, "compute", 0, 7);
+      map->keys[1]->col = (int) at[1] + 1;
+      map->items[1] = scalar (origin, arg, at[2], len[2]);
+      map->n = 2;
+      return map;
+    }
   /* A last word that is a share is the speed. */
   gboolean has_speed = n >= 2
                        && (arg[at[n - 1] + len[n - 1] - 1] == '%'
@@ -197,7 +255,8 @@ weft_fault_from_arg (const char *arg, GError **error)
       g_set_error (error, WEFT_CONFIG_ERROR, WEFT_CONFIG_ERROR_INVALID,
                    "%s:1:1: write NODES, or A B for the links between them, "
                    "then a speed such as 50%% for a link that runs slow "
-                   "instead of down", origin);
+                   "instead of down; or GPUS compute 50%% for a straggler",
+                   origin);
       return NULL;
     }
 

@@ -1,6 +1,7 @@
 /* weft: faults.  A scenario's `faults:` section (and weft run's --fault)
  * takes links, switches and NICs down, or runs them at a share of their
- * bandwidth, for the whole run.  A link that is down stays in the topology
+ * bandwidth, and slows GPUs' compute and reduction (stragglers), for the
+ * whole run.  A link that is down stays in the topology
  * (its statistics show it idle) but in no route: routing, every engine
  * alike, chooses among what is up.  docs/faults.md documents the format. */
 #pragma once
@@ -12,15 +13,20 @@ G_BEGIN_DECLS
 
 typedef struct {
   char *what;                   /* as written: "ib/spine0", "a - b" */
-  double share;                 /* of the bandwidth left: 0 down, (0, 1) */
+  double share;                 /* of the bandwidth left: 0 down, (0, 1];
+                                   1 for a straggler whose links are whole */
+  double compute;               /* of the GPUs' compute speed left: 1 but
+                                   for a straggler */
   uint32_t links;               /* full-duplex links it applies to */
+  uint32_t gpus;                /* GPUs slowed (compute) */
 } WeftFault;
 
 void weft_fault_free (WeftFault *fault);
 
-/* Apply each of @entries (maps: `node`, or `a` and `b`, and `speed`) to
- * the unfinished @topo: cut the bandwidth of the links they name, or take
- * them down, and list them in topo->faults.  A zone whose own links
+/* Apply each of @entries (maps: `node`, or `a` and `b`, and `speed`; or
+ * `node` and `compute`) to the unfinished @topo: cut the bandwidth of the
+ * links they name, or take them down, or slow the GPUs they name, and list
+ * them in topo->faults.  A zone whose own links
  * change no longer shares its template's routes.  Bad input (a name that
  * matches no node, an entry that names no link, a GPU taken down) fails
  * with "file:line:col: what is wrong". */
@@ -29,8 +35,9 @@ gboolean weft_faults_apply (WeftTopology *topo, const GPtrArray *entries,
 
 /* The map a --fault @arg stands for: "NODES" takes the nodes down, "A B"
  * every link between a node of A and one of B; a last word such as "50%"
- * or "0.5" runs them at that share of their bandwidth instead.  Positions
- * in its errors are "--fault ARG:1:COL". */
+ * or "0.5" runs them at that share of their bandwidth instead; "GPUS
+ * compute 50%" slows the GPUs' compute and reduction to that share.
+ * Positions in its errors are "--fault ARG:1:COL". */
 WeftCfg *weft_fault_from_arg (const char *arg, GError **error);
 
 G_END_DECLS

@@ -334,13 +334,17 @@ weft_topo_print (FILE *out, const WeftTopology *topo, const WeftTopoStats *s)
       const WeftFault *fault = g_ptr_array_index (topo->faults, f);
       if (f == 0)
         fprintf (out, "faults (the figures below are with them):\n");
-      if (fault->share > 0)
-        fprintf (out, "  %-32s at %g%% of its bandwidth, %u link%s\n",
-                 fault->what, 100 * fault->share, fault->links,
-                 fault->links == 1 ? "" : "s");
-      else
-        fprintf (out, "  %-32s down, %u link%s\n", fault->what, fault->links,
-                 fault->links == 1 ? "" : "s");
+      fprintf (out, "  %-32s", fault->what);
+      if (fault->gpus)
+        fprintf (out, " %u GPU%s computing at %g%%%s", fault->gpus,
+                 fault->gpus == 1 ? "" : "s", 100 * fault->compute,
+                 fault->links ? ";" : "");
+      if (fault->links)
+        fprintf (out, " %u link%s %s", fault->links,
+                 fault->links == 1 ? "" : "s", fault->share > 0 ? "at" : "down");
+      if (fault->links && fault->share > 0)
+        fprintf (out, " %g%% of the bandwidth", 100 * fault->share);
+      fprintf (out, "\n");
     }
   fprintf (out, "per-GPU injection bandwidth, one way:\n");
   print_range (out, "NVLink", s->nvlink_min, s->nvlink_max);

@@ -207,6 +207,7 @@ weft_topology_add_node (WeftTopology *topo, char *name,
     .kind = device->kind,
     .zone = zone,
     .port_base = topo->n_ports_used,
+    .compute = 1,
   };
   topo->n_ports_used += n_classes;
   g_hash_table_insert (topo->node_index, name, GUINT_TO_POINTER (id + 1));

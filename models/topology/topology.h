@@ -89,6 +89,9 @@ typedef struct {
   uint8_t routing;              /* how it picks among equal-cost next hops:
                                    a WeftRouteEngine (route_engine.h), that
                                    of the fabric that made it; 0: dmodk */
+  float compute;                /* GPUs: the share of their compute and
+                                   reduction speed they keep: 1, or less for
+                                   a straggler (`faults:`) */
 } WeftNode;
 
 typedef struct {

@@ -9,6 +9,7 @@
  * first of its ranks arrives and freed when the last has finished. */
 #include "traces/trace_run.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "collectives/executor.h"
@@ -300,6 +301,17 @@ instance_of (Runner *x, uint32_t i)
   return in;
 }
 
+/* How long compute @op takes on GPU node @gpu: its duration, stretched on
+ * a straggler (a fault) by the share of its speed it keeps. */
+static WeftTime
+compute_time (const WeftTopology *topo, uint32_t gpu, const WeftTraceOp *op)
+{
+  float share = topo->nodes[gpu].compute;
+
+  return share >= 1 ? op->duration
+                    : (WeftTime) ceil ((double) op->duration / share);
+}
+
 static void
 slot_start (Runner *x, uint32_t slot)
 {
@@ -315,12 +327,13 @@ slot_start (Runner *x, uint32_t slot)
       {
         uint32_t gpu = g_array_index (x->t->gpus, uint32_t, rank);
         WeftTime begin = MAX (now, x->engine_free[gpu]);
+        WeftTime duration = compute_time (x->topo, gpu, op);
         if (begin > now)
           x->pred[slot] = x->engine_slot[gpu];
-        x->engine_free[gpu] = begin + op->duration;
+        x->engine_free[gpu] = begin + duration;
         x->engine_slot[gpu] = slot;
         x->res->start[slot] = begin;
-        weft_sim_schedule_at (x->sim, begin + op->duration, slot_done_event,
+        weft_sim_schedule_at (x->sim, begin + duration, slot_done_event,
                               x, GUINT_TO_POINTER (slot));
         break;
       }
@@ -463,7 +476,7 @@ per_rank (Runner *x)
           res->step[r] = MAX (res->step[r], span[1]);
           if (op->kind == WEFT_TRACE_COMPUTE)
             {
-              res->compute[r] += op->duration;
+              res->compute[r] += span[1] - span[0];
               g_array_append_val (comp, span);
             }
           else if (op->kind != WEFT_TRACE_SLEEP && span[1] > span[0])

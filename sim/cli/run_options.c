@@ -229,15 +229,18 @@ add_run_entries (GOptionContext *context, Flags *f)
 }
 
 /* The command line as one string, for the runs table: read before
- * GOptionContext takes the options out of argv. */
+ * GOptionContext takes the options out of argv.  A word a shell would
+ * split or expand is quoted, so that the line can be run again. */
 static char *
 command_line (int argc, char **argv)
 {
-  g_autoptr (GPtrArray) words = g_ptr_array_new ();
+  g_autoptr (GPtrArray) words = g_ptr_array_new_with_free_func (g_free);
 
-  g_ptr_array_add (words, "weft");
+  g_ptr_array_add (words, g_strdup ("weft"));
   for (int i = 0; i < argc; i++)
-    g_ptr_array_add (words, argv[i]);
+    g_ptr_array_add (words, argv[i][strcspn (argv[i], " \t\n'\"\\$`*?[]{}()<>|&;!#~")]
+                                ? g_shell_quote (argv[i])
+                                : g_strdup (argv[i]));
   g_ptr_array_add (words, NULL);
   return g_strjoinv (" ", (char **) words->pdata);
 }
