@@ -3,10 +3,12 @@
 #include "memory.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #include <sys/mman.h>
-#include <unistd.h>
 #endif
 
 /* The size of a huge page on x86-64 and arm64 with 4 KiB pages. */
@@ -119,4 +121,31 @@ weft_memory_advise (void *block, size_t bytes)
 #else
   (void) block, (void) bytes;
 #endif
+}
+
+size_t
+weft_memory_resident (void)
+{
+  g_autofree char *text = NULL;
+  unsigned long long size, resident;
+
+  /* statm: the sizes in pages, the resident set second. */
+  if (!g_file_get_contents ("/proc/self/statm", &text, NULL, NULL)
+      || sscanf (text, "%llu %llu", &size, &resident) != 2)
+    return 0;
+  return (size_t) resident * (size_t) sysconf (_SC_PAGESIZE);
+}
+
+size_t
+weft_memory_available (void)
+{
+  g_autofree char *text = NULL;
+
+  if (!g_file_get_contents ("/proc/meminfo", &text, NULL, NULL))
+    return 0;
+  const char *line = strstr (text, "MemAvailable:");
+  unsigned long long kib;
+  if (line == NULL || sscanf (line, "MemAvailable: %llu kB", &kib) != 1)
+    return 0;
+  return (size_t) kib * 1024;
 }

@@ -33,5 +33,13 @@ gboolean weft_memory_reserve (size_t bytes);
  * maps on their own. */
 void weft_memory_advise (void *block, size_t bytes);
 
+/* Bytes of memory the process has in RAM now (its resident set), or 0
+ * where the system does not say. */
+size_t weft_memory_resident (void);
+
+/* Bytes of memory the system could give without swapping (Linux's
+ * MemAvailable), or 0 where it does not say. */
+size_t weft_memory_available (void);
+
 /* Blocks from this size are worth advising or reserving for. */
 #define WEFT_MEMORY_HUGE ((size_t) 4 << 20)

@@ -128,6 +128,30 @@ check_pairs (WeftSchedule *s, gboolean complete, const char *what)
                    "%s: rank %u's pairs differ from the search's", what, r);
 }
 
+/* The counted schedule of the same call (weft_collective_count()) finds
+ * what the schedule @s made holds: its steps, dependencies, sends and
+ * receives, and the pairs the builder gave. */
+static void
+check_count (const WeftSchedule *s, WeftOp op, WeftAlgorithm alg, uint32_t n,
+             uint64_t size, const WeftCollectiveParams *params)
+{
+  g_autoptr (WeftSchedule) c = weft_collective_count (op, alg, n, size,
+                                                      params);
+  uint64_t steps = 0;
+
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    {
+      steps += s->n_steps[r];
+      ck_assert_uint_eq (c->n_steps[r], s->n_steps[r]);
+    }
+  ck_assert_msg (c->counted_steps == steps && c->counted_deps == s->n_deps
+                     && c->n_ends == s->n_ends && c->n_matched == s->n_matched,
+                 "%s/%s n=%u: counted %" G_GUINT64_FORMAT " steps, %"
+                 G_GUINT64_FORMAT " dependencies; made %" G_GUINT64_FORMAT
+                 ", %u", weft_op_name (op), weft_algorithm_name (alg), n,
+                 c->counted_steps, c->counted_deps, steps, s->n_deps);
+}
+
 START_TEST (test_bytes_moved_exactly)
 {
   /* Sizes that divide by nothing, rank counts that are not powers of two,
@@ -162,6 +186,7 @@ START_TEST (test_bytes_moved_exactly)
                                 || alg == WEFT_ALG_HIER_RHD
                                 || alg == WEFT_ALG_HIER_TREE;
               check_pairs (s, paired, weft_algorithm_name (alg));
+              check_count (s, op, alg, ranks[j], sizes[i], &params);
               /* The ring phases, and the hierarchical algorithms, make
                * room for just their steps. */
               for (uint32_t r = 0; paired && alg != WEFT_ALG_RHD
@@ -199,6 +224,7 @@ START_TEST (test_hierarchical_bytes)
         ck_assert_uint_eq (weft_schedule_bytes_sent (s),
                            2 * (uint64_t) (n - 1) * 1000003);
         check_pairs (s, TRUE, weft_algorithm_name (algs[a]));
+        check_count (s, WEFT_OP_ALL_REDUCE, algs[a], n, 1000003, &params);
       }
 }
 END_TEST

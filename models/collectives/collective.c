@@ -66,13 +66,15 @@ weft_op_bus_factor (WeftOp op, uint32_t n)
     }
 }
 
-WeftSchedule *
-weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
-                          uint64_t size, const WeftCollectiveParams *params)
+/* weft_collective_schedule() into a schedule made by @make (a plain one,
+ * or one that counts). */
+static WeftSchedule *
+build (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size,
+       const WeftCollectiveParams *params, WeftSchedule *(*make) (uint32_t))
 {
   const WeftAlgorithmInfo *a = weft_algorithm_get (alg);
   uint32_t switches = a->switch_ranks ? a->switch_ranks (n, params) : 0;
-  WeftSchedule *s = weft_schedule_new (n + switches);
+  WeftSchedule *s = make (n + switches);
   WeftCollectiveParams p = *params;
 
   g_assert (a->build[op] != NULL);
@@ -91,4 +93,18 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
     return s;                   /* nothing crosses the network */
   a->build[op] (s, size, &p);
   return s;
+}
+
+WeftSchedule *
+weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
+                          uint64_t size, const WeftCollectiveParams *params)
+{
+  return build (op, alg, n, size, params, weft_schedule_new);
+}
+
+WeftSchedule *
+weft_collective_count (WeftOp op, WeftAlgorithm alg, uint32_t n,
+                       uint64_t size, const WeftCollectiveParams *params)
+{
+  return build (op, alg, n, size, params, weft_schedule_new_counting);
 }

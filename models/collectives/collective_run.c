@@ -119,6 +119,36 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   return g_steal_pointer (&schedule);
 }
 
+gboolean
+weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
+                           uint32_t n, WeftOp op, WeftAlgorithm alg,
+                           uint64_t size, const WeftCollectiveParams *params,
+                           WeftFootprint *footprint, GError **error)
+{
+  g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_auto (WeftFit) fit = { topo, gpus, n, op, size, 0, nodes, shares,
+                           NULL, NULL };
+  WeftCollectiveParams p = *params;
+
+  g_array_append_vals (nodes, gpus, n);
+  p.rings = NULL;
+  if (!fit_fabric (alg, &fit, &p, error))
+    return FALSE;
+  g_autoptr (WeftSchedule) s = weft_collective_count (op, alg, n, size, &p);
+  *footprint = (WeftFootprint) {
+    .steps = s->counted_steps,
+    .deps = s->counted_deps,
+    .n_ranks = s->n_ranks,
+    .schedule = weft_schedule_bytes (s->counted_steps, s->counted_deps,
+                                     s->n_ranks),
+    .image = weft_exec_image_bytes (s->counted_steps, s->counted_deps,
+                                    s->n_ranks),
+    .run = weft_exec_run_bytes (s->counted_steps, s->n_ranks),
+  };
+  return TRUE;
+}
+
 /* NCCL's costs of @protocol for @alg, or NULL with @error if @alg does not
  * run with it. */
 static const WeftProtocol *

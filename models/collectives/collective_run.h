@@ -68,6 +68,26 @@ WeftSchedule *weft_collective_plan (const WeftTopology *topo,
                                     const WeftCollectiveParams *params,
                                     GArray *nodes, GError **error);
 
+/* What the schedule of one collective holds, known without making it:
+ * its steps and dependencies, and the bytes of the schedule, of the
+ * executor's image of it and of each run's own state of the steps. */
+typedef struct {
+  uint64_t steps, deps;
+  uint32_t n_ranks;
+  size_t schedule, image, run;
+} WeftFootprint;
+
+/* The footprint of @op by @alg over @gpus[0..n-1] for @size bytes, as
+ * weft_collective_plan() would make it; FALSE with @error if @alg cannot
+ * run there.  Takes the time of making the schedule's steps, not their
+ * memory. */
+gboolean weft_collective_footprint (const WeftTopology *topo,
+                                    const uint32_t *gpus, uint32_t n,
+                                    WeftOp op, WeftAlgorithm alg,
+                                    uint64_t size,
+                                    const WeftCollectiveParams *params,
+                                    WeftFootprint *footprint, GError **error);
+
 /* The share of NCCL's Simple rate that @costs move data at over @topo in
  * @op, on the @n ranks' nodes @nodes: its efficiency, and for LL in the
  * collectives NCCL runs by ring or tree at most each GPU's ll_bandwidth

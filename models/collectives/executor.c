@@ -611,6 +611,23 @@ weft_exec_image_new_threads (const WeftSchedule *s, uint32_t threads)
 }
 
 size_t
+weft_exec_image_bytes (uint64_t steps, uint64_t deps, uint32_t n_ranks)
+{
+  /* As weft_exec_image_memory() counts them, with every step past the
+   * levels and every step a root: the most they can be. */
+  return sizeof (WeftExecImage) + ((size_t) n_ranks * 2 + 1) * sizeof (uint32_t)
+         + steps * (2 * sizeof (uint32_t) + sizeof (XStep)) + sizeof (XStep)
+         + MAX (deps, 1) * sizeof (uint32_t);
+}
+
+size_t
+weft_exec_run_bytes (uint64_t steps, uint32_t n_ranks)
+{
+  return sizeof (Exec) + (size_t) n_ranks * sizeof (XRank)
+         + (steps + 1) * sizeof (XStep);
+}
+
+size_t
 weft_exec_image_memory (const WeftExecImage *m)
 {
   return sizeof *m + ((size_t) m->num.n_ranks * 2 + 1) * sizeof (uint32_t)

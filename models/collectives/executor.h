@@ -51,6 +51,13 @@ void weft_exec_image_free (WeftExecImage *image);
 /* Bytes @image holds. */
 size_t weft_exec_image_memory (const WeftExecImage *image);
 
+/* Bytes the image of a schedule of @steps steps and @deps dependencies
+ * over @n_ranks ranks holds, at most; and what a run of a shared image
+ * adds to it (its own copy of the steps' state). */
+size_t weft_exec_image_bytes (uint64_t steps, uint64_t deps,
+                              uint32_t n_ranks);
+size_t weft_exec_run_bytes (uint64_t steps, uint32_t n_ranks);
+
 /* weft_execute() of the schedule @image was made of: the run works on a
  * copy of its steps, and @image may be shared by other runs at once. */
 void weft_execute_image (WeftNetwork *net, const WeftExecImage *image,

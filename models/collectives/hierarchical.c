@@ -7,6 +7,8 @@
  * follow each other through the three levels. */
 #include "collectives/collective-private.h"
 
+#include <string.h>
+
 /* A ring over @members (m ranks) on a region of @region bytes, cut into m
  * pieces.  At step t member j sends piece (j - shift - t) to member j + 1;
  * with @reduce each received piece is added in.  @after[j] is what member
@@ -15,6 +17,28 @@ static void
 ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
       int shift, gboolean reduce, uint32_t tag, uint32_t *after)
 {
+  if (s->counting && m > 1)
+    {
+      /* Each member's m - 1 sends (each waiting for the step before, the
+       * first for @after), receives and reductions (each waiting for its
+       * receive), counted without making them: a ring across thousands
+       * of servers has billions. */
+      uint64_t steps = (uint64_t) (m - 1) * (reduce ? 3 : 2);
+      for (uint32_t j = 0; j < m; j++)
+        {
+          uint32_t r = members[j];
+          s->counted_deps += (m - 2) + (after[j] != WEFT_NO_STEP)
+                             + (reduce ? m - 1 : 0);
+          s->n_steps[r] = (uint32_t) MIN (s->n_steps[r] + steps,
+                                          UINT32_MAX - 1);
+          after[j] = s->n_steps[r] - 1;
+        }
+      s->counted_steps += steps * m;
+      s->n_ends += 2 * (uint64_t) (m - 1) * m;
+      s->n_matched += (uint64_t) (m - 1) * m;
+      return;
+    }
+
   g_autofree uint32_t *next = g_new (uint32_t, m);
   g_autofree uint32_t *sent = g_new (uint32_t, m);
 
@@ -142,6 +166,12 @@ ring_across (WeftSchedule *s, const uint32_t *members, uint32_t m,
   ring (s, members, m, region, -1, FALSE, tag, after);
 }
 
+/* A counted schedule's figures at a point of its making. */
+typedef struct {
+  uint64_t steps, deps, ends, matched;
+  uint32_t *n_steps;            /* per rank */
+} Counted;
+
 /* The two-level all_reduce with @across between servers. */
 static void
 two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
@@ -153,6 +183,11 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   g_autofree uint32_t *staged = g_new (uint32_t, n);
   g_autofree uint32_t *members = g_new (uint32_t, MAX (local, servers));
   g_autofree uint32_t *dep = g_new (uint32_t, MAX (local, servers));
+
+  /* Counting: the figures once the first piece is made. */
+  g_autofree uint32_t *marked = s->counting ? g_new (uint32_t, s->n_ranks)
+                                            : NULL;
+  Counted mark = { 0, 0, 0, 0, marked };
 
   g_assert (local >= 1 && n % local == 0);
   for (uint32_t r = 0; r < n; r++)
@@ -204,7 +239,27 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
         }
       /* Every piece adds the steps the first did, rank by rank, and the
        * dependencies the second did (the first waits for no piece before
-       * it): room for the others, made at once. */
+       * it): room for the others, made at once; a schedule that counts
+       * adds them at once and is done. */
+      if (s->counting && k == 1 && pieces > 2)
+        {
+          uint64_t more = pieces - 2;
+          s->counted_steps += more * (s->counted_steps - mark.steps);
+          s->counted_deps += more * (s->counted_deps - mark.deps);
+          s->n_ends += more * (s->n_ends - mark.ends);
+          s->n_matched += more * (s->n_matched - mark.matched);
+          for (uint32_t r = 0; r < s->n_ranks; r++)
+            s->n_steps[r] = (uint32_t) MIN (
+                s->n_steps[r] + more * (s->n_steps[r] - mark.n_steps[r]),
+                UINT32_MAX - 1);
+          return;
+        }
+      if (s->counting && k == 0)
+        {
+          mark = (Counted) { s->counted_steps, s->counted_deps, s->n_ends,
+                             s->n_matched, mark.n_steps };
+          memcpy (mark.n_steps, s->n_steps, s->n_ranks * sizeof (uint32_t));
+        }
       if (k == 0)
         {
           for (uint32_t r = 0; r < n; r++)

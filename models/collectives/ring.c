@@ -218,6 +218,23 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
         cursor += rank_deps (&whole, r);
       end[t] = cursor;
     }
+  if (s->counting)
+    {
+      uint64_t per_rank = (uint64_t) tags * (n - 1) * steps_per (phase);
+      for (uint32_t r = 0; r < n; r++)
+        {
+          s->n_steps[r] = (uint32_t) MIN (s->n_steps[r] + per_rank,
+                                          UINT32_MAX - 1);
+          /* The next phase's first sends wait for this one's. */
+          for (uint32_t tag = 0; tag < tags; tag++)
+            after[(size_t) tag * n + r] = 0;
+        }
+      s->counted_steps += per_rank * n;
+      s->counted_deps += cursor - s->n_deps;
+      s->n_ends += 2 * (uint64_t) n * tags * (n - 1);
+      s->n_matched += (uint64_t) n * tags * (n - 1);
+      return;
+    }
   g_assert (cursor <= s->deps_cap);
   for (uint32_t t = 1; t < parts; t++)
     thread[t] = g_thread_new ("weft-ring", ring_ranks, &part[t]);

@@ -27,6 +27,15 @@ weft_schedule_new (uint32_t n_ranks)
   return s;
 }
 
+WeftSchedule *
+weft_schedule_new_counting (uint32_t n_ranks)
+{
+  WeftSchedule *s = weft_schedule_new (n_ranks);
+
+  s->counting = TRUE;
+  return s;
+}
+
 /* The schedule was given @bytes more.  A large one is written into memory
  * never touched before: past a point, the heap is readied for four times
  * what it has been given, in huge pages (as it grows on, the executor's
@@ -71,6 +80,15 @@ weft_schedule_memory (const WeftSchedule *s)
   return bytes;
 }
 
+size_t
+weft_schedule_bytes (uint64_t steps, uint64_t deps, uint32_t n_ranks)
+{
+  return sizeof (WeftSchedule) + deps * sizeof (uint32_t)
+         + (size_t) n_ranks * (sizeof (WeftStep *) + 2 * sizeof (uint32_t)
+                               + sizeof (uint32_t *))
+         + steps * (sizeof (WeftStep) + sizeof (uint32_t));
+}
+
 uint32_t
 weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
                    uint32_t peer, uint32_t tag, uint64_t bytes,
@@ -86,6 +104,18 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
   };
 
   g_assert (rank < s->n_ranks && n_deps <= WEFT_STEP_MAX_DEPS);
+  if (s->counting)
+    {
+      for (uint32_t i = 0; i < n_deps; i++)
+        s->counted_deps += deps[i] != WEFT_NO_STEP;
+      s->n_ends += kind != WEFT_STEP_REDUCE;
+      s->counted_steps++;
+      /* Indices only need to be told apart while counting. */
+      uint32_t n = s->n_steps[rank];
+      if (n < UINT32_MAX - 1)
+        s->n_steps[rank] = n + 1;
+      return n;
+    }
   /* Appends inline: a schedule of a large run has billions of steps. */
   if (G_UNLIKELY (s->deps_cap - s->n_deps < n_deps))
     {
@@ -126,6 +156,8 @@ weft_schedule_reserve (WeftSchedule *s, uint32_t rank, uint32_t n_steps,
                        uint64_t n_deps)
 {
   g_assert (rank < s->n_ranks);
+  if (s->counting)
+    return;
   uint64_t want = (uint64_t) s->n_steps[rank] + n_steps;
   if (want > s->steps_cap[rank])
     {

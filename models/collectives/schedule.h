@@ -49,9 +49,21 @@ typedef struct {
                                    have been given... */
   size_t room;                  /* ...and from how many the heap is readied
                                    for more (weft_memory_reserve()) */
+  gboolean counting;            /* weft_schedule_new_counting(): steps and
+                                   dependencies are counted, not kept... */
+  uint64_t counted_steps;       /* ...here, as many as there may be */
+  uint64_t counted_deps;
 } WeftSchedule;
 
 WeftSchedule *weft_schedule_new (uint32_t n_ranks);
+
+/* A schedule that only counts what a builder gives it, in counted_steps
+ * and counted_deps (n_steps, n_ends and n_matched grow as they would,
+ * n_deps does not), and keeps nothing else, so that what a schedule will
+ * take is known before it is made.  A builder that writes steps itself
+ * (weft_schedule_add_at()) checks `counting` and counts instead; nothing
+ * may read its steps. */
+WeftSchedule *weft_schedule_new_counting (uint32_t n_ranks);
 void weft_schedule_free (WeftSchedule *schedule);
 
 /* Append a step to @rank's list and return its index.  @deps lists @n_deps
@@ -98,6 +110,11 @@ static inline void
 weft_schedule_match (WeftSchedule *s, uint32_t from, uint32_t send,
                      uint32_t to, uint32_t recv)
 {
+  if (s->counting)
+    {
+      s->n_matched++;
+      return;
+    }
   s->matches[from][send] = recv;
   s->matches[to][recv] = send;
   s->n_matched++;
@@ -145,6 +162,11 @@ uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
 
 /* Bytes @s holds in memory. */
 size_t weft_schedule_memory (const WeftSchedule *s);
+
+/* Bytes a schedule of @steps steps and @deps dependencies over @n_ranks
+ * ranks holds once made (a counted one's figures, say), its lists as
+ * long as they need be. */
+size_t weft_schedule_bytes (uint64_t steps, uint64_t deps, uint32_t n_ranks);
 
 /* For each step, the step it pairs with on the peer (sends and receives;
  * WEFT_NO_STEP for others), as a per-rank array of uint32_t, given by the

@@ -49,6 +49,15 @@ print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
       if (plan->fits[a][pr])
         printf (" %s/%s", args->file ? "file" : weft_algorithm_name (a),
                 weft_protocol_name (pr));
+  printf ("\n# memory: about %.2f GiB at most",
+          plan->memory / (double) (1 << 30));
+  if (plan->largest_steps > 0)
+    {
+      g_autofree char *at = weft_format_size (plan->largest_size);
+      printf (" (the largest schedule: %s at %s, %" G_GUINT64_FORMAT
+              " steps)", weft_algorithm_name (plan->largest_alg), at,
+              plan->largest_steps);
+    }
   printf ("\n# checked: nothing simulated or recorded\n");
   return WEFT_EXIT_OK;
 }

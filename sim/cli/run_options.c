@@ -17,6 +17,7 @@
 typedef struct {
   char *op, *algorithm, *protocol, *minbytes, *maxbytes, *ranks, *fidelity;
   char *channels_text, *chunks_text, *trace, *db, *bin, *log_level;
+  char *max_memory;
   char **sets, **params, **faults;
   gint64 stepfactor, seed, jobs;
   gint64 channels, chunks;      /* 0: auto; read from the text above or
@@ -44,6 +45,7 @@ flags_clear (Flags *f)
   g_free (f->db);
   g_free (f->bin);
   g_free (f->log_level);
+  g_free (f->max_memory);
   g_strfreev (f->sets);
   g_strfreev (f->faults);
   g_strfreev (f->params);
@@ -204,6 +206,9 @@ add_run_entries (GOptionContext *context, Flags *f)
       "Time bin of the link statistics, such as 10us (default: a thousandth "
       "of the run, wider if the database would get over 2 million link bins)",
       "WIDTH" },
+    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &f->max_memory,
+      "Refuse, before simulating, a run whose memory would pass SIZE, such "
+      "as 16GiB (default: the memory the machine has free)", "SIZE" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT64, &f->jobs,
       "Simulations at once, each on a core of its own: auto's candidates of "
       "a size, or with one algorithm and protocol the sizes; a simulation "
@@ -671,6 +676,12 @@ check_values (const Flags *f, WeftRunArgs *args)
   if (jobs < 1 || jobs > 64)
     return weft_cli_usage (f->cmd->name, "--jobs takes 1 to 64");
   args->jobs = (int) jobs;
+  args->max_memory = 0;
+  if (f->max_memory && (!weft_parse_size (f->max_memory, &args->max_memory,
+                                          &error)
+                        || args->max_memory == 0))
+    return weft_cli_usage (f->cmd->name, "--max-memory: %s",
+                           error ? error->message : "must be above 0");
   args->bin_width = 0;
   if (f->bin && (!weft_parse_time (f->bin, &args->bin_width, &error)
                  || args->bin_width == 0))

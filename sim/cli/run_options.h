@@ -38,6 +38,8 @@ typedef struct {
   uint64_t seed;
   uint32_t channels, chunks;    /* 0: auto */
   int jobs;                     /* simulations at once, 1 to 64 */
+  uint64_t max_memory;          /* bytes a run may take; 0: what the
+                                   machine has free */
   WeftTime bin_width;           /* ps; 0: widening within a budget */
   WeftLogLevel log_level;
   gboolean check;               /* plan only: simulate and record nothing */

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "db.h"
 #include "topology/names.h"
+#include "memory.h"
 #include "units.h"
 
 #include <signal.h>
@@ -388,6 +389,75 @@ find_candidates (const WeftRunArgs *args, WeftSizesPlan *plan)
   return WEFT_EXIT_OK;
 }
 
+#define GIB ((double) (1 << 30))
+
+static gint
+by_size_down (gconstpointer a, gconstpointer b)
+{
+  size_t x = *(const size_t *) a, y = *(const size_t *) b;
+
+  return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* What the run will take at most, into plan->memory: what the process
+ * holds now (the scenario, its routes), and the simulations that may run
+ * at once (--jobs of them: auto's candidates of a size, or the sizes),
+ * the largest each: its schedule and the executor's image of it, made
+ * while the schedule is held, and a run's own state of the steps for
+ * each protocol it is run with.  The schedules are counted, not made. */
+static int
+estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
+{
+  g_autoptr (GArray) each = g_array_new (FALSE, FALSE, sizeof (size_t));
+  const uint32_t *gpus = (const uint32_t *) plan->gpus->data;
+
+  for (int i = 0; i < plan->n_sizes; i++)
+    for (int a = 0; a < WEFT_ALG_COUNT && args->file == NULL; a++)
+      {
+        int protocols = 0;
+        for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
+          protocols += plan->fits[a][pr];
+        if (protocols == 0)
+          continue;
+        WeftFootprint f;
+        g_autoptr (GError) error = NULL;
+        if (!weft_collective_footprint (args->scenario->topo, gpus, plan->n,
+                                        args->op, a, plan->sizes[i],
+                                        &plan->params, &f, &error))
+          continue;             /* refused when it runs, with why */
+        size_t bytes = f.schedule + f.image
+                       + (size_t) MIN (protocols, args->jobs) * f.run;
+        g_array_append_val (each, bytes);
+        if (f.steps > plan->largest_steps)
+          {
+            plan->largest_steps = f.steps;
+            plan->largest_alg = a;
+            plan->largest_size = plan->sizes[i];
+          }
+      }
+  g_array_sort (each, by_size_down);
+  plan->memory = weft_memory_resident ();
+  for (guint k = 0; k < each->len && k < (guint) args->jobs; k++)
+    plan->memory += g_array_index (each, size_t, k);
+
+  size_t limit = args->max_memory;
+  if (limit == 0 && weft_memory_available () > 0)
+    limit = weft_memory_available () + weft_memory_resident ();
+  if (limit == 0 || plan->memory <= limit)
+    return WEFT_EXIT_OK;
+  g_autofree char *at = weft_format_size (plan->largest_size);
+  return weft_cli_usage (args->name, "this run would take about %.1f GiB "
+                         "of memory, more than the %.1f GiB %s (the largest "
+                         "schedule, %s at %s over %u ranks, has %" G_GUINT64_FORMAT
+                         " steps); choose fewer sizes, channels or chunks, "
+                         "or another algorithm", plan->memory / GIB,
+                         limit / GIB,
+                         args->max_memory ? "--max-memory allows"
+                                          : "this machine has free",
+                         weft_algorithm_name (plan->largest_alg), at,
+                         plan->n, plan->largest_steps);
+}
+
 int
 weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
                  WeftSizesPlan *plan)
@@ -406,7 +476,9 @@ weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
     return status;
   plan->params = (WeftCollectiveParams) { args->channels, args->chunks, 0,
                                           NULL, 1, NULL, NULL, 0 };
-  return find_candidates (args, plan);
+  if ((status = find_candidates (args, plan)) != WEFT_EXIT_OK)
+    return status;
+  return estimate_memory (args, plan);
 }
 
 int

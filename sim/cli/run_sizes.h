@@ -23,12 +23,17 @@ typedef struct {
   int candidates;               /* (algorithm, protocol) pairs that fit */
   uint64_t *sizes;              /* bytes, in the order they run */
   int n_sizes;
+  size_t memory;                /* bytes the run will take at most */
+  uint64_t largest_steps;       /* the largest schedule's steps... */
+  int largest_alg;              /* ...its algorithm (-1: a file)... */
+  uint64_t largest_size;        /* ...and size */
 } WeftSizesPlan;
 
 /* Plan @args's collective at the @n @sizes (bytes, at least one; copied):
  * the ranks (--ranks, or every GPU), whether their memory holds the
- * largest size twice, and the candidates that fit, into @plan (the
- * caller's to clear).  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE after
+ * largest size twice, the candidates that fit, and the memory the run
+ * will take, which must fit --max-memory or what the machine has free,
+ * into @plan (the caller's to clear).  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE after
  * saying why the request cannot run. */
 int weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
                      WeftSizesPlan *plan);
