@@ -86,7 +86,8 @@ START_TEST (test_bad_option_value)
 
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "unknown fidelity 'quantum'"));
-  ck_assert_ptr_nonnull (strstr (r.err, "packet, flow, analytical"));
+  ck_assert_ptr_nonnull (strstr (r.err, "packet, flow, analytical, "
+                                        "analytical-free"));
   result_clear (&r);
 
   r = weft ("run", "--seed", "many", NULL);

@@ -9,12 +9,19 @@
 static void routes_init (WeftNetwork *net);
 static void routes_free (WeftNetwork *net);
 
-static const char *const fidelity_names[] = { "packet", "flow", "analytical" };
+static const char *const fidelity_names[] = {
+  [WEFT_FIDELITY_PACKET] = "packet",
+  [WEFT_FIDELITY_FLOW] = "flow",
+  [WEFT_FIDELITY_ANALYTICAL] = "analytical",
+  [WEFT_FIDELITY_ANALYTICAL_FREE] = "analytical-free",
+};
+G_STATIC_ASSERT (G_N_ELEMENTS (fidelity_names)
+                 == WEFT_FIDELITY_ANALYTICAL_FREE + 1);
 
 gboolean
 weft_fidelity_parse (const char *name, WeftFidelity *fidelity)
 {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < (int) G_N_ELEMENTS (fidelity_names); i++)
     if (g_strcmp0 (name, fidelity_names[i]) == 0)
       {
         *fidelity = (WeftFidelity) i;
@@ -32,7 +39,8 @@ weft_fidelity_name (WeftFidelity fidelity)
 static const WeftNetworkClass *const classes[] = {
   [WEFT_FIDELITY_PACKET] = &weft_network_packet_class,
   [WEFT_FIDELITY_FLOW] = &weft_network_flow_class,
-  [WEFT_FIDELITY_ANALYTICAL] = &weft_network_analytical_class,
+  [WEFT_FIDELITY_ANALYTICAL] = &weft_network_analytical_free_class,
+  [WEFT_FIDELITY_ANALYTICAL_FREE] = &weft_network_analytical_free_class,
 };
 
 /* Routing over @topo: one a network before left, with what it learnt

@@ -8,7 +8,8 @@
  *               buffers, credit-based lossless flow control, ECMP;
  *   flow        fluid flows whose rates are max-min fair over the links,
  *               recomputed when a flow starts or ends;
- *   analytical  latency plus bytes over the path's bottleneck, no sharing.
+ *   analytical  latency plus bytes over the path's bottleneck, no sharing
+ *               (analytical-free, the same model by the name it keeps).
  *
  * docs/network-models.md gives the equations. */
 #pragma once
@@ -24,9 +25,10 @@ typedef enum {
   WEFT_FIDELITY_PACKET,
   WEFT_FIDELITY_FLOW,
   WEFT_FIDELITY_ANALYTICAL,
+  WEFT_FIDELITY_ANALYTICAL_FREE,
 } WeftFidelity;
 
-/* Parse "packet", "flow" or "analytical". */
+/* Parse "packet", "flow", "analytical" or "analytical-free". */
 gboolean weft_fidelity_parse (const char *name, WeftFidelity *fidelity);
 const char *weft_fidelity_name (WeftFidelity fidelity);
 
@@ -231,7 +233,7 @@ WeftTime weft_network_node_latency (const WeftNetwork *net, uint32_t node);
 
 extern const WeftNetworkClass weft_network_packet_class;
 extern const WeftNetworkClass weft_network_flow_class;
-extern const WeftNetworkClass weft_network_analytical_class;
+extern const WeftNetworkClass weft_network_analytical_free_class;
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftNetwork, weft_network_free)
 

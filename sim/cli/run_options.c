@@ -161,7 +161,8 @@ add_sweep_entries (GOptionContext *context, Flags *f)
       "GPUs to run on, as a name pattern such as 'node[0-3]/gpu[0-7]' "
       "(default: every GPU, in declaration order)", "SELECTOR" },
     { "fidelity", 0, 0, G_OPTION_ARG_STRING, &f->fidelity,
-      "Network model: packet, flow or analytical (default: flow)", "F" },
+      "Network model: packet, flow, analytical or analytical-free "
+      "(default: flow)", "F" },
     { "channels", 0, 0, G_OPTION_ARG_STRING, &f->channels_text,
       "Rings or trees the buffer is split over, or auto: across servers one "
       "for each GPU of a server (each crossing between servers beside its "
@@ -668,7 +669,7 @@ check_values (const Flags *f, WeftRunArgs *args)
   if (f->fidelity && !weft_fidelity_parse (f->fidelity, &args->fidelity))
     return weft_cli_usage (f->cmd->name,
                            "unknown fidelity '%s'; valid: packet, "
-                           "flow, analytical", f->fidelity);
+                           "flow, analytical, analytical-free", f->fidelity);
   if ((status = check_sizes (f, args)) != WEFT_EXIT_OK)
     return status;
   gint64 jobs = f->jobs == G_MININT64 ? CLAMP (g_get_num_processors (), 1, 64)

@@ -1,5 +1,7 @@
-/* weft: the analytical fidelity: each transfer takes its path's latency plus
- * its bytes over the path's bottleneck (or its cap), with no sharing. */
+/* weft: the congestion-unaware analytical fidelity (analytical-free): each
+ * transfer takes its path's latency plus its bytes over the path's
+ * bottleneck (or its cap), with no sharing: a link carries every transfer
+ * on it at its full rate at once. */
 #include "network/network.h"
 
 #include <math.h>
@@ -7,25 +9,26 @@
 typedef struct {
   WeftNetwork base;
   WeftTime *busy_until;         /* per link: end of its latest transfer */
-} Analytical;
+} Free;
 
 static WeftNetwork *
-analytical_create (void)
+free_create (void)
 {
-  Analytical *a = g_new0 (Analytical, 1);
+  Free *a = g_new0 (Free, 1);
 
   return &a->base;
 }
 
 static void
-analytical_destroy (WeftNetwork *net)
+free_destroy (WeftNetwork *net)
 {
-  Analytical *a = (Analytical *) net;
+  Free *a = (Free *) net;
 
   g_free (a->busy_until);
   g_free (a);
 }
 
+/* Transfer @data's last byte has left: it arrives one path latency on. */
 static void
 drained (WeftSim *sim, void *target, void *data)
 {
@@ -36,15 +39,19 @@ drained (WeftSim *sim, void *target, void *data)
   weft_network_complete (net, id, net->transfers[id].latency);
 }
 
+/* Transfer @id (one stripe at most: this class takes no whole stripes)
+ * leaves after its bytes over its path's bottleneck or its cap, whichever
+ * is slower; its bytes are spread over that time on every link of its
+ * path, whose busy time is the union of the transfers on it. */
 static void
-analytical_start (WeftNetwork *net, uint32_t id)
+free_start (WeftNetwork *net, uint32_t id)
 {
   const WeftTransfer *t = &net->transfers[id];
   double rate = t->cap > 0 ? MIN (t->cap, t->bottleneck) : t->bottleneck;
   WeftTime now = weft_sim_now (net->sim);
   WeftTime span = (WeftTime) ceil ((double) t->bytes * 1e12 / rate);
 
-  Analytical *a = (Analytical *) net;
+  Free *a = (Free *) net;
 
   if (a->busy_until == NULL)
     a->busy_until = g_new0 (WeftTime, MAX (net->topo->n_links, 1));
@@ -62,9 +69,9 @@ analytical_start (WeftNetwork *net, uint32_t id)
   weft_sim_schedule (net->sim, span, drained, net, GUINT_TO_POINTER (id));
 }
 
-const WeftNetworkClass weft_network_analytical_class = {
-  .name = "analytical",
-  .create = analytical_create,
-  .start = analytical_start,
-  .destroy = analytical_destroy,
+const WeftNetworkClass weft_network_analytical_free_class = {
+  .name = "analytical-free",
+  .create = free_create,
+  .start = free_start,
+  .destroy = free_destroy,
 };
