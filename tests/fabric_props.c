@@ -249,7 +249,7 @@ fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, gboolean ll,
   return FABRIC_PASS;
 }
 
-/* Where no two transfers share a link (the analytical model), each takes
+/* Where no two transfers share a link (analytical-free), each takes
  * its path's latency and its bytes over the path's bottleneck, which a
  * faster link never lengthens, and the steps that wait for it start no
  * later.  LL is left to its own property: its bound is one share of every
@@ -257,7 +257,7 @@ fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, gboolean ll,
 static FabricVerdict
 check_bandwidth (uint64_t seed, GString *why)
 {
-  return fabric_bandwidth (seed, WEFT_FIDELITY_ANALYTICAL, FALSE, why);
+  return fabric_bandwidth (seed, WEFT_FIDELITY_ANALYTICAL_FREE, FALSE, why);
 }
 
 /* ---- more oversubscription is never faster ---- */
@@ -674,7 +674,7 @@ const FabricProperty fabric_properties[] = {
   { "runs", "every case loads and runs, or is refused with a message",
     check_runs, 400, 60 },
   { "bandwidth", "more bandwidth on a link type is never slower where "
-    "transfers share no link (analytical; raw, LL128, Simple)",
+    "transfers share no link (analytical-free; raw, LL128, Simple)",
     check_bandwidth, 300, 60 },
   { "oversubscription", "more oversubscription of a two-level tree never "
     "makes an all_to_all by direct sends faster", check_oversubscription,

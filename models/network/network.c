@@ -39,7 +39,7 @@ weft_fidelity_name (WeftFidelity fidelity)
 static const WeftNetworkClass *const classes[] = {
   [WEFT_FIDELITY_PACKET] = &weft_network_packet_class,
   [WEFT_FIDELITY_FLOW] = &weft_network_flow_class,
-  [WEFT_FIDELITY_ANALYTICAL] = &weft_network_analytical_free_class,
+  [WEFT_FIDELITY_ANALYTICAL] = &weft_network_analytical_class,
   [WEFT_FIDELITY_ANALYTICAL_FREE] = &weft_network_analytical_free_class,
 };
 

@@ -8,8 +8,10 @@
  *               buffers, credit-based lossless flow control, ECMP;
  *   flow        fluid flows whose rates are max-min fair over the links,
  *               recomputed when a flow starts or ends;
- *   analytical  latency plus bytes over the path's bottleneck, no sharing
- *               (analytical-free, the same model by the name it keeps).
+ *   analytical  latency plus bytes over the path's bottleneck, each link
+ *               serving the transfers that cross it in turn;
+ *   analytical-free  the same with no sharing: every transfer has its
+ *               path to itself (congestion unaware).
  *
  * docs/network-models.md gives the equations. */
 #pragma once
@@ -233,6 +235,7 @@ WeftTime weft_network_node_latency (const WeftNetwork *net, uint32_t node);
 
 extern const WeftNetworkClass weft_network_packet_class;
 extern const WeftNetworkClass weft_network_flow_class;
+extern const WeftNetworkClass weft_network_analytical_class;
 extern const WeftNetworkClass weft_network_analytical_free_class;
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftNetwork, weft_network_free)
