@@ -1,119 +1,222 @@
-/* weft: the analytical fidelity, congestion aware.
+/* weft: the analytical fidelity, congestion aware: each link shared fairly,
+ * on its own.
  *
- * Each directed link serves the transfers that cross it in turn, first come
- * first served, as the per-link queues of ASTRA-sim's congestion-aware
- * analytical backend do; the transfers that start in the same instant come
- * together and share their turn fairly.  A transfer's part on link l is its
- * work there, w = ceil(b_l / C_l) ps for the b_l bytes it puts on a link of
- * capacity C_l.  The k parts that reach link l in one instant (a batch)
- * are served from
+ * Each directed link shares its capacity equally among the transfers on it
+ * at every moment (processor sharing), and the links are independent: a
+ * link serves each of its n transfers at C_l / n whatever the other links
+ * of their paths do.  A transfer's work on link l is the time its b_l
+ * bytes there take at the link's full capacity, w = ceil(b_l / C_l) ps; it
+ * has left when every link of its path has served it that work, and not
+ * before its cap allows, and it is done one path latency later.
  *
- *   s = max(now, end of the link's previous batch)
+ * Each link keeps a virtual time, as fair queuing does: the service each
+ * of its transfers has had since the link was last idle,
  *
- * as processor sharing would serve parts that arrive together, part i
- * ending at
+ *   V(t) = integral of dt / n(t)
  *
- *   e_i = s + sum over the batch's parts j of min(w_j, w_i)
+ * A part of work w that reaches the link at t0 is served when V reaches
+ * F = V(t0) + w, so the link serves its parts in order of F, and a change
+ * of n (a part coming or going) moves no F: it only changes how fast V
+ * rises.  The next part served is the one of least F, at
  *
- * (s + k w for k equal parts), and the batch ends at s + sum of w_j.  A
- * transfer has left when every link of its path has served its part, and
- * not before its cap allows:
+ *   now + (F - V(now)) n
  *
- *   D = max(now + bytes / cap, max over its links of e_i)
+ * and the link keeps one wake-up, for then.  A transfer costs, per link, a
+ * push and a pop of a small heap; a link, one event per instant in which
+ * some of its parts are served; the model, one event per instant in which
+ * transfers start, to set the wake-ups of the links they joined.  No rates
+ * are solved: sharing along a path is not max-min (docs/network-models.md
+ * says where that differs from the flow model).
  *
- * and it is done at D plus its path's latency.  The links of a path serve a
- * transfer each in its own turn, not hop after hop (store-and-forward would
- * add up the hops' times on an idle path) nor all at once (a transfer
- * waiting for one link would hold the others idle): a transfer alone takes
- * exactly L + bytes / min C, a link never carries more than its capacity,
- * and it is never idle while a transfer waits for it.
- *
- * What a batch's transfers take is known at the end of its instant, and
- * never changes after: one event a transfer to say it has left, one an
- * instant to end the batch, and work in proportion to the links its
- * transfers cross; no rates are solved again.
+ * Virtual time is kept in whole 2^-FRACTION ps, rounded down as it rises
+ * and a wake-up rounded up to the picosecond, so a link never wakes before
+ * its part is served, and runs are the same to the picosecond.  A
+ * transfer alone takes exactly L + bytes / min C; k equal ones started
+ * together over one link each take k works.
  *
  * A striped transfer is one transfer over all its stripes' links (each link
- * serving the bytes its stripes put on it), as in the flow model, so its
- * stripes end together. */
+ * serving the bytes its stripes put on it), as in the flow model. */
 #include "network/network.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* A link's turns.  The batch fields are valid while epoch is the model's. */
-typedef struct {
-  WeftTime from;                /* ps: its batch's turn starts */
-  WeftTime end;                 /* ps: its batch's turn ends (and the link
-                                   is free from then on) */
-  WeftTime work;                /* ps: the work of its batch's first part */
-  uint64_t bytes;               /* the bytes of its batch */
-  uint32_t epoch;               /* the batch it last served */
-  uint32_t last;                /* its batch's last part, or WEFT_NONE */
-  gboolean mixed;               /* its batch's parts differ in work */
-} Turn;
+/* Virtual time's fixed point: 2^-10 ps.  A part's work must stay below
+ * 2^52 ps (75 minutes of one link) so that F fits in 62 bits; virtual
+ * time is rebased before it passes 2^62. */
+#define FRACTION 10
+#define WORK_MAX ((WeftTime) 1 << 52)
+#define VTIME_MAX ((uint64_t) 1 << 62)
 
-/* A part's work on a link of mixed parts, and the part, being sorted. */
+/* A transfer's part on a link. */
 typedef struct {
-  WeftTime work;
-  uint32_t part;
-} Work;
-
-/* A transfer's part on one link, in the batch. */
-typedef struct {
-  uint32_t link;
-  uint32_t prev;                /* the part before it on its link, or
-                                   WEFT_NONE */
-  WeftTime work;                /* ps; on a link of mixed parts, becomes
-                                   its end */
+  uint64_t finish;              /* the link's virtual time once it has
+                                   served it */
+  uint32_t transfer;
 } Part;
+
+/* A directed link.  One cache line: at scale each is a miss. */
+typedef struct {
+  _Alignas (64) uint64_t vtime; /* 2^-FRACTION ps of service each of its
+                                   parts has had, counted from its last
+                                   idle moment (or rebase) */
+  WeftTime updated;             /* ps: when vtime was brought up */
+  WeftTime since;               /* ps: its busy period began */
+  Part *parts;                  /* a min-heap by (finish, transfer) */
+  uint32_t n, cap;
+  WeftPoolTimer timer;          /* its next part served */
+  uint32_t dirty;               /* in the list of links to wake anew */
+} Lane;
+
+/* A transfer in progress. */
+typedef struct {
+  WeftTime until;               /* ps: its cap lets it leave no sooner */
+  uint32_t left;                /* links that have yet to serve it */
+} Pending;
 
 typedef struct {
   WeftNetwork base;
-  Turn *turns;                  /* per link */
-  Part *parts;                  /* the batch's, in the order they came */
-  uint32_t n_parts, parts_cap;
-  uint32_t *starts;             /* the batch's transfers: id, then how many
-                                   of the parts are its */
-  uint32_t n_starts, starts_cap;
-  uint32_t *links;              /* the links the batch crosses */
-  uint32_t n_links, links_cap;
-  Work *works;                  /* a mixed link's works, being sorted */
-  uint32_t works_cap;
-  uint32_t epoch;               /* the batch, counted from 1 (0: no link's
-                                   batch) */
-  gboolean pending;             /* its end is scheduled */
-} Turns;
+  Lane *lanes;                  /* per link; never moves (the timers'
+                                   pool) */
+  uint32_t timers;              /* the lanes' pool of wake-ups */
+  Pending *pending;             /* by transfer id */
+  uint32_t pending_cap;
+  uint32_t *dirty;              /* links joined this instant */
+  uint32_t n_dirty, dirty_cap;
+  gboolean settling;            /* settle() is scheduled */
+} Sharing;
+
+G_STATIC_ASSERT (sizeof (Lane) == 64);
 
 static WeftNetwork *
-turns_create (void)
+sharing_create (void)
 {
-  Turns *q = g_new0 (Turns, 1);
+  Sharing *s = g_new0 (Sharing, 1);
 
-  q->epoch = 1;
-  return &q->base;
+  return &s->base;
 }
 
 static void
-turns_destroy (WeftNetwork *net)
+sharing_destroy (WeftNetwork *net)
 {
-  Turns *q = (Turns *) net;
+  Sharing *s = (Sharing *) net;
 
-  g_free (q->turns);
-  g_free (q->parts);
-  g_free (q->starts);
-  g_free (q->links);
-  g_free (q->works);
-  g_free (q);
+  if (s->lanes)
+    {
+      weft_sim_pool_place (net->sim, s->timers, NULL, 0, 0);
+      for (uint32_t l = 0; l < net->topo->n_links; l++)
+        g_free (s->lanes[l].parts);
+      g_aligned_free (s->lanes);
+    }
+  g_free (s->pending);
+  g_free (s->dirty);
+  g_free (s);
 }
 
-/* The room an array of @cap elements grows to when it must hold @need. */
-static inline uint32_t
-grown (uint32_t cap, uint32_t need)
+/* ---- a link's heap of parts ---- */
+
+static inline gboolean
+before (const Part *a, const Part *b)
 {
-  return MAX (MAX (cap * 2, need), 64);
+  return a->finish < b->finish
+         || (a->finish == b->finish && a->transfer < b->transfer);
 }
+
+static void
+heap_push (Lane *lane, Part part)
+{
+  if (lane->n == lane->cap)
+    {
+      lane->cap = MAX (lane->cap * 2, 4);
+      lane->parts = g_renew (Part, lane->parts, lane->cap);
+    }
+  uint32_t i = lane->n++;
+  while (i > 0)
+    {
+      uint32_t up = (i - 1) / 2;
+      if (!before (&part, &lane->parts[up]))
+        break;
+      lane->parts[i] = lane->parts[up];
+      i = up;
+    }
+  lane->parts[i] = part;
+}
+
+static void
+heap_pop (Lane *lane)
+{
+  Part last = lane->parts[--lane->n];
+  uint32_t i = 0;
+
+  for (;;)
+    {
+      uint32_t c = 2 * i + 1;
+      if (c >= lane->n)
+        break;
+      if (c + 1 < lane->n && before (&lane->parts[c + 1], &lane->parts[c]))
+        c++;
+      if (!before (&lane->parts[c], &last))
+        break;
+      lane->parts[i] = lane->parts[c];
+      i = c;
+    }
+  lane->parts[i] = last;
+}
+
+/* ---- virtual time ---- */
+
+/* Bring @lane's virtual time up to @now: each of its n parts has been
+ * served (now - updated) / n, rounded down to the fixed point (one
+ * division, or past 2^53 ps dt / n and the rest apart, which cannot
+ * overflow). */
+static inline void
+advance (Lane *lane, WeftTime now)
+{
+  WeftTime dt = now - lane->updated;
+
+  if (lane->n == 0 || dt == 0)
+    ;
+  else if (G_LIKELY (dt < ((WeftTime) 1 << (63 - FRACTION))))
+    lane->vtime += lane->n == 1 ? dt << FRACTION
+                                : (dt << FRACTION) / lane->n;
+  else
+    lane->vtime += ((dt / lane->n) << FRACTION)
+                   + (((dt % lane->n) << FRACTION) / lane->n);
+  lane->updated = now;
+  if (G_UNLIKELY (lane->vtime >= VTIME_MAX))
+    {
+      /* A busy period of over an hour and a quarter: count from here.
+       * Every part's F is at least V less a wake-up's rounding. */
+      uint64_t base = lane->vtime;
+      for (uint32_t i = 0; i < lane->n; i++)
+        base = MIN (base, lane->parts[i].finish);
+      for (uint32_t i = 0; i < lane->n; i++)
+        lane->parts[i].finish -= base;
+      lane->vtime -= base;
+    }
+}
+
+/* Picoseconds until @lane, brought up to now, has served its first part:
+ * (F - V) n, rounded up. */
+static inline WeftTime
+until_served (const Lane *lane)
+{
+  uint64_t f = lane->parts[0].finish;
+  uint64_t left = f > lane->vtime ? f - lane->vtime : 0;
+  uint64_t whole = left >> FRACTION, rest = left & ((1u << FRACTION) - 1);
+
+  return whole * lane->n
+         + ((rest * lane->n + (1u << FRACTION) - 1) >> FRACTION);
+}
+
+/* Time in ps that @bytes take at @rate B/s, rounded up. */
+static inline WeftTime
+span_of (uint64_t bytes, double rate)
+{
+  return (WeftTime) ceil ((double) bytes * 1e12 / rate);
+}
+
+/* ---- serving ---- */
 
 /* Transfer @data has left: it arrives one path latency on. */
 static void
@@ -126,133 +229,116 @@ drained (WeftSim *sim, void *target, void *data)
   weft_network_complete (net, id, net->transfers[id].latency);
 }
 
-/* Time in ps that @bytes take at @rate B/s, rounded up. */
-static inline WeftTime
-span_of (uint64_t bytes, double rate)
-{
-  return (WeftTime) ceil ((double) bytes * 1e12 / rate);
-}
-
-/* Works in increasing order, then parts in the order they came. */
-static int
-cmp_work (const void *a, const void *b)
-{
-  const Work *x = a, *y = b;
-
-  if (x->work != y->work)
-    return x->work < y->work ? -1 : 1;
-  return (x->part > y->part) - (x->part < y->part);
-}
-
-/* The parts of link @turn's batch differ in work: each part's work becomes
- * its end, s plus the sum over the batch of min(w_j, w_i).  In order of
- * work, the parts of less work than one are served whole before it ends,
- * and it and the rest each its own work. */
+/* Link @l has been busy since lane->since and is idle from @now: it
+ * carried data at its capacity all along, which is what its bins get (the
+ * bins are scaled to the bytes counted). */
 static void
-share_mixed (Turns *q, const Turn *turn)
+lane_idle (Sharing *s, uint32_t l, WeftTime now)
 {
-  uint32_t n = 0;
+  WeftNetwork *net = &s->base;
+  Lane *lane = &s->lanes[l];
 
-  for (uint32_t p = turn->last; p != WEFT_NONE; p = q->parts[p].prev)
-    {
-      if (n == q->works_cap)
-        {
-          q->works_cap = grown (q->works_cap, n + 1);
-          q->works = g_renew (Work, q->works, q->works_cap);
-        }
-      q->works[n++] = (Work) { q->parts[p].work, p };
-    }
-  qsort (q->works, n, sizeof (Work), cmp_work);
-  WeftTime below = 0;           /* the work of the parts before */
-  for (uint32_t i = 0; i < n;)
-    {
-      WeftTime w = q->works[i].work;
-      WeftTime end = turn->from + below + (WeftTime) (n - i) * w;
-      for (; i < n && q->works[i].work == w; i++)
-        {
-          q->parts[q->works[i].part].work = end;
-          below += w;
-        }
-    }
+  net->stats->links[l].busy += now - lane->since;
+  weft_link_stats_spread (net->stats, l, lane->since, now,
+                          (double) (now - lane->since) * net->capacity[l]
+                              * 1e-12);
+  lane->since = now;
+  lane->vtime = 0;
 }
 
-/* The end of the instant: each link the batch crosses serves its parts,
- * and each transfer of the batch is woken when its last link has served
- * it.  The link statistics take each link's turn whole: it carries its
- * batch's bytes at its capacity from its start to its end. */
+/* Link @data's first part is served: it and any served with it leave the
+ * link, and a transfer every link has served leaves the network (at once,
+ * or when its cap allows). */
 static void
-end_batch (WeftSim *sim, void *target, void *data)
+served (WeftSim *sim, void *target, void *data)
 {
-  Turns *q = target;
-  WeftNetwork *net = &q->base;
+  Sharing *s = target;
+  WeftNetwork *net = &s->base;
+  uint32_t l = GPOINTER_TO_UINT (data);
+  Lane *lane = &s->lanes[l];
   WeftTime now = weft_sim_now (sim);
+
+  advance (lane, now);
+  g_assert (lane->n > 0 && lane->parts[0].finish <= lane->vtime);
+  do
+    {
+      uint32_t id = lane->parts[0].transfer;
+      heap_pop (lane);
+      Pending *p = &s->pending[id];
+      if (--p->left > 0)
+        continue;
+      if (p->until > now)
+        weft_sim_schedule_at (sim, p->until, drained, net,
+                              GUINT_TO_POINTER (id));
+      else
+        weft_network_complete (net, id, net->transfers[id].latency);
+    }
+  while (lane->n > 0 && lane->parts[0].finish <= lane->vtime);
+  if (lane->n == 0)
+    lane_idle (s, l, now);
+  else
+    weft_sim_pool_schedule (sim, s->timers, l, until_served (lane));
+}
+
+/* The end of an instant in which transfers started: each link they joined
+ * serves its parts more slowly from now, and wakes when its first is
+ * served.  Done once an instant, not once a part: in a collective's
+ * lockstep instants a link takes several parts at once. */
+static void
+settle (WeftSim *sim, void *target, void *data)
+{
+  Sharing *s = target;
   (void) data;
 
-  for (uint32_t i = 0; i < q->n_links; i++)
+  for (uint32_t i = 0; i < s->n_dirty; i++)
     {
-      uint32_t l = q->links[i];
-      const Turn *turn = &q->turns[l];
-      net->stats->links[l].busy += turn->end - turn->from;
-      weft_link_stats_spread (net->stats, l, turn->from, turn->end,
-                              (double) turn->bytes);
-      if (turn->mixed)
-        share_mixed (q, turn);
+      uint32_t l = s->dirty[i];
+      Lane *lane = &s->lanes[l];
+      lane->dirty = 0;
+      g_assert (lane->n > 0 && lane->updated == weft_sim_now (sim));
+      weft_sim_pool_schedule (sim, s->timers, l, until_served (lane));
     }
-  const Part *part = q->parts;
-  for (uint32_t i = 0; i < q->n_starts; i += 2)
-    {
-      uint32_t id = q->starts[i];
-      const WeftTransfer *t = &net->transfers[id];
-      WeftTime end = t->cap > 0 ? now + span_of (t->bytes, t->cap) : now;
-      for (uint32_t k = 0; k < q->starts[i + 1]; k++, part++)
-        {
-          const Turn *turn = &q->turns[part->link];
-          end = MAX (end, turn->mixed ? part->work : turn->end);
-        }
-      weft_sim_schedule_at (sim, end, drained, net, GUINT_TO_POINTER (id));
-    }
-  q->n_parts = q->n_starts = q->n_links = 0;
-  q->pending = FALSE;
-  if (++q->epoch == 0)
-    {
-      /* Counted round: no link's last batch may pass for a new one. */
-      for (uint32_t l = 0; l < net->topo->n_links; l++)
-        q->turns[l].epoch = 0;
-      q->epoch = 1;
-    }
+  s->n_dirty = 0;
+  s->settling = FALSE;
 }
 
-/* Join transfer @id to this instant's batch on each link of its path
- * (net->starting: the links, and a striped one's bytes per link, maybe
- * unaligned), counting the bytes each will carry; the batch's end decides
- * when it leaves. */
 static void
-turns_start (WeftNetwork *net, uint32_t id)
+lanes_init (Sharing *s)
 {
-  Turns *q = (Turns *) net;
+  WeftNetwork *net = &s->base;
+  uint32_t n = MAX (net->topo->n_links, 1);
+
+  s->lanes = g_aligned_alloc0 (n, sizeof (Lane), 64);
+  s->timers = weft_sim_pool_new (net->sim, served, s);
+  weft_sim_pool_place (net->sim, s->timers, s->lanes, sizeof (Lane),
+                       G_STRUCT_OFFSET (Lane, timer));
+  s->dirty_cap = MIN (n, 1024);
+  s->dirty = g_new (uint32_t, s->dirty_cap);
+}
+
+/* Transfer @id joins each link of its path (net->starting: the links, and
+ * a striped one's bytes per link, maybe unaligned) as a part of its work
+ * there, counting the bytes each will carry. */
+static void
+sharing_start (WeftNetwork *net, uint32_t id)
+{
+  Sharing *s = (Sharing *) net;
   const WeftTransfer *t = &net->transfers[id];
   uint32_t n = t->path_len;
   const char *links = (const char *) net->starting.links;
   const char *link_bytes = net->starting.link_bytes;
-
-  if (q->turns == NULL)
-    q->turns = g_new0 (Turn, MAX (net->topo->n_links, 1));
-  if (q->n_parts + n > q->parts_cap)
-    {
-      q->parts_cap = grown (q->parts_cap, q->n_parts + n);
-      q->parts = g_renew (Part, q->parts, q->parts_cap);
-    }
-  if (q->n_links + n > q->links_cap)
-    {
-      q->links_cap = grown (q->links_cap, q->n_links + n);
-      q->links = g_renew (uint32_t, q->links, q->links_cap);
-    }
-  if (q->n_starts + 2 > q->starts_cap)
-    {
-      q->starts_cap = grown (q->starts_cap, q->n_starts + 2);
-      q->starts = g_renew (uint32_t, q->starts, q->starts_cap);
-    }
   WeftTime now = weft_sim_now (net->sim);
+
+  if (s->lanes == NULL)
+    lanes_init (s);
+  if (id >= s->pending_cap)
+    {
+      s->pending_cap = MAX (net->transfers_cap, id + 1);
+      s->pending = g_renew (Pending, s->pending, s->pending_cap);
+    }
+  s->pending[id] = (Pending) {
+    t->cap > 0 ? now + span_of (t->bytes, t->cap) : 0, n
+  };
   for (uint32_t i = 0; i < n; i++)
     {
       uint32_t l;
@@ -261,38 +347,71 @@ turns_start (WeftNetwork *net, uint32_t id)
       if (t->striped)
         memcpy (&bytes, link_bytes + i * sizeof bytes, sizeof bytes);
       WeftTime work = span_of (bytes, net->capacity[l]);
-      Turn *turn = &q->turns[l];
-      if (turn->epoch != q->epoch)
+      g_assert (work < WORK_MAX);
+      Lane *lane = &s->lanes[l];
+      if (lane->n == 0)
         {
-          turn->epoch = q->epoch;
-          turn->from = turn->end = MAX (now, turn->end);
-          turn->work = work;
-          turn->bytes = 0;
-          turn->last = WEFT_NONE;
-          turn->mixed = FALSE;
-          q->links[q->n_links++] = l;
+          lane->vtime = 0;
+          lane->updated = lane->since = now;
         }
-      turn->mixed |= turn->work != work;
-      q->parts[q->n_parts] = (Part) { l, turn->last, work };
-      turn->last = q->n_parts++;
-      turn->end += work;
-      turn->bytes += bytes;
+      else
+        advance (lane, now);
+      heap_push (lane, (Part) { lane->vtime + (work << FRACTION), id });
       weft_link_stats_count (net->stats, l, bytes);
+      if (!lane->dirty)
+        {
+          if (s->n_dirty == s->dirty_cap)
+            {
+              s->dirty_cap *= 2;
+              s->dirty = g_renew (uint32_t, s->dirty, s->dirty_cap);
+            }
+          lane->dirty = 1;
+          s->dirty[s->n_dirty++] = l;
+        }
     }
-  q->starts[q->n_starts++] = id;
-  q->starts[q->n_starts++] = n;
-  if (!q->pending)
+  if (n == 0)
     {
-      q->pending = TRUE;
-      weft_sim_schedule (net->sim, 0, end_batch, q, NULL);
+      /* No link to wait for (routes have at least one): its cap alone. */
+      weft_sim_schedule_at (net->sim, MAX (now, s->pending[id].until),
+                            drained, net, GUINT_TO_POINTER (id));
+      return;
+    }
+  if (!s->settling)
+    {
+      s->settling = TRUE;
+      weft_sim_schedule (net->sim, 0, settle, s, NULL);
+    }
+}
+
+/* Bring the statistics up to now for a run stopped with links still busy:
+ * what they carried so far. */
+static void
+sharing_flush (WeftNetwork *net)
+{
+  Sharing *s = (Sharing *) net;
+  WeftTime now = weft_sim_now (net->sim);
+
+  if (s->lanes == NULL)
+    return;
+  for (uint32_t l = 0; l < net->topo->n_links; l++)
+    {
+      Lane *lane = &s->lanes[l];
+      if (lane->n == 0 || lane->since >= now)
+        continue;
+      net->stats->links[l].busy += now - lane->since;
+      weft_link_stats_spread (net->stats, l, lane->since, now,
+                              (double) (now - lane->since) * net->capacity[l]
+                                  * 1e-12);
+      lane->since = now;
     }
 }
 
 const WeftNetworkClass weft_network_analytical_class = {
   .name = "analytical",
-  .create = turns_create,
-  .start = turns_start,
-  .destroy = turns_destroy,
+  .create = sharing_create,
+  .start = sharing_start,
+  .destroy = sharing_destroy,
+  .flush = sharing_flush,
   .whole_stripes = TRUE,
   .counts_bytes = TRUE,
 };

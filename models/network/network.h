@@ -9,7 +9,8 @@
  *   flow        fluid flows whose rates are max-min fair over the links,
  *               recomputed when a flow starts or ends;
  *   analytical  latency plus bytes over the path's bottleneck, each link
- *               serving the transfers that cross it in turn;
+ *               sharing itself fairly among the transfers on it, on its
+ *               own (not max-min along their paths);
  *   analytical-free  the same with no sharing: every transfer has its
  *               path to itself (congestion unaware).
  *

@@ -161,8 +161,9 @@ add_sweep_entries (GOptionContext *context, Flags *f)
       "GPUs to run on, as a name pattern such as 'node[0-3]/gpu[0-7]' "
       "(default: every GPU, in declaration order)", "SELECTOR" },
     { "fidelity", 0, 0, G_OPTION_ARG_STRING, &f->fidelity,
-      "Network model: packet, flow, analytical (links serve transfers in "
-      "turn) or analytical-free (no sharing of links) (default: flow)", "F" },
+      "Network model: packet, flow, analytical (each link shared fairly, "
+      "on its own) or analytical-free (no sharing of links) (default: "
+      "flow)", "F" },
     { "channels", 0, 0, G_OPTION_ARG_STRING, &f->channels_text,
       "Rings or trees the buffer is split over, or auto: across servers one "
       "for each GPU of a server (each crossing between servers beside its "
