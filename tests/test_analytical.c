@@ -98,6 +98,50 @@ START_TEST (test_alone_is_the_closed_form)
 }
 END_TEST
 
+START_TEST (test_stripes_meet_again)
+{
+  /* h0 reaches h1 by two equal-cost ways, through s0 or s1, which meet
+   * again at s2: its transfer is striped in halves over them, and both
+   * halves cross s2's one link to h1.  That link carries all the bytes, so
+   * a transfer alone takes latency plus all its bytes over it, in every
+   * model and in the closed form: a stripe is not given the link's
+   * bandwidth of its own. */
+  g_autoptr (WeftScenario) s = load_text (
+      STAR "nodes: [{name: 'h[0-1]', device: h}, {name: 's[0-2]', "
+      "device: s}]\n"
+      "links: [{a: h0, b: 's[0-1]', type: l}, {a: 's[0-1]', b: s2, "
+      "type: l}, {a: s2, b: h1, type: l}]\n");
+  const WeftFidelity fidelities[] = { WEFT_FIDELITY_ANALYTICAL,
+                                      WEFT_FIDELITY_ANALYTICAL_FREE,
+                                      WEFT_FIDELITY_FLOW,
+                                      WEFT_FIDELITY_PACKET };
+  const uint64_t bytes = 4 << 20;
+  const uint32_t h0 = host (s->topo, 0), h1 = host (s->topo, 1);
+  /* Three links of 50 ns and two switches of 100 ns. */
+  const WeftTime closed = 350000 + work_on_l (bytes);
+
+  for (guint f = 0; f < G_N_ELEMENTS (fidelities); f++)
+    {
+      g_autoptr (WeftSim) sim = weft_sim_new ();
+      Job job = { h0, h1, bytes, 0, 0 };
+      g_autoptr (WeftNetwork) net = run (sim, s->topo, fidelities[f], &job,
+                                         1);
+      ck_assert_uint_eq (weft_network_ideal_time (net, h0, h1, bytes),
+                         closed);
+      if (f < 2)
+        ck_assert_msg (job.done == closed, "%s: %" G_GUINT64_FORMAT " ps vs %"
+                       G_GUINT64_FORMAT " ps",
+                       weft_fidelity_name (fidelities[f]), job.done, closed);
+      else
+        ck_assert_msg (fabs ((double) job.done / closed - 1) <= 1e-3,
+                       "%s: %" G_GUINT64_FORMAT " ps vs %" G_GUINT64_FORMAT
+                       " ps", weft_fidelity_name (fidelities[f]), job.done,
+                       closed);
+      check_link_bins (net);
+    }
+}
+END_TEST
+
 /* ---- one link shared ---- */
 
 START_TEST (test_started_together_share)
@@ -536,6 +580,7 @@ analytical_suite (void)
   tc = tcase_create ("closed forms");
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_alone_is_the_closed_form);
+  tcase_add_test (tc, test_stripes_meet_again);
   tcase_add_test (tc, test_started_together_share);
   tcase_add_test (tc, test_joins_halfway);
   tcase_add_test (tc, test_joins_one_by_one);

@@ -1,10 +1,13 @@
 /* weft: the congestion-unaware analytical fidelity (analytical-free): each
  * transfer takes its path's latency plus its bytes over the path's
- * bottleneck (or its cap), with no sharing: a link carries every transfer
- * on it at its full rate at once. */
+ * bottleneck (or its cap), with no sharing between transfers: a link
+ * carries every transfer on it at its full rate at once.  A striped
+ * transfer is one transfer over its stripes' links, so the bytes of
+ * stripes that meet again on a link go over it together. */
 #include "network/network.h"
 
 #include <math.h>
+#include <string.h>
 
 typedef struct {
   WeftNetwork base;
@@ -39,27 +42,46 @@ drained (WeftSim *sim, void *target, void *data)
   weft_network_complete (net, id, net->transfers[id].latency);
 }
 
-/* Transfer @id (one stripe at most: this class takes no whole stripes)
- * leaves after its bytes over its path's bottleneck or its cap, whichever
- * is slower; its bytes are spread over that time on every link of its
- * path, whose busy time is the union of the transfers on it. */
+/* Transfer @id (net->starting: its links, and a striped one's bytes per
+ * link, maybe unaligned) leaves once the link its bytes take longest on
+ * has carried them at its full rate, or its cap allows, whichever is
+ * later.  Its stripes are one transfer, so stripes that meet again on a
+ * link share it: a transfer gets each link once, other transfers or
+ * not.  Each link's bytes are spread over that time; its busy time is
+ * the union of the transfers on it. */
 static void
 free_start (WeftNetwork *net, uint32_t id)
 {
-  const WeftTransfer *t = &net->transfers[id];
-  double rate = t->cap > 0 ? MIN (t->cap, t->bottleneck) : t->bottleneck;
-  WeftTime now = weft_sim_now (net->sim);
-  WeftTime span = (WeftTime) ceil ((double) t->bytes * 1e12 / rate);
-
   Free *a = (Free *) net;
+  const WeftTransfer *t = &net->transfers[id];
+  const char *links = (const char *) net->starting.links;
+  const char *link_bytes = net->starting.link_bytes;
+  WeftTime now = weft_sim_now (net->sim);
+  WeftTime span = t->cap > 0 ? (WeftTime) ceil ((double) t->bytes * 1e12
+                                                / t->cap)
+                             : 0;
 
   if (a->busy_until == NULL)
     a->busy_until = g_new0 (WeftTime, MAX (net->topo->n_links, 1));
   for (uint32_t i = 0; i < t->path_len; i++)
     {
-      uint32_t l = t->path[i];
-      weft_link_stats_spread (net->stats, l, now, now + span,
-                              (double) t->bytes);
+      uint32_t l;
+      uint64_t bytes = t->bytes;
+      memcpy (&l, links + i * sizeof l, sizeof l);
+      if (t->striped)
+        memcpy (&bytes, link_bytes + i * sizeof bytes, sizeof bytes);
+      span = MAX (span, (WeftTime) ceil ((double) bytes * 1e12
+                                         / net->capacity[l]));
+    }
+  for (uint32_t i = 0; i < t->path_len; i++)
+    {
+      uint32_t l;
+      uint64_t bytes = t->bytes;
+      memcpy (&l, links + i * sizeof l, sizeof l);
+      if (t->striped)
+        memcpy (&bytes, link_bytes + i * sizeof bytes, sizeof bytes);
+      weft_link_stats_count (net->stats, l, bytes);
+      weft_link_stats_spread (net->stats, l, now, now + span, (double) bytes);
       /* Transfers overlap freely here; busy time is their union. */
       WeftTime from = MAX (now, a->busy_until[l]);
       if (now + span > from)
@@ -74,4 +96,6 @@ const WeftNetworkClass weft_network_analytical_free_class = {
   .create = free_create,
   .start = free_start,
   .destroy = free_destroy,
+  .whole_stripes = TRUE,
+  .counts_bytes = TRUE,
 };

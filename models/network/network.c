@@ -563,36 +563,98 @@ remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
     }
 }
 
+/* Route the stripes of a transfer of @bytes from @src to @dst, one over
+ * each of the first hops @hops (as flow @flow), and gather their links
+ * into net->stripe_links, each once however many stripes cross it, with
+ * the bytes they put on it in net->stripe_bytes.  With @stripes, which
+ * stripes cross each of the first ROUTE_LINKS links.  Returns the latency
+ * of the slowest stripe's path; *flow_free says whether every stripe's
+ * route is the same for any flow. */
+static WeftTime
+gather_stripes (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
+                const GArray *hops, uint64_t flow, uint32_t *stripes,
+                gboolean *flow_free)
+{
+  GArray *links = net->stripe_links, *carried = net->stripe_bytes;
+  WeftTime latency = 0;
+  guint n_hops = hops->len;
+  uint64_t parts[n_hops];
+  double width[n_hops];
+  guint ends[n_hops];
+  /* Stripe by stripe, the places in `links` of the links it crosses. */
+  g_autoptr (GArray) crossed = g_array_new (FALSE, FALSE, sizeof (guint));
+
+  *flow_free = TRUE;
+  memset (width, 0, sizeof width);
+  g_array_set_size (links, 0);
+  for (guint i = 0; i < n_hops; i++)
+    {
+      WeftTime part_latency;
+      double unused;
+      width[i] = route_width (net, src, dst, g_array_index (hops, uint32_t, i),
+                              flow);
+      *flow_free &= weft_routing_flow_free (net->routing);
+      path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
+                    &part_latency, &unused);
+      latency = MAX (latency, part_latency);
+      for (guint k = 0; k < net->scratch->len; k++)
+        {
+          uint32_t l = g_array_index (net->scratch, uint32_t, k);
+          guint j = 0;
+          while (j < links->len && g_array_index (links, uint32_t, j) != l)
+            j++;
+          if (j == links->len)
+            g_array_append_val (links, l);
+          g_array_append_val (crossed, j);
+          if (stripes != NULL && j < ROUTE_LINKS && i < ROUTE_HOPS)
+            stripes[j] |= 1u << i;
+        }
+      ends[i] = crossed->len;
+    }
+  shares (width, n_hops, bytes, parts);
+  g_array_set_size (carried, links->len);
+  memset (carried->data, 0, links->len * sizeof (uint64_t));
+  for (guint i = 0, c = 0; i < n_hops; i++)
+    for (; c < ends[i]; c++)
+      g_array_index (carried, uint64_t, g_array_index (crossed, guint, c))
+          += parts[i];
+  return latency;
+}
+
 WeftTime
 weft_network_ideal_time (WeftNetwork *net, uint32_t src, uint32_t dst,
                          uint64_t bytes)
 {
-  WeftTime worst = 0;
-
   if (src == dst || bytes == 0)
     return 0;
   weft_routing_first_hops (net->routing, src, dst, net->hops);
-  guint n = MAX (net->hops->len, 1);
-  uint64_t parts[n];
-  double width[n];
-  for (guint i = 0; i < net->hops->len; i++)
-    width[i] = route_width (net, src, dst,
-                            g_array_index (net->hops, uint32_t, i), 0);
-  shares (width, net->hops->len, bytes, parts);
-  for (guint i = 0; i < n; i++)
+  guint n = net->hops->len;
+  if (n <= 1 || bytes < n)
     {
       WeftTime latency;
       double bottleneck;
-      uint64_t part = parts[i];
       route_part (net, src, dst,
-                  net->hops->len ? g_array_index (net->hops, uint32_t, i)
-                                 : WEFT_NONE, 0);
+                  n == 1 ? g_array_index (net->hops, uint32_t, 0) : WEFT_NONE,
+                  0);
       path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
                     &latency, &bottleneck);
-      worst = MAX (worst, latency + (WeftTime) ceil ((double) part * 1e12
-                                                     / bottleneck));
+      return latency + (WeftTime) ceil ((double) bytes * 1e12 / bottleneck);
     }
-  return worst;
+  /* Stripes that meet again on a link share it: what holds the transfer
+   * back is the link whose stripes' bytes take longest there, not each
+   * stripe's own bottleneck. */
+  gboolean unused;
+  WeftTime latency = gather_stripes (net, src, dst, bytes, net->hops, 0, NULL,
+                                     &unused);
+  WeftTime longest = 0;
+  for (guint k = 0; k < net->stripe_links->len; k++)
+    {
+      uint32_t l = g_array_index (net->stripe_links, uint32_t, k);
+      uint64_t b = g_array_index (net->stripe_bytes, uint64_t, k);
+      longest = MAX (longest, (WeftTime) ceil ((double) b * 1e12
+                                               / net->capacity[l]));
+    }
+  return latency + longest;
 }
 
 G_STATIC_ASSERT (sizeof (WeftTransfer) == 128
@@ -768,61 +830,22 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
                void *data)
 {
   uint64_t flow = net->next_flow++;
-  GArray *links = net->stripe_links, *carried = net->stripe_bytes;
-  WeftTime latency = 0;
-  guint n_hops = hops->len;
-  uint64_t parts[n_hops];
-  double width[n_hops];
-  guint ends[n_hops];
   uint32_t stripes[ROUTE_LINKS] = { 0 };
-  gboolean remember = net->routes && n_hops <= ROUTE_HOPS;
-  /* Stripe by stripe, the places in `links` of the links it crosses. */
-  g_autoptr (GArray) crossed = g_array_new (FALSE, FALSE, sizeof (guint));
+  gboolean flow_free;
+  WeftTime latency = gather_stripes (net, src, dst, bytes, hops, flow, stripes,
+                                     &flow_free);
+  gboolean remember = net->routes && hops->len <= ROUTE_HOPS && flow_free;
 
-  memset (width, 0, sizeof width);
-  g_array_set_size (links, 0);
-  for (guint i = 0; i < n_hops; i++)
-    {
-      WeftTime part_latency;
-      double unused;
-      width[i] = route_width (net, src, dst, g_array_index (hops, uint32_t, i),
-                              flow);
-      remember &= weft_routing_flow_free (net->routing);
-      path_figures (net, (uint32_t *) net->scratch->data, net->scratch->len,
-                    &part_latency, &unused);
-      latency = MAX (latency, part_latency);
-      for (guint k = 0; k < net->scratch->len; k++)
-        {
-          uint32_t l = g_array_index (net->scratch, uint32_t, k);
-          guint j = 0;
-          while (j < links->len && g_array_index (links, uint32_t, j) != l)
-            j++;
-          if (j == links->len)
-            g_array_append_val (links, l);
-          g_array_append_val (crossed, j);
-          if (j < ROUTE_LINKS && i < ROUTE_HOPS)
-            stripes[j] |= 1u << i;
-        }
-      ends[i] = crossed->len;
-    }
-  shares (width, n_hops, bytes, parts);
-  g_array_set_size (carried, links->len);
-  memset (carried->data, 0, links->len * sizeof (uint64_t));
-  for (guint i = 0, c = 0; i < n_hops; i++)
-    for (; c < ends[i]; c++)
-      g_array_index (carried, uint64_t, g_array_index (crossed, guint, c))
-          += parts[i];
-
-  uint32_t id = new_transfer (net, src), n = links->len;
+  uint32_t id = new_transfer (net, src), n = net->stripe_links->len;
   WeftTransfer *t = &net->transfers[id];
   fill_transfer (t, src, bytes, cap, done, target, data);
   transfer_buffers (t, n);
-  memcpy (t->path, links->data, n * sizeof (uint32_t));
-  memcpy (t->link_bytes, carried->data, n * sizeof (uint64_t));
+  memcpy (t->path, net->stripe_links->data, n * sizeof (uint32_t));
+  memcpy (t->link_bytes, net->stripe_bytes->data, n * sizeof (uint64_t));
   t->latency = latency;
   if (remember && n <= ROUTE_LINKS)
     remember_route (net, src, dst, t->path, n, (uint32_t *) hops->data,
-                    n_hops, stripes, latency);
+                    hops->len, stripes, latency);
   start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
 }
 
