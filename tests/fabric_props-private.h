@@ -67,8 +67,6 @@ gboolean fabric_agree (const WeftTime *t);
 FabricVerdict fabric_check_bandwidth_shared (uint64_t seed, GString *why);
 FabricVerdict fabric_check_oversubscription_shared (uint64_t seed,
                                                     GString *why);
-FabricVerdict fabric_check_stripes (uint64_t seed, GString *why);
-FabricVerdict fabric_check_analytical_shared (uint64_t seed, GString *why);
 FabricVerdict fabric_check_hierarchical (uint64_t seed, GString *why);
 FabricVerdict fabric_check_uplinks (uint64_t seed, GString *why);
 #endif

@@ -668,6 +668,82 @@ check_fidelities (uint64_t seed, GString *why)
                                   : permutation (s, &c, &rng, why);
 }
 
+/* ---- one transfer alone, its stripes meeting again or not ---- */
+
+/* A transfer alone takes the same time at every fidelity, even where its
+ * stripes (its shares over several equal-cost first hops) meet again on
+ * a link: they share it, in every model, and do not get its bandwidth
+ * each. */
+static FabricVerdict
+check_stripes (uint64_t seed, GString *why)
+{
+  FabricCase c;
+  WeftRng rng;
+
+  fabric_case_draw (&c, seed, FABRIC_FAMILIES);
+  g_autoptr (WeftScenario) s = fabric_case_load (&c, NULL, NULL);
+  if (s == NULL)
+    return FABRIC_SKIP;
+  weft_rng_init (&rng, seed, 6);
+  g_autoptr (GArray) gpus = fabric_gpus (s->topo);
+  guint a = (guint) weft_rng_below (&rng, gpus->len);
+  guint b = (a + 1 + (guint) weft_rng_below (&rng, gpus->len - 1)) % gpus->len;
+  uint64_t bytes = fabric_draw_size (&rng, 20, 23);
+  FabricMove moves[3];
+  WeftTime t[3];
+
+  for (guint f = 0; f < 3; f++)
+    {
+      moves[f] = (FabricMove) { g_array_index (gpus, uint32_t, a),
+                                g_array_index (gpus, uint32_t, b), bytes, 0 };
+      fabric_run_moves (s->topo, fabric_fidelities[f], &moves[f], 1, FALSE);
+      t[f] = moves[f].done;
+    }
+  if (!fabric_agree (t))
+    return fabric_fail (why, &c, "%s to %s alone, %" G_GUINT64_FORMAT
+                        " bytes: %" G_GUINT64_FORMAT " ps (packet), %"
+                        G_GUINT64_FORMAT " (flow), %" G_GUINT64_FORMAT
+                        " (analytical)", s->topo->nodes[moves[0].src].name,
+                        s->topo->nodes[moves[0].dst].name, moves[0].bytes,
+                        t[0], t[1], t[2]);
+  return FABRIC_PASS;
+}
+
+/* ---- analytical within 15% of flow where links are shared ---- */
+
+/* An all_to_all by direct sends, where each GPU's links carry its n - 1
+ * transfers at once, takes at the analytical fidelity within 15% of what
+ * it takes at flow fidelity. */
+static FabricVerdict
+check_analytical_shared (uint64_t seed, GString *why)
+{
+  FabricCase c;
+  WeftRng rng;
+
+  fabric_case_draw (&c, seed, FABRIC_FAMILIES);
+  g_autoptr (WeftScenario) s = fabric_case_load (&c, NULL, NULL);
+  if (s == NULL || weft_topology_count (s->topo, WEFT_NODE_GPU) < 3)
+    return FABRIC_SKIP;
+  weft_rng_init (&rng, seed, 7);
+  /* Every GPU sends to every other at once: its own links carry n - 1
+   * transfers together. */
+  FabricRun run = { WEFT_OP_ALL_TO_ALL, WEFT_ALG_DIRECT, WEFT_PROTOCOL_SIMPLE,
+                    fabric_draw_size (&rng, 22, 26), 0, 0,
+                    WEFT_FIDELITY_FLOW };
+  WeftTime flow = fabric_time_of (s->topo, &run, &c, why);
+  run.fidelity = WEFT_FIDELITY_ANALYTICAL;
+  WeftTime analytical = flow ? fabric_time_of (s->topo, &run, &c, why) : 0;
+  if (flow == 0 || analytical == 0)
+    return FABRIC_FAIL;
+  if (fabs ((double) analytical / (double) flow - 1) > 0.15)
+    {
+      g_autofree char *what = fabric_run_describe (&run);
+      return fabric_fail (why, &c, "%s: %" G_GUINT64_FORMAT " ps, flow %"
+                          G_GUINT64_FORMAT " ps", what, analytical, flow);
+    }
+  return FABRIC_PASS;
+}
+
 /* ---- the table ---- */
 
 const FabricProperty fabric_properties[] = {
@@ -683,6 +759,10 @@ const FabricProperty fabric_properties[] = {
     check_bounds, 300, 60 },
   { "fidelities", "the three fidelities agree within 3% where nothing is "
     "shared", check_fidelities, 300, 50 },
+  { "stripes", "a transfer alone takes the same time at every fidelity, its "
+    "stripes meeting again or not", check_stripes, 150, 60 },
+  { "analytical-shared", "analytical stays within 15% of flow where links "
+    "are shared", check_analytical_shared, 150, 60 },
 #ifdef WEFT_PENDING_PROPERTIES
   { "bandwidth-shared", "more bandwidth on a link type is never slower, at "
     "flow fidelity, with every protocol", fabric_check_bandwidth_shared, 200,
@@ -690,10 +770,6 @@ const FabricProperty fabric_properties[] = {
   { "oversubscription-shared", "more oversubscription is never faster, two "
     "or three levels, any operation", fabric_check_oversubscription_shared,
     150, 30 },
-  { "stripes", "a transfer alone takes the same time at every fidelity, its "
-    "stripes meeting again or not", fabric_check_stripes, 150, 60 },
-  { "analytical-shared", "analytical stays within 15% of flow where links "
-    "are shared", fabric_check_analytical_shared, 150, 60 },
   { "hierarchical", "a non-blocking fat-tree reaches the hierarchical "
     "all_reduce closed form within 2%", fabric_check_hierarchical, 150, 40 },
   { "uplinks", "NIC and leaf up-link loads within 10% of each other for "
