@@ -150,7 +150,8 @@ START_TEST (test_nvswitch_chip_down)
   const double lanes[] = { 13, 14 };
   g_autoptr (WeftScenario) whole = load_ok ("dgx-h100.yaml", NULL);
   WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
-  const WeftFidelity checked[] = { WEFT_FIDELITY_FLOW };
+  const WeftFidelity checked[] = { WEFT_FIDELITY_FLOW,
+                                   WEFT_FIDELITY_ANALYTICAL };
 
   for (guint f = 0; f < G_N_ELEMENTS (checked); f++)
     {
