@@ -26,6 +26,21 @@ typedef enum {
   WEFT_COSTS_COUNT,
 } WeftCostSet;
 
+/* What a send crosses, as NCCL's latencies tell it apart. */
+typedef enum {
+  WEFT_NCCL_HW_NVLINK,
+  WEFT_NCCL_HW_PCI,
+  WEFT_NCCL_HW_NET,
+  WEFT_NCCL_HW_COUNT,
+} WeftNcclHw;
+
+/* NCCL's base latency of protocol @kind (LL, LL128 or Simple) in @set,
+ * and its latency per step over @hw (NCCL 2.30.7 src/graph/tuning.cc,
+ * baseLat and hwLat), in us as NCCL writes them; 0 where NCCL has none. */
+double weft_protocol_nccl_base (WeftCostSet set, WeftProtocolKind kind);
+double weft_protocol_nccl_hw (WeftNcclHw hw, WeftCostSet set,
+                              WeftProtocolKind kind);
+
 /* Protocol @kind's costs in @set, or NULL if the set has none for it
  * (NVLS and NVLS_TREE run Simple only).  Static. */
 const WeftProtocol *weft_protocol_costs (WeftCostSet set,
