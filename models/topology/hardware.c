@@ -45,6 +45,11 @@ static const WeftParam gpu_params[] = {
   { "ll_bandwidth_more", WEFT_PARAM_RATE,
     G_STRUCT_OFFSET (WeftDevice, ll_bandwidth[2]), "0B/s", 0, MAX_RATE,
     "the same across three servers or more" },
+  { "compute_capability", WEFT_PARAM_UINT,
+    G_STRUCT_OFFSET (WeftDevice, compute_capability), "0", 0, 1000,
+    "CUDA compute capability times ten (90 for Hopper), which picks NCCL's "
+    "per-architecture constants when weft chooses as NCCL does; 0: not "
+    "said, NCCL's oldest row" },
 };
 
 static const WeftParam switch_params[] = {

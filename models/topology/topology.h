@@ -75,6 +75,9 @@ typedef struct {
                                    protocol reaches on a GPU (NCCL's
                                    llMaxBw) inside a server, across two,
                                    across three or more; 0: no bound */
+  uint32_t compute_capability;  /* a GPU's, times ten (90: Hopper), for
+                                   NCCL's constants by architecture; 0:
+                                   not said */
   WeftTime latency;             /* ps: a switch's port-to-port latency */
   uint64_t buffer;              /* bytes per port (switches) */
   gboolean cut_through;         /* switches: forward before the whole packet */
