@@ -21,6 +21,7 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
     .costs = WEFT_COSTS_RING,
     .protocols = WEFT_PROTOCOLS_ALL,
     .in_auto = TRUE,
+    .nccl = TRUE,
   },
   [WEFT_ALG_TREE] = {
     .name = "tree",
@@ -30,6 +31,7 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
     .costs = WEFT_COSTS_TREE,
     .protocols = WEFT_PROTOCOLS_ALL,
     .in_auto = TRUE,
+    .nccl = TRUE,
   },
   /* NCCL has no halving-doubling, so auto leaves it out. */
   [WEFT_ALG_RHD] = {
@@ -61,6 +63,7 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
     .costs = WEFT_COSTS_NVLS,
     .protocols = ONLY (WEFT_PROTOCOL_SIMPLE),
     .in_auto = TRUE,
+    .nccl = TRUE,
   },
   /* weft's own two-level algorithms pay NCCL's ring constants; auto
    * leaves out those with halving-doubling or a tree across servers,
@@ -95,6 +98,7 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
     .costs = WEFT_COSTS_NVLS_TREE,
     .protocols = ONLY (WEFT_PROTOCOL_SIMPLE),
     .in_auto = TRUE,
+    .nccl = TRUE,
     .hierarchical = TRUE,
   },
 };
@@ -140,6 +144,12 @@ gboolean
 weft_algorithm_in_auto (WeftAlgorithm alg)
 {
   return weft_algorithm_get (alg)->in_auto;
+}
+
+gboolean
+weft_algorithm_in_nccl (WeftAlgorithm alg)
+{
+  return weft_algorithm_get (alg)->nccl;
 }
 
 /* Append to @text the names of the rows that auto considers (@in_auto 1)

@@ -49,6 +49,9 @@ typedef struct {
   uint32_t protocols;           /* WEFT_PROTOCOL_BIT()s it runs with; the
                                    cost set has each of them */
   gboolean in_auto;             /* auto tries it (weft_algorithm_in_auto()) */
+  gboolean nccl;                /* NCCL has it, as the algorithm its cost
+                                   set names: `--select nccl` estimates it
+                                   as NCCL does (nccl_model.h) */
   gboolean hierarchical;        /* two levels: needs the ranks server by
                                    server, params->local in each */
 } WeftAlgorithmInfo;

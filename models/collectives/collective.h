@@ -98,6 +98,10 @@ gboolean weft_algorithm_is_hierarchical (WeftAlgorithm alg);
  * lacks, so that auto picks much as NCCL would. */
 gboolean weft_algorithm_in_auto (WeftAlgorithm alg);
 
+/* Whether NCCL has @alg (ring, tree, nvls, nvls-tree), so that NCCL's own
+ * cost model can estimate it. */
+gboolean weft_algorithm_in_nccl (WeftAlgorithm alg);
+
 /* The bytes @op over @n ranks moves in all for a buffer of @size bytes, as
  * the bandwidth-optimal algorithms (ring, tree, halving-doubling) do:
  * 2(n-1) size for all_reduce, n size for send_recv, (n-1) size for the
