@@ -2,6 +2,7 @@
  * sweeps in docs/reference/nccl-allreduce-measured.csv.  Prints the
  * comparison and holds weft to the bounds docs/validation.md states. */
 #include "collectives/collective_run.h"
+#include "collectives/nccl_model.h"
 #include "reference.h"
 #include "topology/scenario.h"
 
@@ -36,28 +37,54 @@ static const System systems[] = {
   { "Azure ND H200 v5", "dgx-h200.yaml", 1 << 20, 0.10 },
 };
 
+/* busbw (GB/s) of an all_reduce of @size bytes over every GPU of @s, as
+ * weft run's auto chooses it: every NCCL algorithm and protocol that
+ * fits (or only @only, @only_proto unless WEFT_ALG_COUNT,
+ * WEFT_PROTOCOL_COUNT), the fastest simulated, or with @nccl the one
+ * NCCL's cost model picks. */
 static double
-simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
-          WeftProtocolKind only_proto)
+simulate_as (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
+             WeftProtocolKind only_proto, gboolean nccl)
 {
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
   WeftTime best = WEFT_TIME_MAX;
+  gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT] = { { FALSE } };
 
   for (uint32_t n = 0; n < s->topo->n_nodes; n++)
     if (s->topo->nodes[n].kind == WEFT_NODE_GPU)
       g_array_append_val (gpus, n);
-  /* As weft run's auto: every NCCL algorithm and protocol that fits. */
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
+      fits[a][p] = !((only != WEFT_ALG_COUNT && a != (int) only)
+                     || (only == WEFT_ALG_COUNT && !weft_algorithm_in_auto (a))
+                     || (only_proto != WEFT_PROTOCOL_COUNT
+                         && p != (int) only_proto)
+                     || (only_proto == WEFT_PROTOCOL_COUNT
+                         && !weft_protocol_in_auto (p)))
+                   && weft_collective_fits (s->topo,
+                                            (uint32_t *) gpus->data,
+                                            gpus->len, WEFT_OP_ALL_REDUCE, a,
+                                            p, NULL);
+  int pick = -1;
+  if (nccl)
+    {
+      WeftNcclSystem sys;
+      WeftNcclModel model;
+      double estimate[WEFT_PAIRS];
+      weft_nccl_system_from_topology (&sys, s->topo, (uint32_t *) gpus->data,
+                                      gpus->len);
+      weft_nccl_model_tune (&model, &sys, WEFT_OP_ALL_REDUCE);
+      pick = weft_nccl_model_pick (&model,
+                                   (const gboolean (*)[WEFT_PROTOCOL_COUNT])
+                                       fits, size, estimate);
+      ck_assert_int_ge (pick, 0);
+    }
   for (int a = 0; a < WEFT_ALG_COUNT; a++)
     for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
       {
-        if ((only != WEFT_ALG_COUNT && a != (int) only)
-            || (only == WEFT_ALG_COUNT && !weft_algorithm_in_auto (a))
-            || (only_proto != WEFT_PROTOCOL_COUNT && p != (int) only_proto)
-            || (only_proto == WEFT_PROTOCOL_COUNT && !weft_protocol_in_auto (p))
-            || !weft_collective_fits (s->topo, (uint32_t *) gpus->data,
-                                      gpus->len, WEFT_OP_ALL_REDUCE, a, p,
-                                      NULL))
+        if (!fits[a][p]
+            || (pick >= 0 && a * WEFT_PROTOCOL_COUNT + p != pick))
           continue;
         WeftCollectiveResult r;
         ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data,
@@ -69,6 +96,13 @@ simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
         best = MIN (best, r.time);
       }
   return size / (best * 1e-12) / 1e9 * 2 * (gpus->len - 1) / gpus->len;
+}
+
+static double
+simulate (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
+          WeftProtocolKind only_proto)
+{
+  return simulate_as (s, size, only, only_proto, FALSE);
 }
 
 START_TEST (test_measured_sweeps)
@@ -86,25 +120,39 @@ START_TEST (test_measured_sweeps)
       g_autofree char *path = g_build_filename (SCENARIOS, sys->scenario, NULL);
       g_autoptr (WeftScenario) s = weft_scenario_load (path, NULL);
       ck_assert_ptr_nonnull (s);
-      printf ("%s (%s)\n%12s %10s %10s %8s\n", sys->system_prefix,
-              sys->scenario, "size", "measured", "weft", "error");
+      printf ("%s (%s)\n%12s %10s %10s %8s %10s %8s\n", sys->system_prefix,
+              sys->scenario, "size", "measured", "fastest", "error", "nccl",
+              "error");
       for (guint i = 0; i < rows->len; i++)
         {
           const WeftMeasured *m = &g_array_index (rows, WeftMeasured, i);
           if (m->size < (1 << 20) || m->busbw <= 0)
             continue;
-          double weft = simulate (s, m->size, WEFT_ALG_COUNT,
-                                  WEFT_PROTOCOL_COUNT);
-          double error_rel = (weft - m->busbw) / m->busbw;
-          printf ("%12" G_GUINT64_FORMAT " %10.1f %10.1f %+7.1f%%\n", m->size,
-                  m->busbw, weft, 100 * error_rel);
-          if (m->size >= sys->within_10_from)
-            ck_assert_msg (fabs (error_rel) <= 0.10, "%s %" G_GUINT64_FORMAT
-                           ": %.1f vs %.1f", sys->scenario, m->size, weft,
-                           m->busbw);
-          ck_assert_msg (fabs (error_rel) <= sys->wide, "%s %" G_GUINT64_FORMAT
-                         ": %.1f vs %.1f", sys->scenario, m->size, weft,
-                         m->busbw);
+          /* Both ways auto chooses: the fastest, and NCCL's pick (the
+           * default), which can only be as fast or slower. */
+          double fastest = simulate (s, m->size, WEFT_ALG_COUNT,
+                                     WEFT_PROTOCOL_COUNT);
+          double nccl = simulate_as (s, m->size, WEFT_ALG_COUNT,
+                                     WEFT_PROTOCOL_COUNT, TRUE);
+          printf ("%12" G_GUINT64_FORMAT " %10.1f %10.1f %+7.1f%% %10.1f "
+                  "%+7.1f%%\n", m->size, m->busbw, fastest,
+                  100 * (fastest - m->busbw) / m->busbw, nccl,
+                  100 * (nccl - m->busbw) / m->busbw);
+          ck_assert (nccl <= fastest * (1 + 1e-9));
+          for (int way = 0; way < 2; way++)
+            {
+              double weft = way ? nccl : fastest;
+              double error_rel = (weft - m->busbw) / m->busbw;
+              if (m->size >= sys->within_10_from)
+                ck_assert_msg (fabs (error_rel) <= 0.10, "%s %s %"
+                               G_GUINT64_FORMAT ": %.1f vs %.1f",
+                               sys->scenario, way ? "nccl" : "fastest",
+                               m->size, weft, m->busbw);
+              ck_assert_msg (fabs (error_rel) <= sys->wide, "%s %s %"
+                             G_GUINT64_FORMAT ": %.1f vs %.1f", sys->scenario,
+                             way ? "nccl" : "fastest", m->size, weft,
+                             m->busbw);
+            }
           checked++;
         }
     }

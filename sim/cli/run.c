@@ -134,24 +134,33 @@ print_row (const WeftRunArgs *args, const WeftSizesPlan *plan, const WeftSizesRo
   return busbw;
 }
 
-/* With -v: each candidate of a size, as a comment under its row: its
- * simulated time, or that it stopped once slower than the best. */
+/* With -v: each candidate of a size, as a comment under its row: NCCL's
+ * estimate where NCCL has it, and weft's simulated time where it was
+ * simulated (or that it stopped once slower than the best). */
 static void
-print_candidates (const WeftSizesRow *row)
+print_candidates (const WeftSizesPlan *plan, const WeftSizesRow *row)
 {
-  if (row->n_tried < 2)
+  int shown = 0;
+
+  if (plan->candidates < 2)
     return;
   printf ("#   candidates:");
-  for (int k = 0; k < row->n_tried; k++)
+  for (int pair = 0; pair < WEFT_PAIRS; pair++)
     {
-      int pair = row->tried[k];
-      printf ("%s %s/%s ", k ? "," : "",
+      if (!plan->fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
+        continue;
+      int k = 0;
+      while (k < row->n_tried && row->tried[k] != pair)
+        k++;
+      printf ("%s %s/%s", shown++ ? "," : "",
               weft_algorithm_name (pair / WEFT_PROTOCOL_COUNT),
               weft_protocol_name (pair % WEFT_PROTOCOL_COUNT));
-      if (row->time[k] == WEFT_TIME_MAX)
-        printf ("slower (stopped)");
-      else
-        printf ("%.2f us", row->time[k] / 1e6);
+      if (row->estimate[pair] >= 0)
+        printf (" NCCL %.2f us", row->estimate[pair]);
+      if (k < row->n_tried && row->time[k] == WEFT_TIME_MAX)
+        printf (" weft slower (stopped)");
+      else if (k < row->n_tried)
+        printf (" weft %.2f us", row->time[k] / 1e6);
     }
   printf ("\n");
 }
@@ -187,7 +196,7 @@ on_row (const WeftSizesRow *row, void *data)
 
   t->busbw_sum += print_row (t->args, t->plan, row);
   if (t->args->verbose)
-    print_candidates (row);
+    print_candidates (t->plan, row);
 }
 
 /* Plan the sweep's sizes; WEFT_EXIT_OK or the exit status once said. */

@@ -18,6 +18,7 @@ typedef struct {
   char *op, *algorithm, *protocol, *minbytes, *maxbytes, *ranks, *fidelity;
   char *channels_text, *chunks_text, *trace, *db, *bin, *log_level;
   char *max_memory;
+  char *select;
   char **sets, **params, **faults;
   gint64 stepfactor, seed, jobs;
   gint64 channels, chunks;      /* 0: auto; read from the text above or
@@ -46,6 +47,7 @@ flags_clear (Flags *f)
   g_free (f->bin);
   g_free (f->log_level);
   g_free (f->max_memory);
+  g_free (f->select);
   g_strfreev (f->sets);
   g_strfreev (f->faults);
   g_strfreev (f->params);
@@ -150,6 +152,11 @@ add_sweep_entries (GOptionContext *context, Flags *f)
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
       "auto, LL, LL128 or Simple (NCCL's), or raw: the links alone, no "
       "NCCL latency or efficiency (default: auto)", "PROTO" },
+    { "select", 0, 0, G_OPTION_ARG_STRING, &f->select,
+      "How auto chooses each size's algorithm and protocol: nccl, by "
+      "NCCL's own cost model, simulating only its choice; or fastest, "
+      "simulating every candidate and keeping the fastest (default: nccl)",
+      "HOW" },
     { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
       "Smallest size, as in nccl-tests: 8, 64K, 8G or 8GiB (default: 8)",
       "SIZE" },
@@ -224,8 +231,9 @@ add_run_entries (GOptionContext *context, Flags *f)
       "between them), #wrong as N/A, without weft's algorithm and protocol "
       "(default: weft's table)", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &f->verbose,
-      "Under each size's row, auto's candidates with their simulated times "
-      "(default: the row alone)", NULL },
+      "Under each size's row, auto's candidates with NCCL's estimate and "
+      "weft's simulated time of each, where known (default: the row alone)",
+      NULL },
     { "check", 0, 0, G_OPTION_ARG_NONE, &f->check,
       "Check the options, the scenario and what can run, print the plan "
       "and stop, simulating and recording nothing (default: run)", NULL },
@@ -666,6 +674,12 @@ check_values (const Flags *f, WeftRunArgs *args)
     return weft_cli_usage (f->cmd->name,
                            "unknown protocol '%s'; valid: auto, LL, "
                            "LL128, Simple, raw", f->protocol);
+  args->select = WEFT_SELECT_NCCL;
+  if (f->select && strcmp (f->select, "fastest") == 0)
+    args->select = WEFT_SELECT_FASTEST;
+  else if (f->select && strcmp (f->select, "nccl") != 0)
+    return weft_cli_usage (f->cmd->name, "unknown selection '%s'; valid: "
+                           "nccl, fastest", f->select);
   args->fidelity = WEFT_FIDELITY_FLOW;
   if (f->fidelity && !weft_fidelity_parse (f->fidelity, &args->fidelity))
     return weft_cli_usage (f->cmd->name,

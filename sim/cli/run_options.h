@@ -13,6 +13,13 @@
 
 G_BEGIN_DECLS
 
+/* How auto chooses among the candidates of a size. */
+typedef enum {
+  WEFT_SELECT_NCCL,             /* by NCCL's own estimate, simulating the
+                                   one it picks */
+  WEFT_SELECT_FASTEST,          /* by simulating each, keeping the fastest */
+} WeftSelect;
+
 /* The options of one `weft run`, every default filled in.  (Not
  * WeftRunOptions: that is what one simulation is run with.) */
 typedef struct {
@@ -31,6 +38,7 @@ typedef struct {
                                    protocol costs it runs with */
   WeftScheduleFile *file;       /* --algorithm FILE, or NULL */
   gboolean auto_proto;          /* try each protocol */
+  WeftSelect select;
   WeftProtocolKind proto;
   WeftFidelity fidelity;
   uint64_t min_bytes, max_bytes;/* the sweep's first and last size */

@@ -4,6 +4,8 @@
 #include "run_sizes.h"
 #include "cli.h"
 #include "db.h"
+#include "collectives/algorithm.h"
+#include "collectives/nccl_model.h"
 #include "topology/names.h"
 #include "memory.h"
 #include "units.h"
@@ -178,7 +180,7 @@ run_candidate (int pair, const WeftRunOptions *options,
  * their results in order of size as they come. */
 typedef struct {
   Candidates cands;             /* size set per row */
-  int pair;
+  const int *pairs;             /* per size */
   WeftRunOptions options;
   const uint64_t *sizes;
   int n;
@@ -203,13 +205,13 @@ pool_worker (gpointer data)
     {
       WeftChoice *row = &p->rows[k];
       Candidates c = p->cands;
-      *row = (WeftChoice) { .pair = p->pair, .failed = -1 };
+      *row = (WeftChoice) { .pair = p->pairs[k], .failed = -1 };
       c.call.size = p->sizes[k];
       if (p->options.interrupt != NULL && *p->options.interrupt)
         row->interrupted = TRUE;
-      else if (!run_candidate (p->pair, &p->options, &row->result,
+      else if (!run_candidate (p->pairs[k], &p->options, &row->result,
                                &row->error, &c))
-        row->failed = p->pair;
+        row->failed = p->pairs[k];
       else
         row->interrupted = row->result.interrupted;
       g_mutex_lock (&p->lock);
@@ -220,17 +222,18 @@ pool_worker (gpointer data)
   return NULL;
 }
 
-/* Start @jobs threads (at most one a size) simulating @pair of @cands at
- * each of the @n @sizes, with @options; @sizes must outlive the pool.
- * pool_free() waits for them. */
+/* Start @jobs threads (at most one a size) simulating @pairs[k] of @cands
+ * at each of the @n @sizes[k], with @options; @pairs and @sizes must
+ * outlive the pool.  pool_free() waits for them. */
 static SizePool *
-pool_start (const Candidates *cands, int pair, const WeftRunOptions *options,
-            const uint64_t *sizes, int n, int jobs)
+pool_start (const Candidates *cands, const int *pairs,
+            const WeftRunOptions *options, const uint64_t *sizes, int n,
+            int jobs)
 {
   SizePool *p = g_new0 (SizePool, 1);
 
   p->cands = *cands;
-  p->pair = pair;
+  p->pairs = pairs;
   p->options = *options;
   p->sizes = sizes;
   p->n = n;
@@ -284,6 +287,8 @@ weft_sizes_plan_clear (WeftSizesPlan *plan)
 {
   g_clear_pointer (&plan->gpus, g_array_unref);
   g_clear_pointer (&plan->sizes, g_free);
+  g_clear_pointer (&plan->pick, g_free);
+  g_clear_pointer (&plan->estimate, g_free);
 }
 
 /* nccl-tests allocates a send and a receive buffer on every GPU: refuse a
@@ -389,6 +394,57 @@ find_candidates (const WeftRunArgs *args, WeftSizesPlan *plan)
   return WEFT_EXIT_OK;
 }
 
+/* NCCL's estimate of every candidate of every size that NCCL has, into
+ * plan->estimate (below 0 for the others: a schedule file, weft's own
+ * algorithms, point-to-point operations), and NCCL's pick of each size
+ * into @pick[i] (-1 if it has none). */
+static void
+estimate_sizes (const WeftRunArgs *args, WeftSizesPlan *plan, int *pick)
+{
+  WeftNcclSystem sys;
+  WeftNcclModel model;
+
+  plan->estimate = g_new (double, (size_t) plan->n_sizes * WEFT_PAIRS);
+  for (size_t k = 0; k < (size_t) plan->n_sizes * WEFT_PAIRS; k++)
+    plan->estimate[k] = -1;
+  for (int i = 0; i < plan->n_sizes; i++)
+    pick[i] = -1;
+  if (args->file != NULL)
+    return;
+  weft_nccl_system_from_topology (&sys, args->scenario->topo,
+                                  (uint32_t *) plan->gpus->data, plan->n);
+  weft_nccl_model_tune (&model, &sys, args->op);
+  for (int i = 0; i < plan->n_sizes; i++)
+    pick[i] = weft_nccl_model_pick (&model,
+                                    (const gboolean (*)[WEFT_PROTOCOL_COUNT])
+                                        plan->fits,
+                                    plan->sizes[i],
+                                    plan->estimate + (size_t) i * WEFT_PAIRS);
+}
+
+/* Which one candidate each size simulates, into plan->pick: the only one
+ * there is, or with --select nccl NCCL's pick; -1 where each candidate is
+ * simulated and the fastest kept (--select fastest, or NCCL has none of
+ * them). */
+static void
+pick_sizes (const WeftRunArgs *args, WeftSizesPlan *plan)
+{
+  g_autofree int *nccl = g_new (int, plan->n_sizes);
+  int only = -1;
+
+  estimate_sizes (args, plan, nccl);
+  for (int pair = 0; pair < WEFT_PAIRS && plan->candidates == 1; pair++)
+    if (plan->fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
+      only = pair;
+  plan->pick = g_new (int, plan->n_sizes);
+  for (int i = 0; i < plan->n_sizes; i++)
+    {
+      plan->pick[i] = only;
+      if (only < 0 && args->select == WEFT_SELECT_NCCL)
+        plan->pick[i] = nccl[i];
+    }
+}
+
 #define GIB ((double) (1 << 30))
 
 static gint
@@ -401,7 +457,8 @@ by_size_down (gconstpointer a, gconstpointer b)
 
 /* What the run will take at most, into plan->memory: what the process
  * holds now (the scenario, its routes), and the simulations that may run
- * at once (--jobs of them: auto's candidates of a size, or the sizes),
+ * at once (--jobs of them: auto's candidates of a size, or the sizes, of
+ * the picked candidate alone where a size has one),
  * the largest each: its schedule and the executor's image of it, made
  * while the schedule is held, and a run's own state of the steps for
  * each protocol it is run with.  The schedules are counted, not made. */
@@ -414,9 +471,11 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
   for (int i = 0; i < plan->n_sizes; i++)
     for (int a = 0; a < WEFT_ALG_COUNT && args->file == NULL; a++)
       {
-        int protocols = 0;
+        /* A size that runs one pick runs its algorithm alone. */
+        int pick = plan->pick[i], protocols = 0;
         for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
-          protocols += plan->fits[a][pr];
+          protocols += pick < 0 ? plan->fits[a][pr]
+                                : pick == a * WEFT_PROTOCOL_COUNT + pr;
         if (protocols == 0)
           continue;
         WeftFootprint f;
@@ -478,6 +537,7 @@ weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
                                           NULL, 1, NULL, NULL, 0 };
   if ((status = find_candidates (args, plan)) != WEFT_EXIT_OK)
     return status;
+  pick_sizes (args, plan);
   return estimate_memory (args, plan);
 }
 
@@ -519,6 +579,16 @@ weft_sizes_outcome_clear (WeftSizesOutcome *out)
   g_clear_pointer (&out->why, g_free);
 }
 
+/* Whether each size simulates one candidate alone. */
+static gboolean
+all_picked (const WeftSizesPlan *plan)
+{
+  for (int i = 0; i < plan->n_sizes; i++)
+    if (plan->pick[i] < 0)
+      return FALSE;
+  return TRUE;
+}
+
 /* A sweep of sizes under way: what the runs of every size share. */
 typedef struct {
   const WeftRunArgs *args;
@@ -551,7 +621,7 @@ sweep_init (Sweep *s, const WeftRunArgs *args, const WeftSizesPlan *plan)
   };
   atomic_init (&s->clock, 0);
   s->options = s->binned;
-  if (plan->candidates > 1)
+  if (!all_picked (plan))
     {
       s->options.bin_width = s->options.max_bins = 0;
       s->options.threads = 1;
@@ -569,16 +639,25 @@ static SizePool *
 start_pool (const Sweep *s)
 {
   const WeftSizesPlan *plan = s->plan;
-  WeftRunOptions one_each = s->options;
+  WeftRunOptions one_each = s->binned;
 
   one_each.threads = 1;
-  if (plan->candidates != 1 || s->args->jobs <= 1 || plan->n_sizes <= 1)
+  if (!all_picked (plan) || s->args->jobs <= 1 || plan->n_sizes <= 1)
     return NULL;
-  for (int pair = 0; pair < WEFT_PAIRS; pair++)
-    if (plan->fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
-      return pool_start (&s->cands, pair, &one_each, plan->sizes,
-                         plan->n_sizes, s->args->jobs);
-  return NULL;
+  return pool_start (&s->cands, plan->pick, &one_each, plan->sizes,
+                     plan->n_sizes, s->args->jobs);
+}
+
+/* Simulate size @i's one candidate, @pair, with its bins into @choice. */
+static void
+run_picked (Sweep *s, int pair, WeftChoice *choice)
+{
+  *choice = (WeftChoice) { .pair = pair, .failed = -1 };
+  if (!run_candidate (pair, &s->binned, &choice->result, &choice->error,
+                      &s->cands))
+    choice->failed = pair;
+  else
+    choice->interrupted = choice->result.interrupted;
 }
 
 /* Try the candidates of the current size, starting with the last size's
@@ -636,11 +715,21 @@ simulate_size (Sweep *s, SizePool *pool, int i, WeftSizesRow *row,
 {
   WeftChoice choice;
 
+  int pick = s->plan->pick[i];
+
   s->cands.call.size = s->plan->sizes[i];
   if (pool != NULL)
     choice = pool_take (pool, i);
+  else if (pick >= 0)
+    run_picked (s, pick, &choice);
   else
     choose (s, &choice);
+  if (pick >= 0)
+    {
+      choice.n_tried = 1;
+      choice.tried[0] = pick;
+      choice.time[0] = choice.result.time;
+    }
   if (choice.failed >= 0)
     {
       fprintf (stderr, "weft %s: %s\n", s->args->name,
@@ -660,17 +749,17 @@ simulate_size (Sweep *s, SizePool *pool, int i, WeftSizesRow *row,
     }
   g_clear_error (&choice.error);
   WeftCollectiveResult best = choice.result;
-  if (s->plan->candidates == 1)
+  if (pick >= 0)
     out->events += best.events;
   s->last_winner = choice.pair;
-  gboolean done = s->plan->candidates == 1
-                  || rerun_binned (s, choice.pair, &best, out);
+  gboolean done = pick >= 0 || rerun_binned (s, choice.pair, &best, out);
   g_clear_pointer (&s->cands.plans, weft_plans_free);
   if (!done)
     return FALSE;
   *row = (WeftSizesRow) {
     s->plan->sizes[i], s->args->file ? -1 : choice.pair / WEFT_PROTOCOL_COUNT,
     choice.pair % WEFT_PROTOCOL_COUNT, best, choice.n_tried, { 0 }, { 0 },
+    s->plan->estimate + (size_t) i * WEFT_PAIRS,
   };
   memcpy (row->tried, choice.tried, sizeof row->tried);
   memcpy (row->time, choice.time, sizeof row->time);

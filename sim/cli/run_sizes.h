@@ -27,14 +27,19 @@ typedef struct {
   uint64_t largest_steps;       /* the largest schedule's steps... */
   int largest_alg;              /* ...its algorithm (-1: a file)... */
   uint64_t largest_size;        /* ...and size */
+  int *pick;                    /* per size, the one pair simulated, or -1:
+                                   each candidate is, and the fastest kept */
+  double *estimate;             /* per size, WEFT_PAIRS of NCCL's estimates
+                                   (us; below 0 where NCCL has none) */
 } WeftSizesPlan;
 
 /* Plan @args's collective at the @n @sizes (bytes, at least one; copied):
  * the ranks (--ranks, or every GPU), whether their memory holds the
- * largest size twice, the candidates that fit, and the memory the run
- * will take, which must fit --max-memory or what the machine has free,
- * into @plan (the caller's to clear).  Returns WEFT_EXIT_OK, or WEFT_EXIT_USAGE after
- * saying why the request cannot run. */
+ * largest size twice, the candidates that fit, NCCL's estimate of each
+ * and, with --select nccl, which one each size runs, and the memory the
+ * run will take, which must fit --max-memory or what the machine has
+ * free, into @plan (the caller's to clear).  Returns WEFT_EXIT_OK, or
+ * WEFT_EXIT_USAGE after saying why the request cannot run. */
 int weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
                      WeftSizesPlan *plan);
 
@@ -48,9 +53,11 @@ typedef struct {
   int alg;                      /* WeftAlgorithm, or -1: the schedule file */
   int proto;
   WeftCollectiveResult result;  /* with its link bins and rank spans */
-  int n_tried;                  /* auto's candidates, each pair's time */
+  int n_tried;                  /* the candidates simulated, each pair's
+                                   time */
   int tried[WEFT_PAIRS];
   WeftTime time[WEFT_PAIRS];
+  const double *estimate;       /* NCCL's, per pair (the plan's) */
 } WeftSizesRow;
 
 /* What the sizes came to. */
