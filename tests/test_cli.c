@@ -223,6 +223,118 @@ START_TEST (test_run_default_job)
 }
 END_TEST
 
+/* Each row's size and time (us) in @out, weft's table, into @sizes and
+ * @times (@max at most); returns how many. */
+static int
+row_times (const char *out, uint64_t *sizes, double *times, int max)
+{
+  g_auto (GStrv) lines = g_strsplit (out, "\n", -1);
+  int n = 0;
+
+  for (int i = 0; lines[i] && n < max; i++)
+    if (lines[i][0] == ' '
+        && sscanf (lines[i], "%" G_GUINT64_FORMAT " %*s %*s %*s %*s %lf",
+                   &sizes[n], &times[n]) == 2)
+      n++;
+  return n;
+}
+
+/* Run the sweep of @scenario from 8 B to 8 GiB by factors of 4, with
+ * --select @how, into @db; its rows' sizes and times. */
+static int
+sweep_times (const char *scenario, const char *how, const char *db,
+             uint64_t *sizes, double *times, int max)
+{
+  Result r = weft ("run", scenario, "--select", how, "-b", "8", "-e", "8G",
+                   "-f", "4", "--db", db, NULL);
+
+  ck_assert_int_eq (r.status, 0);
+  int n = row_times (r.out, sizes, times, max);
+  result_clear (&r);
+  return n;
+}
+
+START_TEST (test_select_fastest_never_slower)
+{
+  /* --select fastest simulates every candidate NCCL's pick is one of, so
+   * at no size can it be slower; on these fabrics NCCL's pick is also not
+   * far off: never more than twice the fastest. */
+  static const char *const scenarios[] = {
+    WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+    WEFT_SOURCE_DIR "/scenarios/dgx-a100.yaml",
+  };
+  g_autofree char *dir = g_dir_make_tmp ("weft-select-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "w.db", NULL);
+
+  for (guint k = 0; k < G_N_ELEMENTS (scenarios); k++)
+    {
+      uint64_t sizes[2][32];
+      double times[2][32];
+      int n = sweep_times (scenarios[k], "nccl", db, sizes[0], times[0], 32);
+      ck_assert_int_eq (sweep_times (scenarios[k], "fastest", db, sizes[1],
+                                     times[1], 32), n);
+      ck_assert_int_eq (n, 16);
+      for (int i = 0; i < n; i++)
+        {
+          ck_assert_uint_eq (sizes[0][i], sizes[1][i]);
+          ck_assert_msg (times[1][i] <= times[0][i], "%s %" G_GUINT64_FORMAT
+                         ": fastest %.2f us, nccl %.2f us", scenarios[k],
+                         sizes[0][i], times[1][i], times[0][i]);
+          ck_assert (times[0][i] <= 2 * times[1][i]);
+        }
+    }
+  g_unlink (db);
+  g_rmdir (dir);
+}
+END_TEST
+
+START_TEST (test_select_simulates_one)
+{
+  /* By default a size simulates the one candidate NCCL picks: under each
+   * row -v lists every candidate with NCCL's estimate, and weft's time
+   * for one of them; with fastest, weft's for each. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-select-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "w.db", NULL);
+  const char *how[] = { NULL, "fastest" };
+
+  for (int k = 0; k < 2; k++)
+    {
+      Result r = weft ("run", "-v", "-b", "8", "-e", "1G", "-f", "8", "--db",
+                       db, how[k] ? "--select" : NULL, how[k], NULL);
+      g_auto (GStrv) lines = g_strsplit (r.out, "\n", -1);
+      int rows = 0, lists = 0;
+      ck_assert_int_eq (r.status, 0);
+      for (int i = 0; lines[i]; i++)
+        {
+          rows += lines[i][0] == ' ';
+          if (!g_str_has_prefix (lines[i], "#   candidates:"))
+            continue;
+          lists++;
+          int simulated = 0, estimated = 0;
+          for (const char *c = lines[i]; (c = strstr (c, " weft ")); c++)
+            simulated++;
+          for (const char *c = lines[i]; (c = strstr (c, " NCCL ")); c++)
+            estimated++;
+          /* ring, tree with three protocols each, and NVLS. */
+          ck_assert_int_eq (estimated, 7);
+          if (k == 0)
+            ck_assert_int_eq (simulated, 1);
+          else
+            ck_assert_int_ge (simulated, 7);
+        }
+      ck_assert_int_eq (rows, 10);
+      ck_assert_int_eq (lists, rows);
+      result_clear (&r);
+    }
+  Result bad = weft ("run", "--select", "best", "--db", db, NULL);
+  ck_assert_int_eq (bad.status, 2);
+  ck_assert_ptr_nonnull (strstr (bad.err, "valid: nccl, fastest"));
+  result_clear (&bad);
+  g_unlink (db);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_run_options)
 {
   Result r = weft ("run", "--op", "all_gather", "-b", "1M", "-e", "4M",
@@ -430,11 +542,19 @@ START_TEST (test_nccl_tests_flags)
   ck_assert_ptr_nonnull (strstr (r.out, " float    max "));
   result_clear (&r);
   /* -v lists auto's candidates under each row, the chosen one's time the
-   * row's. */
+   * row's: NCCL's pick by default (at 1 MiB its model puts the ring with
+   * LL just ahead of NVLS), the fastest with --select fastest. */
   r = weft ("run", "-v", "-b", "1M", "-e", "1M", "--db", db, NULL);
   ck_assert_int_eq (r.status, 0);
   ck_assert_msg (strstr (r.out, "\n#   candidates: ")
-                 && strstr (r.out, "nvls/Simple 32.50 us")
+                 && strstr (r.out, "ring/LL NCCL 28.01 us weft 36.45 us")
+                 && strstr (r.out, "nvls/Simple NCCL 29.59 us,")
+                 && strstr (r.out, "36.45    28.77"), "%s", r.out);
+  result_clear (&r);
+  r = weft ("run", "-v", "--select", "fastest", "-b", "1M", "-e", "1M",
+            "--db", db, NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_msg (strstr (r.out, "nvls/Simple NCCL 29.59 us weft 32.50 us")
                  && strstr (r.out, "32.50    32.26"), "%s", r.out);
   result_clear (&r);
   g_remove (db);
@@ -691,6 +811,8 @@ cli_suite (void)
   tc = tcase_create ("run");
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_run_default_job);
+  tcase_add_test (tc, test_select_fastest_never_slower);
+  tcase_add_test (tc, test_select_simulates_one);
   tcase_add_test (tc, test_run_options);
   tcase_add_test (tc, test_run_channels_auto);
   tcase_add_test (tc, test_run_bad_requests);
