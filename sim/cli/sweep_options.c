@@ -14,7 +14,7 @@
 static const char *const run_keys[] = {
   "collective", "op", "algorithm", "protocol", "minbytes", "maxbytes",
   "stepfactor", "ranks", "fidelity", "channels", "chunks", "seed", "bin",
-  "fault",
+  "fault", "select",
   NULL
 };
 
@@ -38,6 +38,7 @@ run_flags_clear (WeftSweepFlags *f)
   g_free (f->collective);
   g_free (f->algorithm);
   g_free (f->protocol);
+  g_free (f->select);
   g_free (f->minbytes);
   g_free (f->maxbytes);
   g_free (f->ranks);
@@ -76,6 +77,7 @@ weft_sweep_run_flags (const WeftSweepFlags *f)
   add_flag (args, "--op", f->op);
   add_flag (args, "--algorithm", f->algorithm);
   add_flag (args, "--protocol", f->protocol);
+  add_flag (args, "--select", f->select);
   add_flag (args, "--minbytes", f->minbytes);
   add_flag (args, "--maxbytes", f->maxbytes);
   add_int_flag (args, "--stepfactor", f->stepfactor);
@@ -122,6 +124,8 @@ read_flags (int *argc, char ***argv, WeftSweepArgs *opts)
       "As weft run (default: auto)", "ALG" },
     { "protocol", 'p', 0, G_OPTION_ARG_STRING, &f->protocol,
       "As weft run (default: auto)", "PROTO" },
+    { "select", 0, 0, G_OPTION_ARG_STRING, &f->select,
+      "As weft run: nccl or fastest (default: nccl)", "HOW" },
     { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
       "As weft run (default: 8)", "SIZE" },
     { "maxbytes", 'e', 0, G_OPTION_ARG_STRING, &f->maxbytes,

@@ -23,7 +23,7 @@ gboolean weft_sweep_is_run_key (const char *key);
 /* Options of `weft run` that a sweep passes on to every point. */
 typedef struct {
   char *op, *algorithm, *protocol, *minbytes, *maxbytes, *ranks, *fidelity;
-  char *bin, *channels, *chunks, *collective;
+  char *bin, *channels, *chunks, *collective, *select;
   gint64 stepfactor, seed;
 } WeftSweepFlags;
 
