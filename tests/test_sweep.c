@@ -408,7 +408,9 @@ START_TEST (test_sweep_over_mpi)
                          "--grid", "link_types.nvlink4.latency=100ns,200ns,"
                          "300ns,400ns,500ns,600ns", "--fidelity", "packet",
                          "-b", "16M", "-e", "16M", "-j", "1", "--db", db2,
-                         NULL };
+                         /* every candidate: points long enough to be
+                          * caught running */
+                         "--select", "fastest", NULL };
   GPid pid;
   int wait_status;
   mpirun (slow, FALSE, &pid);
