@@ -571,6 +571,50 @@ START_TEST (test_nccl_tests_flags)
 }
 END_TEST
 
+/* The estimate `weft run --check` prints, in MiB. */
+static double
+check_memory (const char *chunks)
+{
+  Result r = weft ("run", WEFT_SOURCE_DIR "/scenarios/h100-256-rail.yaml",
+                   "-a", "ring", "-b", "1G", "-e", "1G", "--chunks", chunks,
+                   "--check", NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  const char *at = strstr (r.out, "# memory: about ");
+  ck_assert_msg (at != NULL, "%s", r.out);
+  double value = g_ascii_strtod (at + strlen ("# memory: about "), NULL);
+  if (strstr (at, " GiB at most"))
+    value *= 1024;
+  result_clear (&r);
+  return value;
+}
+
+START_TEST (test_memory_known_before)
+{
+  /* --check says what a run will take, more with more pieces in flight;
+   * a run that would pass --max-memory is refused before anything is
+   * written, saying how much it would take and which schedule is the
+   * largest. */
+  ck_assert (check_memory ("8") > check_memory ("1"));
+  g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "m.db", NULL);
+  Result r = weft ("run", WEFT_SOURCE_DIR "/scenarios/h100-1024-fat-tree.yaml",
+                   "-a", "ring", "-b", "1G", "-e", "1G", "--max-memory",
+                   "1GiB", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "weft run: this run would take about ")
+                 && strstr (r.err, "more than the 1.0 GiB --max-memory allows")
+                 && strstr (r.err, "ring at 1 GiB over 1024 ranks"), "%s",
+                 r.err);
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+  result_clear (&r);
+  r = weft ("run", "--max-memory", "lots", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "--max-memory"));
+  result_clear (&r);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_bundled_from_anywhere)
 {
   /* From a folder with no scenarios/ in it, the bundled scenarios are
@@ -822,6 +866,7 @@ cli_suite (void)
   tcase_add_test (tc, test_params);
   tcase_add_test (tc, test_set_overrides);
   tcase_add_test (tc, test_bundled_from_anywhere);
+  tcase_add_test (tc, test_memory_known_before);
   tcase_add_test (tc, test_ranks_named_exactly);
   tcase_add_test (tc, test_nccl_tests_flags);
   tcase_add_test (tc, test_trace_command);

@@ -137,6 +137,7 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
     return FALSE;
   g_autoptr (WeftSchedule) s = weft_collective_count (op, alg, n, size, &p);
   *footprint = (WeftFootprint) {
+    .tags = MAX (s->counted_tags, 1),
     .steps = s->counted_steps,
     .deps = s->counted_deps,
     .n_ranks = s->n_ranks,

@@ -74,6 +74,8 @@ WeftSchedule *weft_collective_plan (const WeftTopology *topo,
 typedef struct {
   uint64_t steps, deps;
   uint32_t n_ranks;
+  uint32_t tags;                /* the streams of sends a rank may have:
+                                   channels, chunks, levels */
   size_t schedule, image, run;
 } WeftFootprint;
 

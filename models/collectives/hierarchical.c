@@ -34,6 +34,7 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
           after[j] = s->n_steps[r] - 1;
         }
       s->counted_steps += steps * m;
+      s->counted_tags = MAX (s->counted_tags, tag + 1);
       s->n_ends += 2 * (uint64_t) (m - 1) * m;
       s->n_matched += (uint64_t) (m - 1) * m;
       return;
@@ -248,6 +249,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
           s->counted_deps += more * (s->counted_deps - mark.deps);
           s->n_ends += more * (s->n_ends - mark.ends);
           s->n_matched += more * (s->n_matched - mark.matched);
+          s->counted_tags = MAX (s->counted_tags, 3 * pieces);
           for (uint32_t r = 0; r < s->n_ranks; r++)
             s->n_steps[r] = (uint32_t) MIN (
                 s->n_steps[r] + more * (s->n_steps[r] - mark.n_steps[r]),

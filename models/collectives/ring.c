@@ -230,6 +230,7 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
             after[(size_t) tag * n + r] = 0;
         }
       s->counted_steps += per_rank * n;
+      s->counted_tags = MAX (s->counted_tags, tags);
       s->counted_deps += cursor - s->n_deps;
       s->n_ends += 2 * (uint64_t) n * tags * (n - 1);
       s->n_matched += (uint64_t) n * tags * (n - 1);

@@ -109,6 +109,8 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
       for (uint32_t i = 0; i < n_deps; i++)
         s->counted_deps += deps[i] != WEFT_NO_STEP;
       s->n_ends += kind != WEFT_STEP_REDUCE;
+      if (kind == WEFT_STEP_SEND)
+        s->counted_tags = MAX (s->counted_tags, tag + 1);
       s->counted_steps++;
       /* Indices only need to be told apart while counting. */
       uint32_t n = s->n_steps[rank];

@@ -53,6 +53,7 @@ typedef struct {
                                    dependencies are counted, not kept... */
   uint64_t counted_steps;       /* ...here, as many as there may be */
   uint64_t counted_deps;
+  uint32_t counted_tags;        /* one past the highest tag of a send */
 } WeftSchedule;
 
 WeftSchedule *weft_schedule_new (uint32_t n_ranks);

@@ -414,4 +414,6 @@ const WeftNetworkClass weft_network_analytical_class = {
   .flush = sharing_flush,
   .whole_stripes = TRUE,
   .counts_bytes = TRUE,
+  .link_state = sizeof (Lane),
+  .transfer_state = sizeof (Pending),
 };

@@ -98,4 +98,6 @@ const WeftNetworkClass weft_network_analytical_free_class = {
   .destroy = free_destroy,
   .whole_stripes = TRUE,
   .counts_bytes = TRUE,
+  .link_state = sizeof (WeftTime),
+  .transfer_state = 0,
 };

@@ -547,4 +547,6 @@ const WeftNetworkClass weft_network_flow_class = {
   .set_threads = flow_set_threads,
   .counts_bytes = TRUE,
   .whole_stripes = TRUE,
+  .link_state = sizeof (Link) + sizeof (uint64_t),
+  .transfer_state = sizeof (Flow) + sizeof (FlowSide),
 };

@@ -129,6 +129,27 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   return net;
 }
 
+size_t
+weft_network_bytes (const WeftTopology *topo, WeftFidelity fidelity)
+{
+  size_t per_link = classes[fidelity]->link_state + sizeof (double)
+                    + sizeof (uint32_t) + sizeof (WeftLinkStat);
+  size_t per_node = sizeof (WeftTime) + sizeof (uint32_t);
+
+  return (size_t) topo->n_links * per_link + (size_t) topo->n_nodes * per_node;
+}
+
+/* Links a route crosses at most, for the estimate: GPU, PCIe switch,
+ * NIC, three levels of switches up and down, and back in. */
+#define ESTIMATE_PATH_LINKS 16
+
+size_t
+weft_network_transfer_bytes (WeftFidelity fidelity)
+{
+  return sizeof (WeftTransfer) + classes[fidelity]->transfer_state
+         + ESTIMATE_PATH_LINKS * (sizeof (uint32_t) + sizeof (uint64_t));
+}
+
 void
 weft_network_free (WeftNetwork *net)
 {

@@ -61,6 +61,9 @@ typedef struct {
                                    every stripe's links (see link_bytes) */
   gboolean counts_bytes;        /* it counts the bytes links carry itself
                                    (added to net->stats by flush) */
+  size_t link_state;            /* bytes of its own state per directed link */
+  size_t transfer_state;        /* ...and per transfer in progress, beside
+                                   the transfer's own record and path */
 } WeftNetworkClass;
 
 /* One transfer in progress.  Its first line holds all that its start and
@@ -211,6 +214,15 @@ void weft_network_set_threads (WeftNetwork *net, uint32_t threads);
  * state, which must outlive any event still pending). */
 void weft_network_adopt (WeftNetwork *net, gpointer object,
                          GDestroyNotify destroy);
+
+/* Bytes a network of @fidelity over @topo holds for its links and nodes
+ * (the model's state of each link, its capacity and statistics' head),
+ * before any transfer: what each simulation at once adds. */
+size_t weft_network_bytes (const WeftTopology *topo, WeftFidelity fidelity);
+
+/* Bytes each transfer in progress takes in a network of @fidelity, its
+ * path as long as routes through a fabric of three levels are. */
+size_t weft_network_transfer_bytes (WeftFidelity fidelity);
 
 /* The time an idle path from @src to @dst would take for @bytes: its
  * latency plus bytes over its bottleneck.  The closed form every fidelity

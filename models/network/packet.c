@@ -430,4 +430,6 @@ const WeftNetworkClass weft_network_packet_class = {
   .create = packet_create,
   .start = packet_start,
   .destroy = packet_destroy,
+  .link_state = sizeof (PLink),
+  .transfer_state = sizeof (PTransfer),
 };

@@ -52,6 +52,16 @@ weft_route_memo_free (WeftRouteMemo *m)
 }
 
 size_t
+weft_route_memo_bound (uint32_t gpus)
+{
+  size_t max = MIN_SLOTS;
+
+  while (max < MAX_SLOTS && max < 4 * (uint64_t) gpus)
+    max *= 2;
+  return max * sizeof (Slot);
+}
+
+size_t
 weft_route_memo_memory (const WeftRouteMemo *m)
 {
   return m ? m->n * sizeof (Slot) : 0;

@@ -36,6 +36,9 @@ gboolean weft_route_memo_get (WeftRouteMemo *memo, WeftMemoKind kind,
 void weft_route_memo_put (WeftRouteMemo *memo, WeftMemoKind kind, uint32_t a,
                           uint32_t b, uint32_t c, const GArray *links);
 
+/* Bytes a table for a fabric of @gpus GPUs holds at most. */
+size_t weft_route_memo_bound (uint32_t gpus);
+
 /* Bytes @memo holds (0 for NULL). */
 size_t weft_route_memo_memory (const WeftRouteMemo *memo);
 

@@ -487,6 +487,31 @@ weft_routing_free (WeftRouting *r)
 }
 
 size_t
+weft_routing_bytes_bound (const WeftTopology *topo)
+{
+  uint64_t fabric = 0, gpus = 0;
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    {
+      fabric += topo->nodes[n].zone == WEFT_ZONE_ROOT;
+      gpus += topo->nodes[n].kind == WEFT_NODE_GPU;
+    }
+  /* A server's table is its nodes squared, once a template (custom zones
+   * have their own). */
+  uint64_t tables = 0;
+  for (uint32_t z = 0; z < topo->n_zones; z++)
+    {
+      const WeftZone *zone = &topo->zones[z];
+      const WeftZoneTemplate *t = g_ptr_array_index (topo->zone_templates,
+                                                     zone->template_id);
+      if (zone->custom || t->first_zone == z)
+        tables += (uint64_t) zone->n_nodes * zone->n_nodes * sizeof (uint32_t);
+    }
+  return MIN (fabric * fabric * sizeof (uint32_t), CACHE_BUDGET) + tables
+         + weft_route_memo_bound ((uint32_t) MIN (gpus, UINT32_MAX));
+}
+
+size_t
 weft_routing_memory (const WeftRouting *r)
 {
   return r->cached_bytes + r->table_bytes

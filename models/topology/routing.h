@@ -83,6 +83,11 @@ void weft_routing_set_load (WeftRouting *routing, const uint32_t *load);
  * remembered routes. */
 size_t weft_routing_memory (const WeftRouting *routing);
 
+/* Bytes routing over @topo may come to hold, at most: its remembered
+ * routes and the fabric's cost arrays, each array one a fabric node, as
+ * many as the budget for them keeps, beside the servers' tables. */
+size_t weft_routing_bytes_bound (const WeftTopology *topo);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftRouting, weft_routing_free)
 
 G_END_DECLS

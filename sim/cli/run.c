@@ -49,8 +49,12 @@ print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
       if (plan->fits[a][pr])
         printf (" %s/%s", args->file ? "file" : weft_algorithm_name (a),
                 weft_protocol_name (pr));
-  printf ("\n# memory: about %.2f GiB at most",
-          plan->memory / (double) (1 << 30));
+  if (plan->memory >= ((size_t) 1 << 30))
+    printf ("\n# memory: about %.1f GiB at most",
+            plan->memory / (double) (1 << 30));
+  else
+    printf ("\n# memory: about %.0f MiB at most",
+            plan->memory / (double) (1 << 20));
   if (plan->largest_steps > 0)
     {
       g_autofree char *at = weft_format_size (plan->largest_size);

@@ -7,6 +7,7 @@
 #include "collectives/algorithm.h"
 #include "collectives/nccl_model.h"
 #include "topology/names.h"
+#include "topology/routing.h"
 #include "memory.h"
 #include "units.h"
 
@@ -446,6 +447,10 @@ pick_sizes (const WeftRunArgs *args, WeftSizesPlan *plan)
 }
 
 #define GIB ((double) (1 << 30))
+/* Memory the estimate adds for what it does not count, for the process
+ * and for each thread. */
+#define ALLOWANCE ((size_t) 64 << 20)
+#define THREAD_ALLOWANCE ((size_t) 8 << 20)
 
 static gint
 by_size_down (gconstpointer a, gconstpointer b)
@@ -456,7 +461,8 @@ by_size_down (gconstpointer a, gconstpointer b)
 }
 
 /* What the run will take at most, into plan->memory: what the process
- * holds now (the scenario, its routes), and the simulations that may run
+ * holds now (the scenario), the link statistics, and the simulations that
+ * may run
  * at once (--jobs of them: auto's candidates of a size, or the sizes, of
  * the picked candidate alone where a size has one),
  * the largest each: its schedule and the executor's image of it, made
@@ -467,6 +473,10 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
 {
   g_autoptr (GArray) each = g_array_new (FALSE, FALSE, sizeof (size_t));
   const uint32_t *gpus = (const uint32_t *) plan->gpus->data;
+  const WeftTopology *topo = args->scenario->topo;
+  /* Each simulation has a network and routes of its own. */
+  size_t per_run = weft_network_bytes (topo, args->fidelity)
+                   + weft_routing_bytes_bound (topo);
 
   for (int i = 0; i < plan->n_sizes; i++)
     for (int a = 0; a < WEFT_ALG_COUNT && args->file == NULL; a++)
@@ -484,8 +494,17 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
                                         args->op, a, plan->sizes[i],
                                         &plan->params, &f, &error))
           continue;             /* refused when it runs, with why */
-        size_t bytes = f.schedule + f.image
-                       + (size_t) MIN (protocols, args->jobs) * f.run;
+        /* The schedule is kept while its runs go on; each run has a
+         * network and routes of its own and its transfers in progress
+         * (a rank's sends of one tag go in order: one at a time of each
+         * tag at most), and runs that share the image a copy of the
+         * steps' state. */
+        size_t one = per_run + (size_t) f.n_ranks * f.tags
+                                   * weft_network_transfer_bytes (
+                                       args->fidelity);
+        size_t runs = (size_t) MIN (protocols, args->jobs)
+                      * ((protocols > 1 ? f.run : 0) + one);
+        size_t bytes = f.schedule + f.image + runs;
         g_array_append_val (each, bytes);
         if (f.steps > plan->largest_steps)
           {
@@ -496,6 +515,15 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
       }
   g_array_sort (each, by_size_down);
   plan->memory = weft_memory_resident ();
+  /* The sizes' link statistics, kept until the run is recorded: within
+   * the budget of bins, each an index and a count, in lists that grow by
+   * doubling. */
+  if (args->bin_width == 0)
+    plan->memory += (size_t) MAX (BIN_ROW_BUDGET, 10000 * (uint64_t) plan->n_sizes)
+                    * 2 * (sizeof (uint32_t) + sizeof (double));
+  /* And what is not counted: the heap handed out in huge pages (2 MiB at
+   * a time), each thread's stack and arena, SQLite's page cache. */
+  plan->memory += ALLOWANCE + (size_t) args->jobs * THREAD_ALLOWANCE;
   for (guint k = 0; k < each->len && k < (guint) args->jobs; k++)
     plan->memory += g_array_index (each, size_t, k);
 

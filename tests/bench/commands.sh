@@ -3,7 +3,7 @@
 # defaults, writing its database.  Each command runs RUNS times (default
 # 3) in a fresh folder; the table gives the median wall time and the
 # largest peak memory (GNU time's %e and %M), which docs/performance.md
-# quotes.
+# quotes, beside the memory weft run --check estimates for it.
 #
 #   tests/bench/commands.sh [SET]      SET: quick (default), large or all
 #
@@ -41,7 +41,7 @@ case "$set_name" in
   *) echo "$0: SET is quick, large or all" >&2; exit 2 ;;
 esac
 
-printf '%-10s %-10s  %s\n' "wall (s)" "peak (MiB)" "command"
+printf '%-10s %-10s %-12s  %s\n' "wall (s)" "peak (MiB)" "est. (MiB)" "command"
 echo "$list" | while IFS= read -r cmd; do
   [ -n "$cmd" ] || continue
   : > "$work/times"
@@ -62,5 +62,15 @@ echo "$list" | while IFS= read -r cmd; do
   done
   wall=$(cut -d' ' -f1 "$work/times" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
   peak=$(cut -d' ' -f2 "$work/times" | sort -n | tail -1)
-  printf '%-10s %-10s  weft %s\n' "$wall" "$((peak / 1024))" "$cmd"
+  # What weft run --check said the run would take at most.
+  est=-
+  case "$cmd" in
+    run*--trace*) ;;
+    run*)
+      # shellcheck disable=SC2086 # the command's words, split on purpose
+      est=$(cd "$src" && "$weft" $cmd --check |
+            awk '/^# memory: about/ { v = $4; if ($5 == "GiB") v *= 1024;
+                                      printf "%d", v }') ;;
+  esac
+  printf '%-10s %-10s %-12s  weft %s\n' "$wall" "$((peak / 1024))" "$est" "$cmd"
 done
