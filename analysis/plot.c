@@ -14,6 +14,8 @@
 #include <string.h>
 
 #define GRID_COLUMNS 400
+/* The heatmap's value of a link that is down: below the scale. */
+#define DOWN (-0.1)
 #define MAX_ROWS 1000
 
 static gboolean
@@ -367,6 +369,22 @@ plot_heatmap (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
   sqlite3_finalize (st);
   if (rows->len == 0)
     return TRUE;
+  /* The links a fault took down, below the others, marked. */
+  guint busy = rows->len;
+  if (sqlite3_prepare_v2 (h, "SELECT id, name, 'down', 0 FROM links WHERE "
+                          "run_id = ? AND bandwidth_Bps = 0 ORDER BY id "
+                          "LIMIT ?", -1, &st, NULL) != SQLITE_OK)
+    return query_fail (h, error);
+  sqlite3_bind_int64 (st, 1, run);
+  sqlite3_bind_int (st, 2, MAX_ROWS / 4);
+  while (sqlite3_step (st) == SQLITE_ROW)
+    {
+      LinkRow l = { sqlite3_column_int64 (st, 0),
+                    g_strdup ((const char *) sqlite3_column_text (st, 1)),
+                    g_strdup ("down"), 0 };
+      g_array_append_val (rows, l);
+    }
+  sqlite3_finalize (st);
 
   sqlite3_int64 t_start = 0, t_end = 1;
   if (sqlite3_prepare_v2 (h, "SELECT MIN(start_ps), MAX(end_ps) FROM ops "
@@ -425,8 +443,10 @@ plot_heatmap (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
                                 l->type, r);
       for (int c = 0; c < GRID_COLUMNS; c++)
         {
-          /* A link that is down carries nothing. */
-          double util = l->bandwidth > 0
+          /* A link that is down carries nothing: below the scale, in the
+           * colour of its own. */
+          double util = r >= busy ? DOWN
+                        : l->bandwidth > 0
                             ? grid[(size_t) r * GRID_COLUMNS + c]
                                   / (l->bandwidth * column * 1e-12)
                             : 0;
@@ -436,8 +456,9 @@ plot_heatmap (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
     }
   g_autofree char *qtics = quote (tics->str);
   g_string_free (tics, TRUE);
-  g_autofree char *extra = g_strdup_printf ("tics=%s; rows=%u", qtics,
-                                            rows->len);
+  g_autofree char *extra = g_strdup_printf ("tics=%s; rows=%u; down=%d",
+                                            qtics, rows->len,
+                                            rows->len > busy);
   return draw ("heatmap", data, o, tmp, title, extra, written, error);
 }
 
@@ -492,7 +513,22 @@ plot_busiest (sqlite3 *h, int64_t run, const WeftPlotOptions *o,
       g_string_free (data, TRUE);
       return TRUE;
     }
-  return draw ("busiest", data, o, tmp, title, NULL, written, error);
+  /* Links down carry nothing and are never among the busiest: the title
+   * says how many there were. */
+  int down = 0;
+  if (sqlite3_prepare_v2 (h, "SELECT COUNT(*) FROM links WHERE run_id = ? AND "
+                          "bandwidth_Bps = 0", -1, &st, NULL) == SQLITE_OK)
+    {
+      sqlite3_bind_int64 (st, 1, run);
+      if (sqlite3_step (st) == SQLITE_ROW)
+        down = sqlite3_column_int (st, 0);
+      sqlite3_finalize (st);
+    }
+  g_autofree char *marked = down > 0 ? g_strdup_printf (
+                                "%s, %d directed link%s down", title, down,
+                                down == 1 ? "" : "s")
+                                     : g_strdup (title);
+  return draw ("busiest", data, o, tmp, marked, NULL, written, error);
 }
 
 static gboolean

@@ -854,6 +854,16 @@ START_TEST (test_faults_recorded_and_reported)
   ck_assert_msg (strstr (r.out, "# against run 1, the same without faults:"),
                  "%s", r.out);
   result_clear (&r);
+  g_autofree char *gnuplot = g_find_program_in_path ("gnuplot");
+  if (gnuplot != NULL)
+    {
+      /* The links down are drawn, in a group of their own. */
+      const char *plot[] = { "plot", "f.db", "--out", "faults", NULL };
+      r = weft_cmd (plot);
+      ck_assert_msg (r.status == 0, "%s", r.err);
+      ck_assert_ptr_nonnull (strstr (r.out, "faults/heatmap.png"));
+      result_clear (&r);
+    }
 
   const char *bad[] = { "run", "-b", "1G", "-e", "1G", "--db", "f.db",
                         "--fault", "dgx/gpu0 dgx/nic5", NULL };
