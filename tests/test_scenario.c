@@ -108,6 +108,7 @@ typedef struct {
 #define NV4 (25e9 * 256 / 272)
 #define NV5 (50e9 * 256 / 272)
 #define NDR (50e9 * 4096 / 4122)
+#define XDR (100e9 * 4096 / 4122)
 
 static const Expect ready[] = {
   { "dgx1-v100.yaml", 8, 4, 0, 2, "nvlink2", 24, 6 * NV4, 0 },
@@ -125,6 +126,21 @@ static const Expect ready[] = {
   /* 32 leaves and 16 spines. */
   { "h100-1024-fat-tree.yaml", 1024, 128 * 8 + 48, 1024, 256, "nvlink4",
     128 * 144, 18 * NV4, NDR },
+  /* NVL72 racks: 18 NVSwitch chips, 72 NICs and 36 Grace CPUs a rack, and
+   * the leaves and spines the rail-optimized generator lays out for four
+   * rails (Quantum-2 has 64 ports, Quantum-X800 144). */
+  { "gb200-nvl72-x2-ndr.yaml", 144, 2 * 18 + 12, 144, 72, "nvlink5",
+    2 * 72 * 18, 18 * NV5, NDR },
+  { "gb200-nvl72-x8-ndr.yaml", 576, 8 * 18 + 36, 576, 288, "nvlink5",
+    8 * 72 * 18, 18 * NV5, NDR },
+  { "gb200-nvl72-x18-ndr.yaml", 1296, 18 * 18 + 76, 1296, 648, "nvlink5",
+    18 * 72 * 18, 18 * NV5, NDR },
+  { "gb200-nvl72-x2-xdr.yaml", 144, 2 * 18 + 6, 144, 72, "nvlink5",
+    2 * 72 * 18, 18 * NV5, XDR },
+  { "gb200-nvl72-x8-xdr.yaml", 576, 8 * 18 + 12, 576, 288, "nvlink5",
+    8 * 72 * 18, 18 * NV5, XDR },
+  { "gb200-nvl72-x18-xdr.yaml", 1296, 18 * 18 + 32, 1296, 648, "nvlink5",
+    18 * 72 * 18, 18 * NV5, XDR },
   /* 8 planes of 512 leaves, 16 pods x 32 aggregation switches and 32 core
    * groups of 8. */
   { "h100-131072-fat-tree.yaml", 131072, 16384 * 8 + 8 * (512 + 512 + 256),
