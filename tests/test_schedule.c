@@ -150,6 +150,11 @@ check_count (const WeftSchedule *s, WeftOp op, WeftAlgorithm alg, uint32_t n,
                  G_GUINT64_FORMAT " dependencies; made %" G_GUINT64_FORMAT
                  ", %u", weft_op_name (op), weft_algorithm_name (alg), n,
                  c->counted_steps, c->counted_deps, steps, s->n_deps);
+  /* What it will hold, known before: about what the made one holds. */
+  double ratio = (double) weft_schedule_bytes (c) / weft_schedule_memory (s);
+  ck_assert_msg (ratio > 0.5 && ratio < 2, "%s/%s n=%u: counted %zu bytes, "
+                 "made %zu", weft_op_name (op), weft_algorithm_name (alg), n,
+                 weft_schedule_bytes (c), weft_schedule_memory (s));
 }
 
 START_TEST (test_bytes_moved_exactly)

@@ -76,6 +76,8 @@ typedef struct {
   uint32_t n_ranks;
   uint32_t tags;                /* the streams of sends a rank may have:
                                    channels, chunks, levels */
+  uint64_t in_progress;         /* transfers that may be in progress at
+                                   once, about */
   size_t schedule, image, run;
 } WeftFootprint;
 

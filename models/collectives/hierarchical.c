@@ -29,6 +29,7 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
           uint32_t r = members[j];
           s->counted_deps += (m - 2) + (after[j] != WEFT_NO_STEP)
                              + (reduce ? m - 1 : 0);
+          s->counted_roots += after[j] == WEFT_NO_STEP;
           s->n_steps[r] = (uint32_t) MIN (s->n_steps[r] + steps,
                                           UINT32_MAX - 1);
           after[j] = s->n_steps[r] - 1;
@@ -169,7 +170,7 @@ ring_across (WeftSchedule *s, const uint32_t *members, uint32_t m,
 
 /* A counted schedule's figures at a point of its making. */
 typedef struct {
-  uint64_t steps, deps, ends, matched;
+  uint64_t steps, deps, ends, matched, roots;
   uint32_t *n_steps;            /* per rank */
 } Counted;
 
@@ -188,7 +189,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   /* Counting: the figures once the first piece is made. */
   g_autofree uint32_t *marked = s->counting ? g_new (uint32_t, s->n_ranks)
                                             : NULL;
-  Counted mark = { 0, 0, 0, 0, marked };
+  Counted mark = { 0, 0, 0, 0, 0, marked };
 
   g_assert (local >= 1 && n % local == 0);
   for (uint32_t r = 0; r < n; r++)
@@ -250,6 +251,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
           s->n_ends += more * (s->n_ends - mark.ends);
           s->n_matched += more * (s->n_matched - mark.matched);
           s->counted_tags = MAX (s->counted_tags, 3 * pieces);
+          s->counted_roots += more * (s->counted_roots - mark.roots);
           for (uint32_t r = 0; r < s->n_ranks; r++)
             s->n_steps[r] = (uint32_t) MIN (
                 s->n_steps[r] + more * (s->n_steps[r] - mark.n_steps[r]),
@@ -259,7 +261,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
       if (s->counting && k == 0)
         {
           mark = (Counted) { s->counted_steps, s->counted_deps, s->n_ends,
-                             s->n_matched, mark.n_steps };
+                             s->n_matched, s->counted_roots, mark.n_steps };
           memcpy (mark.n_steps, s->n_steps, s->n_ranks * sizeof (uint32_t));
         }
       if (k == 0)

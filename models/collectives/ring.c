@@ -223,6 +223,10 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
       uint64_t per_rank = (uint64_t) tags * (n - 1) * steps_per (phase);
       for (uint32_t r = 0; r < n; r++)
         {
+          /* A chunk's first send waits for the chunk before's, the first
+           * chunk's for what @after gives, if anything. */
+          for (uint32_t tag = 0; tag < tags; tag += chunks)
+            s->counted_roots += after[(size_t) tag * n + r] == WEFT_NO_STEP;
           s->n_steps[r] = (uint32_t) MIN (s->n_steps[r] + per_rank,
                                           UINT32_MAX - 1);
           /* The next phase's first sends wait for this one's. */

@@ -33,6 +33,7 @@ weft_schedule_new_counting (uint32_t n_ranks)
   WeftSchedule *s = weft_schedule_new (n_ranks);
 
   s->counting = TRUE;
+  s->fan_out = g_array_new (FALSE, TRUE, sizeof (uint64_t));
   return s;
 }
 
@@ -66,6 +67,8 @@ weft_schedule_free (WeftSchedule *s)
   g_free (s->n_steps);
   g_free (s->steps_cap);
   g_free (s->deps);
+  if (s->fan_out)
+    g_array_unref (s->fan_out);
   g_free (s);
 }
 
@@ -80,12 +83,36 @@ weft_schedule_memory (const WeftSchedule *s)
   return bytes;
 }
 
-size_t
-weft_schedule_bytes (uint64_t steps, uint64_t deps, uint32_t n_ranks)
+/* What a list of @n grows to from @first by doubling. */
+static uint64_t
+doubled (uint64_t n, uint64_t first)
 {
+  uint64_t cap = first;
+
+  while (cap < n)
+    cap *= 2;
+  return n ? cap : 0;
+}
+
+size_t
+weft_schedule_bytes (const WeftSchedule *c)
+{
+  uint64_t steps = c->counted_steps, deps = c->counted_deps + DEPS_SLACK;
+
+  if (!c->counted_reserved)
+    {
+      /* The lists of a rank grow as weft_schedule_add() grows them, the
+       * dependencies' pool too; a rank's steps are counted exactly
+       * while there are fewer than UINT32_MAX. */
+      steps = 0;
+      for (uint32_t r = 0; r < c->n_ranks; r++)
+        steps += doubled (c->n_steps[r], 16);
+      steps = MAX (steps, c->counted_steps);
+      deps = doubled (c->counted_deps, 64);
+    }
   return sizeof (WeftSchedule) + deps * sizeof (uint32_t)
-         + (size_t) n_ranks * (sizeof (WeftStep *) + 2 * sizeof (uint32_t)
-                               + sizeof (uint32_t *))
+         + (size_t) c->n_ranks * (sizeof (WeftStep *) + 2 * sizeof (uint32_t)
+                                  + sizeof (uint32_t *))
          + steps * (sizeof (WeftStep) + sizeof (uint32_t));
 }
 
@@ -106,8 +133,18 @@ weft_schedule_add (WeftSchedule *s, uint32_t rank, WeftStepKind kind,
   g_assert (rank < s->n_ranks && n_deps <= WEFT_STEP_MAX_DEPS);
   if (s->counting)
     {
+      uint32_t real = 0;
       for (uint32_t i = 0; i < n_deps; i++)
-        s->counted_deps += deps[i] != WEFT_NO_STEP;
+        real += deps[i] != WEFT_NO_STEP;
+      s->counted_deps += real;
+      s->counted_roots += kind == WEFT_STEP_SEND && real == 0;
+      if (kind == WEFT_STEP_SEND && rank >= s->n_gpus)
+        {
+          if (s->fan_out->len <= tag)
+            g_array_set_size (s->fan_out, tag + 1);
+          uint64_t *on_tag = &g_array_index (s->fan_out, uint64_t, tag);
+          s->counted_fan_out = MAX (s->counted_fan_out, ++*on_tag);
+        }
       s->n_ends += kind != WEFT_STEP_REDUCE;
       if (kind == WEFT_STEP_SEND)
         s->counted_tags = MAX (s->counted_tags, tag + 1);
@@ -159,7 +196,10 @@ weft_schedule_reserve (WeftSchedule *s, uint32_t rank, uint32_t n_steps,
 {
   g_assert (rank < s->n_ranks);
   if (s->counting)
-    return;
+    {
+      s->counted_reserved |= n_steps > 0;
+      return;
+    }
   uint64_t want = (uint64_t) s->n_steps[rank] + n_steps;
   if (want > s->steps_cap[rank])
     {

@@ -54,6 +54,13 @@ typedef struct {
   uint64_t counted_steps;       /* ...here, as many as there may be */
   uint64_t counted_deps;
   uint32_t counted_tags;        /* one past the highest tag of a send */
+  uint64_t counted_roots;       /* sends that wait for no step */
+  uint64_t counted_fan_out;     /* the most sends of switch ranks on one
+                                   tag: a switch that reduces sends each
+                                   piece to every GPU at once */
+  GArray *fan_out;              /* uint64_t per tag, while counting */
+  gboolean counted_reserved;    /* the builder made room ahead (its lists
+                                   are as long as they need be) */
 } WeftSchedule;
 
 WeftSchedule *weft_schedule_new (uint32_t n_ranks);
@@ -164,10 +171,10 @@ uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
 /* Bytes @s holds in memory. */
 size_t weft_schedule_memory (const WeftSchedule *s);
 
-/* Bytes a schedule of @steps steps and @deps dependencies over @n_ranks
- * ranks holds once made (a counted one's figures, say), its lists as
- * long as they need be. */
-size_t weft_schedule_bytes (uint64_t steps, uint64_t deps, uint32_t n_ranks);
+/* Bytes the schedule counted in @counted (weft_schedule_new_counting())
+ * will hold once made: its lists as long as they need be where the
+ * builder made room ahead, else as they grow, by doubling. */
+size_t weft_schedule_bytes (const WeftSchedule *counted);
 
 /* For each step, the step it pairs with on the peer (sends and receives;
  * WEFT_NO_STEP for others), as a per-rank array of uint32_t, given by the

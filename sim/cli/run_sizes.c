@@ -495,11 +495,9 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
                                         &plan->params, &f, &error))
           continue;             /* refused when it runs, with why */
         /* The schedule is kept while its runs go on; each run has a
-         * network and routes of its own and its transfers in progress
-         * (a rank's sends of one tag go in order: one at a time of each
-         * tag at most), and runs that share the image a copy of the
-         * steps' state. */
-        size_t one = per_run + (size_t) f.n_ranks * f.tags
+         * network and routes of its own and its transfers in progress,
+         * and runs that share the image a copy of the steps' state. */
+        size_t one = per_run + f.in_progress
                                    * weft_network_transfer_bytes (
                                        args->fidelity);
         size_t runs = (size_t) MIN (protocols, args->jobs)
