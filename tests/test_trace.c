@@ -859,6 +859,36 @@ write_hand (const char *dir, const Hand *nodes, guint n, const char *comms)
   return path;
 }
 
+START_TEST (test_chakra_too_few_gpus)
+{
+  /* A Chakra job of four files, placed on fewer GPUs, with no 'ranks'
+   * saying how many it has: an error at the job, not a crash. */
+  g_autofree char *yaml = g_strdup_printf (
+      "jobs:\n  - {chakra: %s/small, placement: [dgx/gpu0, dgx/gpu1]}\n",
+      CHAKRA_DATA);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) t = weft_trace_load_data ("few.yaml", yaml,
+                                                  strlen (yaml), h100->topo,
+                                                  &error);
+  ck_assert (t == NULL);
+  ck_assert_msg (g_str_has_prefix (error->message, "few.yaml:2:61: the job "
+                                   "has 4 ranks and its placement 2 GPUs"),
+                 "%s", error->message);
+  g_clear_error (&error);
+  g_autofree char *job = g_strdup_printf (
+      "  - {chakra: %s/small, communicators: {pg0: [0, 1], pg1: [0, 1, 2, "
+      "3]}}\n", CHAKRA_DATA);
+  g_autofree char *many = g_strdup_printf ("jobs:\n%s%s%s", job, job, job);
+  g_autoptr (WeftTrace) u = weft_trace_load_data ("many.yaml", many,
+                                                  strlen (many), h100->topo,
+                                                  &error);
+  ck_assert (u == NULL);
+  ck_assert_msg (g_str_has_prefix (error->message, "many.yaml:4:5: the job "
+                                   "has 4 ranks and the scenario 0 GPUs"),
+                 "%s", error->message);
+}
+END_TEST
+
 START_TEST (test_chakra_errors)
 {
   enum { COMP = 4, SEND = 5, RECV = 6, COLL = 7 };
@@ -951,6 +981,7 @@ trace_suite (void)
   tcase_add_test (tc, test_bad_traces);
   tcase_add_test (tc, test_deadlock_named);
   tcase_add_test (tc, test_chakra_errors);
+  tcase_add_test (tc, test_chakra_too_few_gpus);
   tcase_add_test (tc, test_outputs_spare_inputs);
   tcase_add_test (tc, test_full_disk_leaves_nothing);
   suite_add_tcase (s, tc);

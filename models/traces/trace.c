@@ -686,11 +686,13 @@ place (Job *job, const WeftCfg *placement, const WeftCfg *ranks,
             have++;
             *next = i + 1;
           }
+      /* Without 'ranks' the count is its Chakra files'. */
       if (n == 0 && have == 0)
-        return weft_cfg_error (error, ranks ? ranks : placement,
+        return weft_cfg_error (error, ranks ? ranks : job->at,
                                "no GPU of the scenario is left for the job");
       if (have < n)
-        return weft_cfg_error (error, ranks, "the job has %" G_GUINT64_FORMAT
+        return weft_cfg_error (error, ranks ? ranks : job->at,
+                               "the job has %" G_GUINT64_FORMAT
                                " ranks and the scenario %u GPUs after those "
                                "of the jobs before it", n, have);
       job->n = have;
@@ -723,7 +725,8 @@ place (Job *job, const WeftCfg *placement, const WeftCfg *ranks,
       g_array_append_val (gpus, id);
     }
   if (n && n != names->len)
-    return weft_cfg_error (error, ranks, "the job has %" G_GUINT64_FORMAT
+    return weft_cfg_error (error, ranks ? ranks : placement,
+                           "the job has %" G_GUINT64_FORMAT
                            " ranks and its placement %u GPUs", n,
                            names->len);
   job->n = names->len;
