@@ -137,7 +137,6 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
     return FALSE;
   g_autoptr (WeftSchedule) s = weft_collective_count (op, alg, n, size, &p);
   *footprint = (WeftFootprint) {
-    .tags = MAX (s->counted_tags, 1),
     /* The sends that wait for nothing, all at once; then a rank's sends
      * of one tag in order, one of each tag at a time; and a switch that
      * reduces sends a piece to every GPU at once. */
@@ -146,7 +145,6 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
                    + s->counted_fan_out,
     .steps = s->counted_steps,
     .deps = s->counted_deps,
-    .n_ranks = s->n_ranks,
     .schedule = weft_schedule_bytes (s),
     .image = weft_exec_image_bytes (s->counted_steps, s->counted_deps,
                                     s->n_ranks),

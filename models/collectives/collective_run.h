@@ -73,9 +73,6 @@ WeftSchedule *weft_collective_plan (const WeftTopology *topo,
  * executor's image of it and of each run's own state of the steps. */
 typedef struct {
   uint64_t steps, deps;
-  uint32_t n_ranks;
-  uint32_t tags;                /* the streams of sends a rank may have:
-                                   channels, chunks, levels */
   uint64_t in_progress;         /* transfers that may be in progress at
                                    once, about */
   size_t schedule, image, run;

@@ -201,6 +201,29 @@ scalar (const char *origin, const char *arg, size_t at, size_t len)
   return cfg;
 }
 
+/* The map of @n @keys, key i's value the word of @arg at @word[i] (the
+ * words start at @at and are @len long), placed where its word is. */
+static WeftCfg *
+arg_map (const char *origin, const char *arg, const size_t *at,
+         const size_t *len, const char *const *keys, const size_t *word,
+         size_t n)
+{
+  WeftCfg *map = g_new0 (WeftCfg, 1);
+
+  *map = (WeftCfg) { .kind = WEFT_CFG_MAP, .refs = 1, .line = 1, .col = 1,
+                     .file = origin };
+  map->keys = g_new (WeftCfg *, n);
+  map->items = g_new (WeftCfg *, n);
+  for (size_t i = 0; i < n; i++)
+    {
+      map->keys[i] = scalar (origin, keys[i], 0, strlen (keys[i]));
+      map->keys[i]->col = (int) at[word[i]] + 1;
+      map->items[i] = scalar (origin, arg, at[word[i]], len[word[i]]);
+    }
+  map->n = n;
+  return map;
+}
+
 WeftCfg *
 weft_fault_from_arg (const char *arg, GError **error)
 {
@@ -227,23 +250,11 @@ weft_fault_from_arg (const char *arg, GError **error)
       len[n++] = i - start;
     }
   /* "GPUS compute SHARE": a straggler. */
+  static const char *const straggler[] = { "node", "compute" };
+  static const size_t gpus_and_share[] = { 0, 2 };
   if (n == 3 && len[1] == strlen ("compute")
       && strncmp (arg + at[1], "compute", len[1]) == 0)
-    {
-      WeftCfg *map = g_new0 (WeftCfg, 1);
-      *map = (WeftCfg) { .kind = WEFT_CFG_MAP, .refs = 1, .line = 1, .col = 1,
-                         .file = origin };
-      map->keys = g_new (WeftCfg *, 2);
-      map->items = g_new (WeftCfg *, 2);
-      map->keys[0] = scalar (origin, "node", 0, 4);
-      map->keys[0]->col = (int) at[0] + 1;
-      map->items[0] = scalar (origin, arg, at[0], len[0]);
-      map->keys[1] = scalar (origin, "compute", 0, 7);
-      map->keys[1]->col = (int) at[1] + 1;
-      map->items[1] = scalar (origin, arg, at[2], len[2]);
-      map->n = 2;
-      return map;
-    }
+    return arg_map (origin, arg, at, len, straggler, gpus_and_share, 2);
   /* A last word that is a share is the speed. */
   gboolean has_speed = n >= 2
                        && (arg[at[n - 1] + len[n - 1] - 1] == '%'
@@ -260,20 +271,8 @@ weft_fault_from_arg (const char *arg, GError **error)
       return NULL;
     }
 
-  WeftCfg *map = g_new0 (WeftCfg, 1);
-  *map = (WeftCfg) { .kind = WEFT_CFG_MAP, .refs = 1, .line = 1, .col = 1,
-                     .file = origin };
   static const char *const one[] = { "node", "speed" };
   static const char *const two[] = { "a", "b", "speed" };
-  map->keys = g_new (WeftCfg *, n);
-  map->items = g_new (WeftCfg *, n);
-  for (size_t i = 0; i < n; i++)
-    {
-      const char *key = names == 1 ? one[i] : two[i];
-      map->keys[i] = scalar (origin, key, 0, strlen (key));
-      map->keys[i]->col = (int) at[i] + 1;
-      map->items[i] = scalar (origin, arg, at[i], len[i]);
-      map->n++;
-    }
-  return map;
+  static const size_t in_order[] = { 0, 1, 2 };
+  return arg_map (origin, arg, at, len, names == 1 ? one : two, in_order, n);
 }
