@@ -859,6 +859,21 @@ write_hand (const char *dir, const Hand *nodes, guint n, const char *comms)
   return path;
 }
 
+START_TEST (test_placement_too_many_names)
+{
+  /* A placement pattern that stands for millions of names is refused
+   * before they are made: a scenario has fewer GPUs than that. */
+  static const char text[] =
+      "ranks: 2\nplacement: \"gpu[100000000-108000000]\"\nops: []\n";
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftTrace) t = parse (text, &error);
+
+  ck_assert (t == NULL);
+  ck_assert_msg (strstr (error->message, "stands for more than"), "%s",
+                 error->message);
+}
+END_TEST
+
 START_TEST (test_chakra_too_few_gpus)
 {
   /* A Chakra job of four files, placed on fewer GPUs, with no 'ranks'
@@ -986,6 +1001,7 @@ trace_suite (void)
   tcase_add_test (tc, test_deadlock_named);
   tcase_add_test (tc, test_chakra_errors);
   tcase_add_test (tc, test_chakra_too_few_gpus);
+  tcase_add_test (tc, test_placement_too_many_names);
   tcase_add_test (tc, test_outputs_spare_inputs);
   tcase_add_test (tc, test_full_disk_leaves_nothing);
   suite_add_tcase (s, tc);

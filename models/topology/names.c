@@ -13,7 +13,7 @@ typedef struct {
 
 static gboolean
 parse_bracket (const char *pattern, const char *start, const char *end,
-               Choice *choice, GError **error)
+               uint64_t max, Choice *choice, GError **error)
 {
   g_autoptr (GArray) values = g_array_new (FALSE, FALSE, sizeof (uint64_t));
   const char *p = start;
@@ -47,11 +47,11 @@ parse_bracket (const char *pattern, const char *start, const char *end,
               return FALSE;
             }
         }
-      if (b - a >= WEFT_NAMES_MAX || values->len + (b - a) >= WEFT_NAMES_MAX)
+      if (b - a >= max || values->len + (b - a) >= max)
         {
           g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
-                       "name pattern '%s' stands for more than %d names",
-                       pattern, WEFT_NAMES_MAX);
+                       "name pattern '%s' stands for more than %"
+                       G_GUINT64_FORMAT " names", pattern, max);
           return FALSE;
         }
       for (uint64_t v = a; v <= b; v++)
@@ -88,6 +88,13 @@ too_large:
 gboolean
 weft_names_expand (const char *pattern, GPtrArray *out, GError **error)
 {
+  return weft_names_expand_at_most (pattern, WEFT_NAMES_MAX, out, error);
+}
+
+gboolean
+weft_names_expand_at_most (const char *pattern, uint64_t max, GPtrArray *out,
+                           GError **error)
+{
   g_autoptr (GPtrArray) literals = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GArray) choices = g_array_new (FALSE, TRUE, sizeof (Choice));
   const char *p = pattern;
@@ -119,15 +126,15 @@ weft_names_expand (const char *pattern, GPtrArray *out, GError **error)
         }
       g_ptr_array_add (literals, g_strndup (p, open - p));
       Choice c = { 0 };
-      if (!parse_bracket (pattern, open + 1, close, &c, error))
+      if (!parse_bracket (pattern, open + 1, close, max, &c, error))
         goto out;
       g_array_append_val (choices, c);
       total *= c.n;
-      if (total > WEFT_NAMES_MAX)
+      if (total > max)
         {
           g_set_error (error, WEFT_TOPOLOGY_ERROR, WEFT_TOPOLOGY_ERROR_NAME,
-                       "name pattern '%s' stands for more than %d names",
-                       pattern, WEFT_NAMES_MAX);
+                       "name pattern '%s' stands for more than %"
+                       G_GUINT64_FORMAT " names", pattern, max);
           goto out;
         }
       p = close + 1;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glib.h>
+#include <stdint.h>
 
 G_BEGIN_DECLS
 
@@ -14,5 +15,11 @@ G_BEGIN_DECLS
  * with a message that has no position. */
 gboolean weft_names_expand (const char *pattern, GPtrArray *out,
                             GError **error);
+
+/* The same, for a pattern that may stand for @max names at most (those
+ * of the nodes there are, say): one that stands for more is refused
+ * before any name is made. */
+gboolean weft_names_expand_at_most (const char *pattern, uint64_t max,
+                                    GPtrArray *out, GError **error);
 
 G_END_DECLS

@@ -702,7 +702,9 @@ place (Job *job, const WeftCfg *placement, const WeftCfg *ranks,
   if (placement->kind == WEFT_CFG_SCALAR)
     {
       g_autoptr (GError) why = NULL;
-      if (!weft_names_expand (placement->text, names, &why))
+      /* It names GPUs of the scenario: no more names than there are. */
+      if (!weft_names_expand_at_most (placement->text,
+                                      MAX (topo->n_nodes, 1), names, &why))
         return weft_cfg_error (error, placement, "%s", why->message);
     }
   else if (placement->kind == WEFT_CFG_SEQ)
