@@ -507,10 +507,12 @@ START_TEST (test_signal_at_any_moment)
                  : WIFSIGNALED (wait_status) ? 128 + WTERMSIG (wait_status)
                                              : -1;
       g_autofree char *err = NULL;
-      g_file_get_contents (err_path, &err, NULL, NULL);
+      gsize err_len = 0;
+      g_file_get_contents (err_path, &err, &err_len, NULL);
+      /* Its last words: Check cannot carry a long message. */
       ck_assert_msg (code == 0 || code == 130 || code == 143,
                      "after %d ms: exit %d: %s", delays_ms[i], code,
-                     err ? err : "");
+                     err ? err + (err_len > 600 ? err_len - 600 : 0) : "");
       ck_assert_msg (took < G_USEC_PER_SEC, "after %d ms: took %" G_GINT64_FORMAT
                      " us to stop", delays_ms[i], took);
       if (!g_file_test (db, G_FILE_TEST_EXISTS))

@@ -702,9 +702,14 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
       ok = TRUE;
     }
 
-  /* Instances a stopped run left behind. */
+  /* Instances a stopped run left behind, each freed by the op that owns
+   * it, once the ops that share it no longer need reading: an owner may
+   * come before the others. */
+  g_autofree gboolean *owns = g_new0 (gboolean, MAX (n_ops, 1));
   for (uint32_t i = 0; i < n_ops; i++)
-    if (x->instance[i] && x->instance[i]->op == i)
+    owns[i] = x->instance[i] && x->instance[i]->op == i;
+  for (uint32_t i = 0; i < n_ops; i++)
+    if (owns[i])
       {
         weft_exec_free (x->instance[i]->exec);
         g_free (x->instance[i]);
