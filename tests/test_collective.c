@@ -53,7 +53,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * from every GPU and hides the reductions behind the transfers: busbw =
    * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
    * about 370 GB/s on a DGX H100, hardware.md section 3). */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
@@ -67,7 +67,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
    * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
    * Simple's base latency (8.4 us). */
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
   double p = size / 8.0;
   double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
                   + 7 * p * 1e12 / reduce;
@@ -106,7 +106,7 @@ START_TEST (test_tree_chain_in_a_server)
   const uint64_t size = 64 << 20;
   const double link = 18 * 20.6e9, reduce = 1117e9;
   WeftCollectiveResult r;
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
@@ -146,7 +146,7 @@ START_TEST (test_tree_chain_in_a_server)
    * pipeline: every middle GPU's 2S leave at no more than its NVLink
    * rate, and little slower, the chain's 14 hops costing about a chunk
    * each. */
-  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL, NULL, 0, FALSE };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
                                   WEFT_PROTOCOL_SIMPLE, 1 << 30, &piped,
@@ -208,7 +208,7 @@ START_TEST (test_channels_across_servers)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   const uint64_t size = 16 << 20;
-  WeftCollectiveParams piped = { 0, 4, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams piped = { 0, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
   const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER };
   const WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
   const uint64_t across[] = { 6 * (uint64_t) size, 31 * 4 * (size / 32) };
@@ -239,7 +239,7 @@ START_TEST (test_channels_across_servers)
   /* One channel is one ring in rank order: GPU 7 of every server sends to
    * GPU 0 of the next, and the ring's traffic between servers takes one
    * or two NICs a server (whichever the routes to GPU 0 pass), not all. */
-  WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftCollectiveResult r;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
@@ -310,7 +310,7 @@ START_TEST (test_rings_along_the_links)
     }
 
   /* Each ring carries its share at its width, so all finish together. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftCollectiveResult r;
   const uint64_t size = 1 << 30;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -453,7 +453,7 @@ static double
 hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
            WeftAlgorithm alg, uint64_t size)
 {
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -476,7 +476,7 @@ START_TEST (test_nvls_tree)
    * m servers), the tree across servers (2 (m - 1) S), the slices up again
    * (m S) and multicast to the other GPUs (m (8 - 1) S): (2n + 3m - 2) S. */
   const double halves[] = { 1, 1 };
-  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL, NULL, 0, FALSE };
   for (uint32_t n = 8; n <= 28; n += 4)
     {
       g_autoptr (WeftSchedule) sched = weft_collective_schedule (
@@ -494,7 +494,7 @@ START_TEST (test_nvls_tree)
    * test_hierarchical_across_servers finds) and the few bytes' time. */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
@@ -510,7 +510,7 @@ START_TEST (test_nvls_tree)
    * servers as hierarchical-tree carries it, only the server's part
    * differs (the switches add up instead of a ring), so the two take the
    * same time within a few percent. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftCollectiveResult t;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE,
@@ -577,7 +577,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
               WeftAlgorithm alg, uint32_t chunks, uint64_t size,
               gboolean plain, WeftTime bins, uint32_t threads)
 {
-  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL, NULL, 0, FALSE };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -642,7 +642,7 @@ START_TEST (test_give_up_past_a_time)
    * a run told nothing does, to the picosecond. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult free_run, r;
 
@@ -735,7 +735,7 @@ START_TEST (test_plans_shared)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   uint32_t n = gpus->len;
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   int order[WEFT_PAIRS], n_order = 0;
@@ -804,7 +804,7 @@ START_TEST (test_routing_handed_on)
   g_autoptr (WeftScenario) warm = load ("gb200-nvl72.yaml");
   g_autoptr (WeftScenario) cold = load ("gb200-nvl72.yaml");
   g_autoptr (GArray) gpus = all_gpus (warm->topo);
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
                              0, NULL, 1, NULL };
   WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
@@ -884,13 +884,114 @@ START_TEST (test_speedups_change_nothing)
 }
 END_TEST
 
+/* An NVLS run of @alg over the first @n GPUs of @s, its switch chips
+ * one place of planes or (@split) each a rank of its own. */
+static WeftCollectiveResult
+planes_run (WeftScenario *s, GArray *gpus, uint32_t n, WeftAlgorithm alg,
+            WeftFidelity fidelity, uint64_t size, gboolean split)
+{
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, split };
+  WeftRunOptions options = { fidelity, 1, 1000000000, NULL, FALSE, 0, 0,
+                             NULL, 1, NULL };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                      WEFT_OP_ALL_REDUCE, alg,
+                                      WEFT_PROTOCOL_SIMPLE, size, &params,
+                                      &options, &r, &error),
+                 "%s", error ? error->message : "");
+  return r;
+}
+
+START_TEST (test_planes_move_as_chips_do)
+{
+  /* A server's NVSwitch chips taken as one place of planes, each send to
+   * them one transfer over every chip's links, against each chip a rank
+   * of its own: the same time and the same bytes on every link, inside a
+   * server (nvls) and across servers (nvls-tree), in every fidelity that
+   * takes a transfer whole, in fewer events.  But for rounding: each
+   * piece and slice is cut in whole bytes, chip by chip or plane by
+   * plane, which puts a byte here or there on another chip (at most a
+   * thousandth of a link's bytes) and moves the end by as little.  Chips
+   * of unequal lanes (a DGX H100 GPU has 5, 4, 4 and 5 to its four) stay
+   * ranks of their own: their engines would finish their shares at other
+   * times.  The packet model takes a send to planes in parts, one a chip,
+   * as it takes any striped transfer, and its clock may part a little
+   * from the other's where a chip's reduction waits for all of them. */
+  const struct {
+    const char *file;
+    uint32_t n;
+    WeftAlgorithm alg;
+    gboolean planes;
+  } cases[] = {
+    { "dgx-h100.yaml", 8, WEFT_ALG_NVLS, FALSE },
+    { "hgx-b200.yaml", 8, WEFT_ALG_NVLS, TRUE },
+    { "gb200-nvl72.yaml", 72, WEFT_ALG_NVLS, TRUE },
+    { "h100-256-rail.yaml", 32, WEFT_ALG_NVLS_TREE, FALSE },
+    { "gb200-nvl72-x2-ndr.yaml", 144, WEFT_ALG_NVLS_TREE, TRUE },
+  };
+  const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
+                                      WEFT_FIDELITY_ANALYTICAL,
+                                      WEFT_FIDELITY_ANALYTICAL_FREE,
+                                      WEFT_FIDELITY_PACKET };
+  const uint64_t sizes[] = { 256 << 20, 1000003 };
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr (WeftScenario) s = load (cases[c].file);
+      g_autoptr (GArray) gpus = all_gpus (s->topo);
+      for (guint f = 0; f < G_N_ELEMENTS (fidelities); f++)
+        for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
+          {
+            gboolean packet = fidelities[f] == WEFT_FIDELITY_PACKET;
+            uint64_t size = packet ? sizes[z] / 64 : sizes[z];
+            if ((packet && cases[c].n > 16) || (cases[c].n > 72 && z > 0))
+              continue;
+            WeftCollectiveResult one = planes_run (
+                s, gpus, cases[c].n, cases[c].alg, fidelities[f], size, FALSE);
+            WeftCollectiveResult each = planes_run (
+                s, gpus, cases[c].n, cases[c].alg, fidelities[f], size, TRUE);
+            double tol = packet ? 0.01 : 1e-4;
+            ck_assert_msg (fabs ((double) one.time - (double) each.time)
+                               <= tol * (double) each.time,
+                           "%s %s %" G_GUINT64_FORMAT " B: %" G_GUINT64_FORMAT
+                           " ps as planes, %" G_GUINT64_FORMAT " ps chip by "
+                           "chip", cases[c].file,
+                           weft_fidelity_name (fidelities[f]), size, one.time,
+                           each.time);
+            if (cases[c].planes)
+              ck_assert_uint_lt (one.events, each.events);
+            else
+              ck_assert_uint_eq (one.time, each.time);
+            for (uint32_t l = 0; l < s->topo->n_links; l++)
+              {
+                uint64_t a = one.stats->links[l].bytes;
+                uint64_t b = each.stats->links[l].bytes;
+                /* Whole bytes: a chip's share of each piece rounds down,
+                 * the first chip taking what is left. */
+                ck_assert_msg ((a > b ? a - b : b - a) <= MAX (4096, b / 1000),
+                               "%s %s link %u: %" G_GUINT64_FORMAT " B as "
+                               "planes, %" G_GUINT64_FORMAT " chip by chip",
+                               cases[c].file,
+                               weft_fidelity_name (fidelities[f]), l, a, b);
+              }
+            weft_link_stats_free (one.stats);
+            weft_link_stats_free (each.stats);
+            g_free (one.spans);
+            g_free (each.spans);
+          }
+    }
+}
+END_TEST
+
 START_TEST (test_fidelities_agree_uncontended)
 {
   /* A ring all_gather among the 8 GPUs of a DGX H100, one chunk at a time,
    * puts one transfer on a link at a time: the three fidelities agree. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftTime t[3];
 
   for (int f = 0; f < 3; f++)
@@ -918,7 +1019,7 @@ START_TEST (test_schedule_file_ring_matches_builtin)
   ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
   const uint64_t sizes[] = { 8, 1000003, 64 << 20 };
 
   for (int f = 0; f < 3; f++)
@@ -1140,7 +1241,7 @@ START_TEST (test_fat_tree_hierarchical_closed_form)
                   + 7 * (2 * hop_in + p * 1e12 / reduce)
                   + 31 * (2 * hop_out + q * 1e12 / reduce);
 
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE };
   WeftCollectiveResult r = hier_run (s, &serial, 1);
   weft_link_stats_free (r.stats);
   ck_assert_msg (fabs ((double) r.time - closed) <= 0.02 * closed,
@@ -1159,7 +1260,7 @@ START_TEST (test_spines_even_by_destination)
    * flow, the steps' flows meet on some spine links and miss others. */
   const char *dmodk[] = { "fabrics.0.routing=dmodk", NULL };
   const char *ecmp[] = { "fabrics.0.routing=ecmp", NULL };
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE };
   double least, most, mean;
 
   g_autoptr (WeftScenario) d = load_with ("h100-1024-fat-tree.yaml", dmodk);
@@ -1190,7 +1291,7 @@ START_TEST (test_ecmp_seeded)
   /* Hashing by flow is the same for the same seed and differs with it;
    * the destination's choice does not depend on it. */
   const char *ecmp[] = { "fabrics.0.routing=ecmp", NULL };
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0 };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE };
   g_autoptr (WeftScenario) s = load_with ("h100-256-fat-tree.yaml", ecmp);
   WeftCollectiveResult a = hier_run (s, &serial, 1);
   WeftCollectiveResult b = hier_run (s, &serial, 1);
@@ -1267,6 +1368,7 @@ collective_suite (void)
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_give_up_past_a_time);
   tcase_add_test (tc, test_speedups_change_nothing);
+  tcase_add_test (tc, test_planes_move_as_chips_do);
   tcase_add_test (tc, test_plans_shared);
   tcase_add_test (tc, test_routing_handed_on);
   suite_add_tcase (s, tc);

@@ -36,7 +36,7 @@ h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
                  WeftProtocolKind proto, uint32_t chunks, uint64_t size)
 {
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, chunks, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 0, chunks, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   WeftCollectiveResult r;
@@ -69,7 +69,7 @@ START_TEST (test_raw_is_alpha_beta)
   g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
   ck_assert_msg (s != NULL, "%s", error ? error->message : "");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
   const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
                                       WEFT_FIDELITY_ANALYTICAL,
                                       WEFT_FIDELITY_PACKET };
@@ -124,7 +124,7 @@ START_TEST (test_ll_held_across_servers)
    * there (its Simple ring reaches 345 of 370.8 GB/s over 2 servers). */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   const uint32_t ranks[] = { 16, 32 };
@@ -174,7 +174,7 @@ narrow_network_ll (int lanes, const char *network)
   g_rmdir (dir);
   ck_assert_msg (s != NULL, "%s", error ? error->message : "");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   WeftCollectiveResult r;
@@ -253,7 +253,7 @@ START_TEST (test_small_message_latency)
    * worked example), plus what the network adds for 8 bytes. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,

@@ -165,7 +165,7 @@ START_TEST (test_bytes_moved_exactly)
   const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
   const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL, 0, FALSE };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -215,7 +215,7 @@ START_TEST (test_hierarchical_bytes)
    * across 1 to 7 servers: still exactly 2(n-1) size in all. */
   const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
                                  WEFT_ALG_HIER_TREE };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL, 0, FALSE };
 
   for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
     for (uint32_t n = 4; n <= 28; n += 4)
@@ -240,7 +240,7 @@ START_TEST (test_tree_servers_bytes)
    * across, one tree per local index): servers of 4, of uneven sizes, and
    * not contiguous in rank order.  Still exactly 2(n-1) size in all, every
    * send paired and no deadlock. */
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL, 0, FALSE };
 
   for (uint32_t n = 2; n <= 27; n += 5)
     for (int grouping = 0; grouping < 3; grouping++)
@@ -271,7 +271,7 @@ START_TEST (test_rings_bytes)
   uint32_t order[3 * 5] = { 0, 1, 2, 3, 4, 0, 4, 3, 2, 1, 2, 0, 4, 1, 3 };
   uint64_t weight[] = { 40, 40, 20 };
   WeftRings rings = { n, 3, order, weight };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 0 };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 0, FALSE };
   const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
                          WEFT_OP_REDUCE_SCATTER, WEFT_OP_BROADCAST,
                          WEFT_OP_REDUCE };
@@ -303,7 +303,7 @@ START_TEST (test_image_threads)
    * with steps past the levels all have: halving-doubling over 13, NVLS's
    * switches). */
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 2, 3, 4, shares, 4, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 2, 3, 4, shares, 4, NULL, NULL, 0, FALSE };
   const WeftAlgorithm algs[] = { WEFT_ALG_RING, WEFT_ALG_TREE, WEFT_ALG_RHD,
                                  WEFT_ALG_NVLS, WEFT_ALG_HIER_RHD };
   const uint32_t ranks[] = { 12, 13, 40 };
@@ -377,7 +377,7 @@ START_TEST (test_ring_schedule_threads)
 
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
     {
-      WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 1 };
+      WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 1, FALSE };
       g_autoptr (WeftSchedule) one = weft_collective_schedule (
           ops[i], WEFT_ALG_RING, n, 1000000007, &params);
       params.threads = 3;
@@ -491,7 +491,7 @@ START_TEST (test_ring_reference)
                 {
                   WeftCollectiveParams params = {
                     channels[c], chunks[k], 0, NULL, 1, NULL,
-                    along ? rings : NULL, 3,
+                    along ? rings : NULL, 3, FALSE,
                   };
                   g_autoptr (WeftSchedule) fast = weft_collective_schedule (
                       ops[o], WEFT_ALG_RING, n, sizes[z], &params);
@@ -518,7 +518,7 @@ END_TEST
 START_TEST (test_one_rank_moves_nothing)
 {
   const double shares[] = { 1 };
-  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL, 0 };
+  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL, 0, FALSE };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)

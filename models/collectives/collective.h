@@ -58,6 +58,11 @@ typedef struct {
   uint32_t threads;             /* that may share the making of a large
                                    schedule (0 or 1: this one alone); the
                                    schedule is the same for any number */
+  gboolean split_planes;        /* NVLS: each switch chip a rank of its
+                                   own, not the chips of a server one
+                                   place of planes (network.h), which moves
+                                   the same in fewer transfers; for
+                                   tests */
 } WeftCollectiveParams;
 
 /* The chunks a channel is cut into by default (a ring's channels share

@@ -100,8 +100,9 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
                       GError **error)
 {
   g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) planes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_auto (WeftFit) fit = { topo, gpus, n, op, size, 0, nodes, shares,
-                           NULL, NULL };
+                           NULL, NULL, planes };
   WeftCollectiveParams p = *params;
 
   g_array_set_size (nodes, 0);
@@ -110,6 +111,7 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   p.rings = NULL;
   if (!fit_fabric (alg, &fit, &p, error))
     return NULL;
+  weft_fit_place_planes (&fit);
   g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
                                                                 size, &p);
   /* The built-in algorithms do not deadlock: the tests search every one
@@ -127,8 +129,9 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
 {
   g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_autoptr (GArray) planes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_auto (WeftFit) fit = { topo, gpus, n, op, size, 0, nodes, shares,
-                           NULL, NULL };
+                           NULL, NULL, planes };
   WeftCollectiveParams p = *params;
 
   g_array_append_vals (nodes, gpus, n);
@@ -219,6 +222,8 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   /* A large schedule may be made by the run's threads. */
   WeftCollectiveParams p = *params;
   p.threads = options->threads;
+  /* Without the speed-ups, every switch chip on its own. */
+  p.split_planes |= options->plain;
   WeftSchedule *schedule = weft_collective_plan (topo, gpus, n, op, alg, size,
                                                 &p, nodes, error);
   if (schedule == NULL)
@@ -230,8 +235,7 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   weft_schedule_free (schedule);
   WeftProtocol at = *costs;
   at.efficiency = weft_protocol_share (costs, op, topo,
-                                       (const uint32_t *) nodes->data,
-                                       nodes->len);
+                                       (const uint32_t *) nodes->data, n);
   run (topo, (uint32_t *) nodes->data, &image, &at, options, result);
   return TRUE;
 }
@@ -393,7 +397,7 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   WeftProtocol at = *costs;
   at.efficiency = weft_protocol_share (costs, p->call.op, p->call.topo,
                                        (const uint32_t *) s->nodes->data,
-                                       s->nodes->len);
+                                       p->call.n);
   run (p->call.topo, (const uint32_t *) s->nodes->data, &run_with, &at,
        options, result);
   plans_release (p, s);
@@ -409,7 +413,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
   RunImage image = run_image (schedule, NULL, options->threads);
   WeftProtocol at = *costs;
   at.efficiency = weft_protocol_share (costs, op, topo, nodes,
-                                       schedule->n_ranks);
+                                       schedule->n_gpus);
   run (topo, nodes, &image, &at, options, result);
 }
 
@@ -487,7 +491,7 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
   g_auto (WeftFit) fit = { topo, gpus, n, op, 0, 0, nodes, shares,
-                           NULL, NULL };
+                           NULL, NULL, NULL };
 
   if (!weft_algorithm_supports (alg, op))
     {

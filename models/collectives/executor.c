@@ -210,9 +210,9 @@ start_send (Exec *x, uint32_t k)
 
   if (x->inflate > 1)
     bytes = (uint64_t) ceil ((double) bytes * x->inflate);
-  weft_network_transfer (x->net, x->gpus[rank_of (x->num, k)],
-                         x->gpus[step->peer],
-                         bytes, 0, send_arrived, x, GUINT_TO_POINTER (k));
+  weft_network_transfer_places (x->net, x->gpus, x->gpus[rank_of (x->num, k)],
+                                x->gpus[step->peer], bytes, 0, send_arrived, x,
+                                GUINT_TO_POINTER (k));
 }
 
 /* Sends started at once, at most, and how far ahead of a send each stage
@@ -226,8 +226,9 @@ prefetch_send (Exec *x, uint32_t k, int stage)
 {
   const XStep *step = &x->steps[k];
 
-  weft_network_prefetch (x->net, x->gpus[rank_of (x->num, k)],
-                         x->gpus[step->peer],
+  weft_network_prefetch (x->net,
+                         weft_place_node (x->gpus, x->gpus[rank_of (x->num, k)]),
+                         weft_place_node (x->gpus, x->gpus[step->peer]),
                          stage);
 }
 
@@ -292,7 +293,9 @@ ready (Exec *x, uint32_t k)
         if (rank->peer[slot] != step->peer)
           {
             rank->peer[slot] = step->peer;
-            rank->hop[slot] = send_hop (x, x->gpus[r], x->gpus[step->peer]);
+            rank->hop[slot] = send_hop (
+                x, weft_place_node (x->gpus, x->gpus[r]),
+                weft_place_node (x->gpus, x->gpus[step->peer]));
           }
         weft_sim_schedule (sim, x->hop[rank->hop[slot]], send_start, x,
                            GUINT_TO_POINTER (k));
@@ -304,11 +307,13 @@ ready (Exec *x, uint32_t k)
       break;
     case WEFT_STEP_REDUCE:
       {
-        const WeftNode *gpu = &x->net->topo->nodes[x->gpus[r]];
+        const WeftNode *gpu
+            = &x->net->topo->nodes[weft_place_node (x->gpus, x->gpus[r])];
         if (gpu->kind == WEFT_NODE_SWITCH)
           {
-            weft_network_switch_reduce (x->net, x->gpus[r], step->bytes,
-                                        step_finished, x, GUINT_TO_POINTER (k));
+            weft_network_reduce_places (x->net, x->gpus, x->gpus[r],
+                                        step->bytes, step_finished, x,
+                                        GUINT_TO_POINTER (k));
             break;
           }
         WeftTime now = weft_sim_now (sim);

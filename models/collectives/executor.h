@@ -22,7 +22,8 @@ typedef struct {
                                    rate, not NCCL's model of it */
 } WeftProtocol;
 
-/* Run @schedule on @net: rank r is GPU node @gpus[r].  The schedule must
+/* Run @schedule on @net: rank r is at place @gpus[r], a node or planes
+ * (network.h), whose lists follow the ranks' places in @gpus.  The schedule must
  * have passed weft_schedule_check().  done(sim, target, data) runs when
  * every step of every rank has finished.  Its state goes with the network.
  * If @spans is not NULL, spans[2r] and spans[2r + 1] receive when rank r

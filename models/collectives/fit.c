@@ -1,7 +1,10 @@
 /* weft: what an algorithm looks at in the fabric before it is built. */
 #include "collectives/fit.h"
 
+#include "network/network.h"
 #include "union_find.h"
+
+#include <math.h>
 
 void
 weft_fit_clear (WeftFit *fit)
@@ -141,4 +144,79 @@ weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
                "(reduce_bandwidth above 0) joined to every rank's GPU, and "
                "has none");
   return FALSE;
+}
+
+/* Bandwidth of @a's links to @b, all lanes, as they run. */
+static double
+bandwidth_to (const WeftTopology *topo, uint32_t a, uint32_t b)
+{
+  double sum = 0;
+
+  for (uint32_t i = topo->out_start[a]; i < topo->out_start[a + 1]; i++)
+    {
+      const WeftLink *l = &topo->links[topo->out_links[i]];
+      if (l->dst == b && l->share > 0)
+        sum += l->bandwidth;
+    }
+  return sum;
+}
+
+gboolean
+weft_fit_planes (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+                 const uint32_t *sw, const double *lanes, uint32_t m)
+{
+  double unit = 0;
+
+  if (m < 2)
+    return FALSE;
+  /* Each chip's engine reduces its share at the chip's own rate: shares of
+   * other sizes would end at other times, which one place cannot. */
+  for (uint32_t j = 1; j < m; j++)
+    if (lanes[j] != lanes[0])
+      return FALSE;
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t j = 0; j < m; j++)
+      for (int way = 0; way < 2; way++)
+        {
+          double per = (way ? bandwidth_to (topo, sw[j], gpus[r])
+                             : bandwidth_to (topo, gpus[r], sw[j]))
+                       / lanes[j];
+          if (unit == 0)
+            unit = per;
+          if (!(per > 0) || fabs (per - unit) > 1e-9 * unit)
+            return FALSE;
+        }
+  return TRUE;
+}
+
+uint32_t
+weft_fit_add_planes (WeftFit *fit, const uint32_t *sw, const double *lanes,
+                     uint32_t m)
+{
+  uint32_t at = fit->planes->len;
+
+  g_array_append_val (fit->planes, m);
+  for (uint32_t j = 0; j < m; j++)
+    {
+      uint32_t weight = (uint32_t) lanes[j];
+      g_array_append_val (fit->planes, sw[j]);
+      g_array_append_val (fit->planes, weight);
+    }
+  return WEFT_PLANES | at;
+}
+
+void
+weft_fit_place_planes (WeftFit *fit)
+{
+  if (fit->planes == NULL || fit->planes->len == 0)
+    return;
+  uint32_t base = fit->nodes->len;
+  for (uint32_t i = fit->n; i < base; i++)
+    {
+      uint32_t *place = &g_array_index (fit->nodes, uint32_t, i);
+      if (weft_place_is_planes (*place))
+        *place += base;
+    }
+  g_array_append_vals (fit->nodes, fit->planes->data, fit->planes->len);
+  g_array_set_size (fit->planes, 0);
 }

@@ -25,6 +25,12 @@ typedef struct {
   uint32_t *server;             /* each rank's server, if the check found
                                    them (freed by weft_fit_clear()) */
   WeftRings *rings;             /* the rings it found (likewise) */
+  GArray *planes;               /* uint32_t, or NULL: where the check may
+                                   join switches into one place of planes
+                                   (network.h), their lists, which the
+                                   caller appends to `nodes`, each place
+                                   there then moved by the length of
+                                   `nodes` before (weft_fit_place_planes()) */
 } WeftFit;
 
 /* Whether the algorithm can run on @fit's GPUs: FALSE with @error
@@ -70,6 +76,25 @@ gboolean weft_fit_ranks_per_server (const WeftTopology *topo,
 gboolean weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus,
                             uint32_t n, GArray *nodes, GArray *shares,
                             GError **error);
+
+/* Whether the @m switches @sw, of @lanes lanes each from the first GPU,
+ * may act as planes of one place for the @n GPUs @gpus: each has as many
+ * lanes (so that their reduction engines, each at its own rate, finish
+ * their shares together) and every GPU's links to and from each of them
+ * carry as much, so that one transfer over all of them moves as one
+ * transfer to each would. */
+gboolean weft_fit_planes (const WeftTopology *topo, const uint32_t *gpus,
+                          uint32_t n, const uint32_t *sw, const double *lanes,
+                          uint32_t m);
+
+/* Add to @fit->planes the list of the @m planes @sw (weights @lanes) and
+ * return their place, as the fit check's `nodes` holds it. */
+uint32_t weft_fit_add_planes (WeftFit *fit, const uint32_t *sw,
+                              const double *lanes, uint32_t m);
+
+/* Once the check has run: append @fit->planes to @fit->nodes, each place
+ * of planes among the ranks' moved to where its list now lies. */
+void weft_fit_place_planes (WeftFit *fit);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WeftFit, weft_fit_clear)
 

@@ -427,15 +427,17 @@ weft_nvls_tree_switch_ranks (uint32_t n, const WeftCollectiveParams *p)
 gboolean
 weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
 {
-  uint32_t n = fit->n, local = fit->local, per = 0;
+  uint32_t n = fit->n, local = fit->local, servers = n / local, per = 0;
+  guint first = fit->nodes->len;
 
-  if (n / local < 2)
+  if (servers < 2)
     {
       g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT, "nvls-tree needs GPUs in "
                    "two servers or more (inside one server, use nvls)");
       return FALSE;
     }
-  for (uint32_t g = 0; g < n / local; g++)
+  gboolean planes = p != NULL && !p->split_planes && fit->planes != NULL;
+  for (uint32_t g = 0; g < servers; g++)
     {
       const uint32_t *gpus = fit->gpus + (size_t) g * local;
       g_autoptr (GArray) mine = g_array_new (FALSE, FALSE, sizeof (uint32_t));
@@ -462,6 +464,32 @@ weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
           return FALSE;
         }
       g_array_append_vals (fit->nodes, mine->data, per);
+      planes = planes && weft_fit_planes (fit->topo, gpus, local,
+                                          (const uint32_t *) mine->data,
+                                          (const double *) fit->shares->data,
+                                          per);
+    }
+  if (planes)
+    {
+      /* Each server's chips as one place (the builder gives every server
+       * the first one's shares, and the chips of each carry in
+       * proportion to them). */
+      g_autoptr (GArray) sw = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      g_array_append_vals (sw, &g_array_index (fit->nodes, uint32_t, first),
+                           servers * per);
+      g_array_set_size (fit->nodes, first);
+      double total = 0;
+      for (uint32_t j = 0; j < per; j++)
+        total += g_array_index (fit->shares, double, j);
+      for (uint32_t g = 0; g < servers; g++)
+        {
+          uint32_t place = weft_fit_add_planes (
+              fit, &g_array_index (sw, uint32_t, g * per),
+              (const double *) fit->shares->data, per);
+          g_array_append_val (fit->nodes, place);
+        }
+      g_array_set_size (fit->shares, 0);
+      g_array_append_val (fit->shares, total);
     }
   if (p != NULL)
     {

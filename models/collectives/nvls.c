@@ -128,5 +128,23 @@ weft_nvls_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
     p->chunks = nvls_pieces (fit->topo, fit->gpus[0],
                              &g_array_index (fit->nodes, uint32_t, fit->n),
                              p->n_switches, fit->size);
+  const uint32_t *sw = &g_array_index (fit->nodes, uint32_t, fit->n);
+  const double *lanes = (const double *) fit->shares->data;
+  uint32_t m = fit->shares->len;
+  if (!p->split_planes && fit->planes
+      && weft_fit_planes (fit->topo, fit->gpus, fit->n, sw, lanes, m))
+    {
+      /* The chips as one place: what each would move, in one transfer. */
+      uint32_t place = weft_fit_add_planes (fit, sw, lanes, m);
+      double total = 0;
+      for (uint32_t j = 0; j < m; j++)
+        total += lanes[j];
+      g_array_set_size (fit->nodes, fit->n);
+      g_array_append_val (fit->nodes, place);
+      g_array_set_size (fit->shares, 0);
+      g_array_append_val (fit->shares, total);
+      p->n_switches = 1;
+      p->switch_share = (const double *) fit->shares->data;
+    }
   return TRUE;
 }

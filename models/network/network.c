@@ -1,5 +1,5 @@
 /* weft: the network interface, and what the fidelities share. */
-#include "network/network.h"
+#include "network/network-private.h"
 
 #include "rng.h"
 
@@ -97,6 +97,8 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->hops = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->stripe_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   net->stripe_bytes = g_array_new (FALSE, FALSE, sizeof (uint64_t));
+  net->plane_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  net->plane_bytes = g_array_new (FALSE, FALSE, sizeof (uint64_t));
   net->reduce_free_at = g_new0 (WeftTime, MAX (topo->n_nodes, 1));
   net->free_transfers = g_new (uint32_t, MAX (topo->n_nodes, 1));
   for (uint32_t i = 0; i < topo->n_nodes; i++)
@@ -172,6 +174,10 @@ weft_network_free (WeftNetwork *net)
   g_array_unref (net->hops);
   g_array_unref (net->stripe_links);
   g_array_unref (net->stripe_bytes);
+  g_array_unref (net->plane_links);
+  g_array_unref (net->plane_bytes);
+  if (net->plane_routes)
+    g_hash_table_unref (net->plane_routes);
   g_free (net->reduce_free_at);
   g_free (net->capacity);
   routes_free (net);
@@ -868,6 +874,88 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
     remember_route (net, src, dst, t->path, n, (uint32_t *) hops->data,
                     hops->len, stripes, latency);
   start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
+}
+
+WeftTime
+weft_network_gather_route (WeftNetwork *net, uint32_t src, uint32_t dst,
+                           uint64_t bytes, GArray *links, GArray *carried,
+                           gboolean *fixed)
+{
+  WeftTime latency;
+  double unused;
+  const uint32_t *route;
+  const uint64_t *each = NULL;
+  guint n;
+
+  weft_routing_first_hops (net->routing, src, dst, net->hops);
+  guint n_hops = net->hops->len;
+  if (n_hops <= 1 || bytes < n_hops)
+    {
+      route_part (net, src, dst,
+                  n_hops == 1 ? g_array_index (net->hops, uint32_t, 0)
+                              : WEFT_NONE,
+                  net->next_flow++);
+      *fixed = weft_routing_flow_free (net->routing);
+      route = (const uint32_t *) net->scratch->data;
+      n = net->scratch->len;
+      path_figures (net, route, n, &latency, &unused);
+    }
+  else
+    {
+      gboolean flow_free;
+      latency = gather_stripes (net, src, dst, bytes, net->hops,
+                                net->next_flow++, NULL, &flow_free);
+      *fixed = FALSE;
+      route = (const uint32_t *) net->stripe_links->data;
+      each = (const uint64_t *) net->stripe_bytes->data;
+      n = net->stripe_links->len;
+    }
+  for (guint k = 0; k < n; k++)
+    {
+      uint64_t b = each ? each[k] : bytes;
+      guint j = 0;
+      while (j < links->len && g_array_index (links, uint32_t, j) != route[k])
+        j++;
+      if (j == links->len)
+        {
+          g_array_append_val (links, route[k]);
+          g_array_append_val (carried, b);
+        }
+      else
+        g_array_index (carried, uint64_t, j) += b;
+    }
+  return latency;
+}
+
+void
+weft_network_start_gathered (WeftNetwork *net, uint32_t src, uint64_t bytes,
+                             double cap, const uint32_t *links,
+                             const uint64_t *carried, uint32_t n,
+                             WeftTime latency, WeftEventFn done, void *target,
+                             void *data)
+{
+  g_assert (net->klass->whole_stripes);
+  uint32_t id = new_transfer (net, src);
+  WeftTransfer *t = &net->transfers[id];
+
+  fill_transfer (t, src, bytes, cap, done, target, data);
+  transfer_buffers (t, n);
+  memcpy (t->path, links, n * sizeof (uint32_t));
+  memcpy (t->link_bytes, carried, n * sizeof (uint64_t));
+  t->latency = latency;
+  start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
+}
+
+WeftEventFn
+weft_network_join (WeftNetwork *net, uint32_t parts, WeftEventFn done,
+                   void *target, void *data, void **join_target)
+{
+  Split *split = g_new (Split, 1);
+
+  *split = (Split) { net, parts, done, target, data };
+  g_hash_table_add (net->splits, split);
+  *join_target = split;
+  return part_done;
 }
 
 void

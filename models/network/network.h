@@ -113,6 +113,10 @@ struct _WeftNetwork {
   GArray *hops;                 /* first hops of a transfer being split */
   GArray *stripe_links;         /* a striped transfer's links being gathered */
   GArray *stripe_bytes;         /* ...and the bytes each carries */
+  GArray *plane_links;          /* the same of a transfer to or from planes */
+  GArray *plane_bytes;
+  GHashTable *plane_routes;     /* transfers to or from planes: their
+                                   routes, kept (planes.c) */
 
   uint64_t next_flow;
   uint64_t started, finished;   /* transfers */
@@ -185,6 +189,47 @@ void weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
 void weft_network_switch_reduce (WeftNetwork *net, uint32_t node,
                                  uint64_t bytes, WeftEventFn done,
                                  void *target, void *data);
+
+/* ---- planes ----
+ *
+ * Nodes that act as one place: the NVSwitch chips of a server, over which
+ * NVLS spreads every piece, each chip taking its weight's share (the lanes
+ * each GPU has to it).  A send to or from planes is one transfer over all
+ * their paths (one flow in the flow model, as a striped transfer is), and
+ * a reduction in them is each reducing its share at once: what the chips
+ * taken one by one would do, as one event where they would make one each.
+ *
+ * A list of places holds for each rank its node, or WEFT_PLANES | i, where
+ * list[i] is the number m of planes and list[i + 1 .. i + 2m] their m
+ * (node, weight) pairs. */
+#define WEFT_PLANES 0x80000000u
+
+static inline gboolean
+weft_place_is_planes (uint32_t place)
+{
+  return (place & WEFT_PLANES) != 0;
+}
+
+/* The node of @place in @places: itself, or its first plane's. */
+static inline uint32_t
+weft_place_node (const uint32_t *places, uint32_t place)
+{
+  return weft_place_is_planes (place) ? places[(place & ~WEFT_PLANES) + 1]
+                                      : place;
+}
+
+/* weft_network_transfer() between places @src and @dst of @places (nodes,
+ * or planes on one side). */
+void weft_network_transfer_places (WeftNetwork *net, const uint32_t *places,
+                                   uint32_t src, uint32_t dst, uint64_t bytes,
+                                   double cap, WeftEventFn done, void *target,
+                                   void *data);
+
+/* weft_network_switch_reduce() at place @place of @places: a switch, or
+ * planes, each reducing its share of @bytes. */
+void weft_network_reduce_places (WeftNetwork *net, const uint32_t *places,
+                                 uint32_t place, uint64_t bytes,
+                                 WeftEventFn done, void *target, void *data);
 
 /* Bring net->stats up to date: a fidelity may keep some figures (the flow
  * model's busy times and bytes) with its own state while it runs.  Call before

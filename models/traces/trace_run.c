@@ -190,7 +190,7 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
     }
   plan->costs.efficiency = weft_protocol_share (
       &plan->costs, op->op, x->topo, (const uint32_t *) plan->nodes->data,
-      plan->nodes->len);
+      op->n_ranks);
   x->plan_of[i] = x->plans->len;
   g_ptr_array_add (x->plans, plan);
   g_hash_table_insert (cache, g_bytes_ref (k),

@@ -210,7 +210,7 @@ replay (const WeftTraceRun *run, const WeftTrace *trace,
                                                : FIRST_BIN_WIDTH,
       run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1,
       NULL },
-    { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0 },
+    { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0, FALSE },
     run->algorithm, run->protocol,
     isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,
   };

@@ -22,6 +22,7 @@ trap 'rm -rf "$work"' EXIT
 quick="
 run
 run scenarios/gb200-nvl72.yaml
+run scenarios/gb200-nvl72-x2-ndr.yaml
 run --fidelity packet -b 8 -e 64M
 run scenarios/h100-256-rail.yaml --algorithm hierarchical -b 16M -e 4G -f 4
 run scenarios/dgx-h100.yaml --trace scenarios/traces/dgx-h100-step.yaml
@@ -33,6 +34,7 @@ sweep scenarios/dgx-h100.yaml --grid link_types.nvlink4.latency=100ns,200ns --gr
 large="
 run scenarios/h100-1024-fat-tree.yaml --algorithm ring -b 1G -e 1G --protocol Simple --chunks 1
 run scenarios/h100-131072-fat-tree.yaml --algorithm hierarchical-rhd -b 1G -e 1G
+run scenarios/gb200-nvl72-x18-ndr.yaml -b 64M -e 16G
 "
 case "$set_name" in
   quick) list=$quick ;;
