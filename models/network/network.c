@@ -6,9 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-static void routes_init (WeftNetwork *net);
-static void routes_free (WeftNetwork *net);
-
 static const char *const fidelity_names[] = {
   [WEFT_FIDELITY_PACKET] = "packet",
   [WEFT_FIDELITY_FLOW] = "flow",
@@ -118,7 +115,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->adopted = g_ptr_array_new_with_free_func (g_free);
   net->splits = g_hash_table_new_full (g_direct_hash, g_direct_equal, g_free,
                                        NULL);
-  routes_init (net);
+  weft_routes_init (net);
   /* Adaptive routing reads what is in flight on each link as a transfer
    * starts; counted only when a switch routes so. */
   if (weft_routing_uses_load (net->routing))
@@ -180,7 +177,7 @@ weft_network_free (WeftNetwork *net)
     g_hash_table_unref (net->plane_routes);
   g_free (net->reduce_free_at);
   g_free (net->capacity);
-  routes_free (net);
+  weft_routes_free (net);
   g_free (net->load);
   routing_give (net, g_steal_pointer (&net->routing));
   weft_link_stats_free (net->stats);
@@ -319,275 +316,6 @@ shares (const double *width, guint n, uint64_t bytes, uint64_t *parts)
           parts[m]--;
           parts[k] = 1;
         }
-}
-
-/* Whole transfers' routes remembered (the fidelities that take whole
- * stripes, the flow model): the links of all the stripes of a transfer
- * from src to dst, merged, the stripes crossing each link, and the
- * latency.  A collective sends from a GPU to the same few peers over
- * and over (each piece of each step): one look-up here replaces routing
- * every stripe.  Only routes no flow id took part in are kept, so results
- * are the same with or without them.
- *
- * A route sits in any slot of the set of ROUTE_WAYS its (src, dst) hashes
- * to, replacing the one used least recently when the set is full.  The
- * keys of a set share one cache line; a slot's hops, links and stripes lie
- * in a pool, as long as they are: a look-up reads one line, and only a hit
- * reads its route.  Sets are of eight: in sets of a few, the pairs of a
- * ring (one peer a GPU) that hash to one set would push each other out
- * and be routed again and again. */
-#define ROUTE_LINKS 64
-#define ROUTE_HOPS 32           /* a GB200's 18 NVLinks, each a stripe */
-#define ROUTE_WAYS 8
-
-struct _WeftRoute {
-  WeftTime latency;
-  uint32_t used;                /* clock of the last use */
-  uint32_t body;                /* in the pool: hops, links, then (striped
-                                   routes) a word a link, bit i: stripe i
-                                   crosses it */
-  uint8_t n_links;
-  uint8_t n_hops;               /* 0 or 1: one part, not striped */
-  uint8_t crosses;              /* WEFT_CROSSES_* */
-};
-
-typedef struct _WeftRoute Route;
-
-/* A slot's key: (src, dst); 0 (src == dst == 0, never asked for): empty. */
-static inline uint64_t
-route_key (uint32_t src, uint32_t dst)
-{
-  return (uint64_t) src << 32 | dst;
-}
-
-/* Words of the pool a route of @n_hops and @n_links takes: a striped
- * route's also hold its last transfer's split (see route_memo()). */
-static inline uint32_t
-route_words (uint32_t n_hops, uint32_t n_links)
-{
-  return n_hops + n_links + (n_hops > 1 ? n_links + 2 + 4 * n_links : 0);
-}
-
-static inline const uint32_t *
-route_links (const WeftNetwork *net, const Route *r)
-{
-  return net->route_pool + r->body + r->n_hops;
-}
-
-static inline const uint32_t *
-route_stripes (const WeftNetwork *net, const Route *r)
-{
-  return net->route_pool + r->body + r->n_hops + r->n_links;
-}
-
-/* A striped route's last transfer, whose split the next one of the same
- * size takes as it is (a collective sends the same piece size over and
- * over): its bytes (two words), then each link's bytes (two words a
- * link), then each link's share of the bytes (a double,
- * two words a link: the flow model's divisions, done once).  Bytes 0: none
- * yet. */
-static inline uint32_t *
-route_memo (const WeftNetwork *net, const Route *r)
-{
-  return net->route_pool + r->body + r->n_hops + 2 * r->n_links;
-}
-
-/* Routes start in 1,024 slots and double while half of them are filled
- * or a route's set is, up to 32 a GPU: a network built to try one
- * collective on a few GPUs asks for few. */
-static void
-routes_alloc (WeftNetwork *net, uint32_t n)
-{
-  net->n_routes = n;
-  net->routes_filled = 0;
-  net->routes = g_new (Route, n);
-  net->route_keys = g_aligned_alloc0 (n, sizeof (uint64_t), 64);
-}
-
-static void
-routes_free (WeftNetwork *net)
-{
-  g_clear_pointer (&net->routes, g_free);
-  g_clear_pointer (&net->route_keys, g_aligned_free);
-  g_clear_pointer (&net->route_pool, g_free);
-  net->pool_used = net->pool_cap = net->pool_dead = 0;
-}
-
-static void
-routes_init (WeftNetwork *net)
-{
-  uint32_t gpus = 0;
-
-  routes_free (net);
-  if (!net->klass->whole_stripes || net->plain)
-    return;
-  for (uint32_t n = 0; n < net->topo->n_nodes; n++)
-    gpus += net->topo->nodes[n].kind == WEFT_NODE_GPU;
-  net->routes_max = 4096;
-  while (net->routes_max < (1u << 24) && net->routes_max < 32 * (uint64_t) gpus)
-    net->routes_max *= 2;
-  routes_alloc (net, 1024);
-}
-
-/* The first slot of the set of @key. */
-static inline uint32_t
-route_set (const WeftNetwork *net, uint64_t key)
-{
-  return (uint32_t) weft_mix64 (key) & (net->n_routes - ROUTE_WAYS);
-}
-
-static Route *
-route_find (WeftNetwork *net, uint32_t src, uint32_t dst)
-{
-  uint64_t key = route_key (src, dst);
-  uint32_t set = route_set (net, key);
-  const uint64_t *keys = net->route_keys + set;
-
-  for (uint32_t i = 0; i < ROUTE_WAYS; i++)
-    if (keys[i] == key)
-      {
-        Route *r = &net->routes[set + i];
-        r->used = ++net->route_clock;
-        return r;
-      }
-  return NULL;
-}
-
-/* A slot for @key: an empty one of its set, or the least recently used
- * (its route's words in the pool are then dead). */
-static uint32_t
-route_free_slot (WeftNetwork *net, uint64_t key)
-{
-  uint32_t set = route_set (net, key), best = set;
-
-  for (uint32_t i = set; i < set + ROUTE_WAYS; i++)
-    {
-      if (net->route_keys[i] == 0)
-        {
-          net->routes_filled++;
-          return i;
-        }
-      if (net->routes[i].used < net->routes[best].used)
-        best = i;
-    }
-  net->pool_dead += route_words (net->routes[best].n_hops,
-                                 net->routes[best].n_links);
-  return best;
-}
-
-/* Copy the live routes' words into a new pool with room for @more. */
-static void
-pool_compact (WeftNetwork *net, uint64_t more)
-{
-  uint64_t live = net->pool_used - net->pool_dead;
-  uint64_t cap = MAX (2 * (live + more), 4096);
-  g_assert (cap < G_MAXUINT32);
-  uint32_t *pool = g_new (uint32_t, cap), used = 0;
-
-  for (uint32_t i = 0; i < net->n_routes; i++)
-    if (net->route_keys[i] != 0)
-      {
-        Route *r = &net->routes[i];
-        uint32_t words = route_words (r->n_hops, r->n_links);
-        memcpy (pool + used, net->route_pool + r->body,
-                words * sizeof (uint32_t));
-        r->body = used;
-        used += words;
-      }
-  g_free (net->route_pool);
-  net->route_pool = pool;
-  net->pool_used = used;
-  net->pool_cap = (uint32_t) cap;
-  net->pool_dead = 0;
-}
-
-/* What @n @links cross: WEFT_CROSSES_* bits. */
-static uint32_t
-links_cross (const WeftNetwork *net, const uint32_t *links, uint32_t n)
-{
-  uint32_t crosses = 0;
-
-  for (uint32_t i = 0; i < n; i++)
-    {
-      const WeftLink *l = &net->topo->links[links[i]];
-      const WeftLinkType *t = g_ptr_array_index (net->topo->link_types,
-                                                 l->type);
-      if (t->family == WEFT_FAMILY_PCIE || t->family == WEFT_FAMILY_OTHER)
-        crosses |= WEFT_CROSSES_PCIE;
-      else if (t->family == WEFT_FAMILY_NETWORK)
-        crosses |= WEFT_CROSSES_NETWORK;
-    }
-  return crosses;
-}
-
-/* What flow 0's route from @src to @dst crosses (in net->scratch). */
-static uint32_t
-path_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
-{
-  weft_routing_path (net->routing, src, dst, 0, net->scratch);
-  return links_cross (net, (const uint32_t *) net->scratch->data,
-                      net->scratch->len);
-}
-
-uint32_t
-weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
-{
-  if (net->routes)
-    {
-      const Route *r = route_find (net, src, dst);
-      if (r != NULL)
-        return r->crosses;
-    }
-  return path_crosses (net, src, dst);
-}
-
-/* Remember the route from @src to @dst: @n_links @links, leaving by the
- * @n_hops first hops @hops (0 or 1: one part), @stripes saying which
- * stripes cross each link (NULL for one part, which crosses them all). */
-static void
-remember_route (WeftNetwork *net, uint32_t src, uint32_t dst,
-                const uint32_t *links, uint32_t n_links, const uint32_t *hops,
-                uint32_t n_hops, const uint32_t *stripes, WeftTime latency)
-{
-  uint64_t key = route_key (src, dst);
-  if (net->n_routes < net->routes_max
-      && (net->routes_filled >= net->n_routes / 2
-          || net->route_keys[route_set (net, key) + ROUTE_WAYS - 1] != 0))
-    {
-      /* Twice the slots, the routes held put again (sets fill in order). */
-      Route *old = net->routes;
-      uint64_t *old_keys = net->route_keys;
-      uint32_t n = net->n_routes;
-      routes_alloc (net, n * 2);
-      for (uint32_t i = 0; i < n; i++)
-        if (old_keys[i] != 0)
-          {
-            uint32_t slot = route_free_slot (net, old_keys[i]);
-            net->route_keys[slot] = old_keys[i];
-            net->routes[slot] = old[i];
-          }
-      g_free (old);
-      g_aligned_free (old_keys);
-    }
-  uint32_t words = route_words (n_hops, n_links);
-  if (net->pool_used + words > net->pool_cap)
-    pool_compact (net, words);
-  uint32_t slot = route_free_slot (net, key);
-  Route *r = &net->routes[slot];
-  net->route_keys[slot] = key;
-  *r = (Route) { .latency = latency, .used = ++net->route_clock,
-                 .body = net->pool_used,
-                 .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
-                 .crosses = (uint8_t) path_crosses (net, src, dst) };
-  uint32_t *body = net->route_pool + net->pool_used;
-  net->pool_used += words;
-  memcpy (body, hops, n_hops * sizeof (uint32_t));
-  memcpy (body + n_hops, links, n_links * sizeof (uint32_t));
-  if (n_hops > 1)
-    {
-      memcpy (body + n_hops + n_links, stripes, n_links * sizeof (uint32_t));
-      memset (route_memo (net, r), 0, sizeof (uint64_t));
-    }
 }
 
 /* Route the stripes of a transfer of @bytes from @src to @dst, one over
@@ -787,7 +515,7 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   path_figures (net, t->path, n, &t->latency, &t->bottleneck);
   if (remember && net->routes && n <= ROUTE_LINKS
       && weft_routing_flow_free (net->routing))
-    remember_route (net, src, dst, t->path, n, &first, first != WEFT_NONE,
+    weft_route_remember (net, src, dst, t->path, n, &first, first != WEFT_NONE,
                     NULL, t->latency);
   start_on (net, id, t->path, n, FALSE, NULL, NULL);
 }
@@ -871,7 +599,7 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   memcpy (t->link_bytes, net->stripe_bytes->data, n * sizeof (uint64_t));
   t->latency = latency;
   if (remember && n <= ROUTE_LINKS)
-    remember_route (net, src, dst, t->path, n, (uint32_t *) hops->data,
+    weft_route_remember (net, src, dst, t->path, n, (uint32_t *) hops->data,
                     hops->len, stripes, latency);
   start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
 }
@@ -959,33 +687,6 @@ weft_network_join (WeftNetwork *net, uint32_t parts, WeftEventFn done,
 }
 
 void
-weft_network_prefetch (WeftNetwork *net, uint32_t src, uint32_t dst,
-                       int stage)
-{
-  if (net->routes == NULL || src == dst || !net->deep)
-    return;
-  uint64_t key = route_key (src, dst);
-  uint32_t set = route_set (net, key);
-  if (stage == 0)
-    {
-      __builtin_prefetch (net->route_keys + set);
-      return;
-    }
-  for (uint32_t i = 0; i < ROUTE_WAYS; i++)
-    if (net->route_keys[set + i] == key)
-      {
-        const Route *r = &net->routes[set + i];
-        if (stage == 1)
-          __builtin_prefetch (r);
-        else if (stage == 2)
-          __builtin_prefetch (route_links (net, r));
-        else if (net->klass->prefetch)
-          net->klass->prefetch (net, route_links (net, r), r->n_links);
-        return;
-      }
-}
-
-void
 weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                        uint64_t bytes, double cap, WeftEventFn done,
                        void *target, void *data)
@@ -1001,7 +702,7 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
 
   if (net->routes)
     {
-      const Route *r = route_find (net, src, dst);
+      const Route *r = weft_route_find (net, src, dst);
       if (r != NULL && bytes >= r->n_hops)
         {
           start_remembered (net, r, src, bytes, cap, done, target, data);
@@ -1082,7 +783,7 @@ weft_network_set_plain (WeftNetwork *net, gboolean plain)
 {
   net->plain = plain;
   weft_routing_set_memo (net->routing, !plain);
-  routes_init (net);
+  weft_routes_init (net);
 }
 
 void

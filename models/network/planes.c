@@ -53,7 +53,7 @@ plane_route_free (gpointer p)
 }
 
 static uint64_t
-route_key (uint32_t a, uint32_t b, const uint32_t *pairs, uint32_t m)
+plane_key (uint32_t a, uint32_t b, const uint32_t *pairs, uint32_t m)
 {
   uint64_t h = (((uint64_t) a << 32) | b) * UINT64_C (0x9e3779b97f4a7c15);
 
@@ -68,7 +68,7 @@ find_route (WeftNetwork *net, uint32_t a, uint32_t b, const uint32_t *pairs,
 {
   if (net->plane_routes == NULL)
     return NULL;
-  uint64_t key = route_key (a, b, pairs, m);
+  uint64_t key = plane_key (a, b, pairs, m);
   const PlaneRoute *r = g_hash_table_lookup (net->plane_routes, &key);
   if (r == NULL || r->a != a || r->b != b || r->m != m
       || memcmp (r->pairs, pairs, 2 * m * sizeof (uint32_t)) != 0)
@@ -87,7 +87,7 @@ keep_route (WeftNetwork *net, uint32_t a, uint32_t b, const uint32_t *pairs,
     net->plane_routes = g_hash_table_new_full (g_int64_hash, g_int64_equal,
                                                NULL, plane_route_free);
   *r = (PlaneRoute) {
-    .key = route_key (a, b, pairs, m),
+    .key = plane_key (a, b, pairs, m),
     .a = a, .b = b, .m = m, .n_links = links->len,
     .pairs = g_memdup2 (pairs, 2 * m * sizeof (uint32_t)),
     .links = g_memdup2 (links->data, links->len * sizeof (uint32_t)),
