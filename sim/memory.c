@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -134,6 +135,17 @@ weft_memory_resident (void)
       || sscanf (text, "%llu %llu", &size, &resident) != 2)
     return 0;
   return (size_t) resident * (size_t) sysconf (_SC_PAGESIZE);
+}
+
+size_t
+weft_memory_peak (void)
+{
+  struct rusage usage;
+
+  /* Linux counts ru_maxrss in KiB. */
+  if (getrusage (RUSAGE_SELF, &usage) != 0 || usage.ru_maxrss <= 0)
+    return 0;
+  return (size_t) usage.ru_maxrss * 1024;
 }
 
 size_t

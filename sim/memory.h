@@ -37,6 +37,10 @@ void weft_memory_advise (void *block, size_t bytes);
  * where the system does not say. */
 size_t weft_memory_resident (void);
 
+/* The most bytes of memory the process has had in RAM at once (its peak
+ * resident set), or 0 where the system does not say. */
+size_t weft_memory_peak (void);
+
 /* Bytes of memory the system could give without swapping (Linux's
  * MemAvailable), or 0 where it does not say. */
 size_t weft_memory_available (void);

@@ -607,6 +607,24 @@ START_TEST (test_memory_known_before)
                  r.err);
   ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
   result_clear (&r);
+  /* -v ends with the peak the run reached, within the estimate, and what
+   * held the memory. */
+  r = weft ("run", WEFT_SOURCE_DIR "/scenarios/gb200-nvl72.yaml", "-v", "-b",
+            "64M", "-e", "256M", "--db", db, NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  const char *line = strstr (r.out, "# memory: peak ");
+  ck_assert_msg (line != NULL, "%s", r.out);
+  double peak, most;
+  char peak_unit[4], most_unit[4];
+  ck_assert_int_eq (sscanf (line, "# memory: peak %lf %3[GMi]B; estimated at "
+                            "most %lf %3[GMi]B", &peak, peak_unit, &most,
+                            most_unit), 4);
+  peak *= strcmp (peak_unit, "GiB") == 0 ? 1024 : 1;
+  most *= strcmp (most_unit, "GiB") == 0 ? 1024 : 1;
+  ck_assert_msg (peak > 0 && peak <= most, "%s", line);
+  ck_assert (strstr (line, "schedules") && strstr (line, "link statistics"));
+  result_clear (&r);
+  g_unlink (db);
   r = weft ("run", "--max-memory", "lots", "--db", db, NULL);
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "--max-memory"));

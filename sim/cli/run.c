@@ -6,6 +6,7 @@
 #include "log.h"
 #include "run_options.h"
 #include "run_sizes.h"
+#include "memory.h"
 #include "units.h"
 
 #include <stdio.h>
@@ -33,6 +34,18 @@ list_sizes (const WeftRunArgs *args, int *n_sizes)
 
 /* `weft run --check`: what would run, once every option and the
  * scenario passed their checks.  Returns WEFT_EXIT_OK. */
+/* @bytes as a person reads them: GiB from one, else MiB (a decimal below
+ * ten). */
+static char *
+size_text (size_t bytes)
+{
+  if (bytes >= ((size_t) 1 << 30))
+    return g_strdup_printf ("%.1f GiB", bytes / (double) (1 << 30));
+  if (bytes >= ((size_t) 10 << 20))
+    return g_strdup_printf ("%.0f MiB", bytes / (double) (1 << 20));
+  return g_strdup_printf ("%.1f MiB", bytes / (double) (1 << 20));
+}
+
 static int
 print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
 {
@@ -49,12 +62,8 @@ print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
       if (plan->fits[a][pr])
         printf (" %s/%s", args->file ? "file" : weft_algorithm_name (a),
                 weft_protocol_name (pr));
-  if (plan->memory >= ((size_t) 1 << 30))
-    printf ("\n# memory: about %.1f GiB at most",
-            plan->memory / (double) (1 << 30));
-  else
-    printf ("\n# memory: about %.0f MiB at most",
-            plan->memory / (double) (1 << 20));
+  g_autofree char *memory = size_text (plan->memory);
+  printf ("\n# memory: about %s at most", memory);
   if (plan->largest_steps > 0)
     {
       g_autofree char *at = weft_format_size (plan->largest_size);
@@ -64,6 +73,30 @@ print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
     }
   printf ("\n# checked: nothing simulated or recorded\n");
   return WEFT_EXIT_OK;
+}
+
+/* With -v, after the table: the peak the run reached, and what held
+ * its memory as the estimate made before it counts it. */
+static void
+print_memory (const WeftSizesPlan *plan)
+{
+  size_t peak = weft_memory_peak ();
+  g_autofree char *measured = size_text (peak);
+  g_autofree char *at_most = size_text (plan->memory);
+  g_autofree char *before = size_text (plan->parts.before);
+  g_autofree char *schedules = size_text (plan->parts.schedules);
+  g_autofree char *networks = size_text (plan->parts.networks);
+  g_autofree char *transfers = size_text (plan->parts.transfers);
+  g_autofree char *bins = size_text (plan->parts.bins);
+  g_autofree char *uncounted = size_text (plan->parts.uncounted);
+
+  printf ("# memory: peak %s; estimated at most %s: %s before simulating "
+          "(the program, the scenario and its topology), %s schedules and "
+          "their executors' state, %s networks and routes, %s transfers "
+          "in progress, %s link statistics, %s not counted (the heap's "
+          "pages, threads, SQLite's cache)\n",
+          peak ? measured : "unknown", at_most, before, schedules, networks,
+          transfers, bins, uncounted);
 }
 
 /* The table's head, as nccl-tests prints it. */
@@ -241,5 +274,7 @@ weft_cmd_run (int argc, char **argv)
   if (!out.failed && !out.interrupted)
     printf ("# Avg bus bandwidth    : %g\n",
             out.rows->len ? table.busbw_sum / out.rows->len : 0.0);
+  if (args.verbose)
+    print_memory (&plan);
   return weft_sizes_record_end (&args, &plan, &out, &rec);
 }

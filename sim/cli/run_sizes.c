@@ -452,10 +452,15 @@ pick_sizes (const WeftRunArgs *args, WeftSizesPlan *plan)
 #define ALLOWANCE ((size_t) 64 << 20)
 #define THREAD_ALLOWANCE ((size_t) 8 << 20)
 
+/* What one schedule's simulations at once take, and in what. */
+typedef struct {
+  size_t total, schedules, networks, transfers;
+} Need;
+
 static gint
 by_size_down (gconstpointer a, gconstpointer b)
 {
-  size_t x = *(const size_t *) a, y = *(const size_t *) b;
+  size_t x = ((const Need *) a)->total, y = ((const Need *) b)->total;
 
   return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -471,7 +476,7 @@ by_size_down (gconstpointer a, gconstpointer b)
 static int
 estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
 {
-  g_autoptr (GArray) each = g_array_new (FALSE, FALSE, sizeof (size_t));
+  g_autoptr (GArray) each = g_array_new (FALSE, FALSE, sizeof (Need));
   const uint32_t *gpus = (const uint32_t *) plan->gpus->data;
   const WeftTopology *topo = args->scenario->topo;
   /* Each simulation has a network and routes of its own. */
@@ -497,13 +502,17 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
         /* The schedule is kept while its runs go on; each run has a
          * network and routes of its own and its transfers in progress,
          * and runs that share the image a copy of the steps' state. */
-        size_t one = per_run + f.in_progress
-                                   * weft_network_transfer_bytes (
-                                       args->fidelity);
-        size_t runs = (size_t) MIN (protocols, args->jobs)
-                      * ((protocols > 1 ? f.run : 0) + one);
-        size_t bytes = f.schedule + f.image + runs;
-        g_array_append_val (each, bytes);
+        size_t moving = f.in_progress
+                        * weft_network_transfer_bytes (args->fidelity);
+        size_t at_once = (size_t) MIN (protocols, args->jobs);
+        Need need = {
+          .schedules = f.schedule + f.image
+                       + at_once * (protocols > 1 ? f.run : 0),
+          .networks = at_once * per_run,
+          .transfers = at_once * moving,
+        };
+        need.total = need.schedules + need.networks + need.transfers;
+        g_array_append_val (each, need);
         if (f.steps > plan->largest_steps)
           {
             plan->largest_steps = f.steps;
@@ -512,18 +521,28 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
           }
       }
   g_array_sort (each, by_size_down);
-  plan->memory = weft_memory_resident ();
+  memset (&plan->parts, 0, sizeof plan->parts);
+  plan->parts.before = weft_memory_resident ();
   /* The sizes' link statistics, kept until the run is recorded: within
    * the budget of bins, each an index and a count, in lists that grow by
    * doubling. */
   if (args->bin_width == 0)
-    plan->memory += (size_t) MAX (BIN_ROW_BUDGET, 10000 * (uint64_t) plan->n_sizes)
-                    * 2 * (sizeof (uint32_t) + sizeof (double));
+    plan->parts.bins = (size_t) MAX (BIN_ROW_BUDGET,
+                                     10000 * (uint64_t) plan->n_sizes)
+                       * 2 * (sizeof (uint32_t) + sizeof (double));
   /* And what is not counted: the heap handed out in huge pages (2 MiB at
    * a time), each thread's stack and arena, SQLite's page cache. */
-  plan->memory += ALLOWANCE + (size_t) args->jobs * THREAD_ALLOWANCE;
+  plan->parts.uncounted = ALLOWANCE + (size_t) args->jobs * THREAD_ALLOWANCE;
   for (guint k = 0; k < each->len && k < (guint) args->jobs; k++)
-    plan->memory += g_array_index (each, size_t, k);
+    {
+      const Need *need = &g_array_index (each, Need, k);
+      plan->parts.schedules += need->schedules;
+      plan->parts.networks += need->networks;
+      plan->parts.transfers += need->transfers;
+    }
+  plan->memory = plan->parts.before + plan->parts.bins
+                 + plan->parts.uncounted + plan->parts.schedules
+                 + plan->parts.networks + plan->parts.transfers;
 
   size_t limit = args->max_memory;
   if (limit == 0 && weft_memory_available () > 0)

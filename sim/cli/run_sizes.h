@@ -23,7 +23,17 @@ typedef struct {
   int candidates;               /* (algorithm, protocol) pairs that fit */
   uint64_t *sizes;              /* bytes, in the order they run */
   int n_sizes;
-  size_t memory;                /* bytes the run will take at most */
+  size_t memory;                /* bytes the run will take at most... */
+  struct {
+    size_t before;              /* ...the process before simulating (the
+                                   program, the scenario, its topology) */
+    size_t schedules;           /* the schedules and executors' images */
+    size_t networks;            /* the simulations' networks and routes */
+    size_t transfers;           /* their transfers in progress */
+    size_t bins;                /* the link statistics */
+    size_t uncounted;           /* the allowance for the heap's pages,
+                                   threads and SQLite's cache */
+  } parts;                      /* ...and what holds it */
   uint64_t largest_steps;       /* the largest schedule's steps... */
   int largest_alg;              /* ...its algorithm (-1: a file)... */
   uint64_t largest_size;        /* ...and size */
