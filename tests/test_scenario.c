@@ -135,6 +135,9 @@ static const Expect ready[] = {
     8 * 72 * 18, 18 * NV5, NDR },
   { "gb200-nvl72-x18-ndr.yaml", 1296, 18 * 18 + 76, 1296, 648, "nvlink5",
     18 * 72 * 18, 18 * NV5, NDR },
+  /* 832 fabric switches in three levels. */
+  { "gb200-nvl72-x128-ndr.yaml", 9216, 128 * 18 + 832, 9216, 4608, "nvlink5",
+    128 * 72 * 18, 18 * NV5, NDR },
   { "gb200-nvl72-x2-xdr.yaml", 144, 2 * 18 + 6, 144, 72, "nvlink5",
     2 * 72 * 18, 18 * NV5, XDR },
   { "gb200-nvl72-x8-xdr.yaml", 576, 8 * 18 + 12, 576, 288, "nvlink5",

@@ -523,6 +523,36 @@ typedef struct {
   _Atomic WeftTime best;        /* least time of those finished */
 } Trial;
 
+/* Whether candidate @k cannot beat the best so far, found by its lower
+ * bound: the same schedule with no link shared (analytical-free), which
+ * no fidelity beats, every transfer taking at least its path's latency
+ * and bytes over its bottleneck, and every step waiting for the same
+ * ones.  Run up to the best time only, it costs a few events a transfer;
+ * a candidate it leaves in the race is then simulated as it is.  Not
+ * with the speed-ups off, nor where the run is that model already. */
+static gboolean
+bounded (Trial *t, int k, const WeftRunOptions *options,
+         WeftCollectiveResult *r)
+{
+  if (options->plain || options->fidelity == WEFT_FIDELITY_ANALYTICAL_FREE)
+    return FALSE;
+  WeftRunOptions free = *options;
+  g_autoptr (GError) error = NULL;
+
+  free.fidelity = WEFT_FIDELITY_ANALYTICAL_FREE;
+  free.bin_width = free.max_bins = 0;
+  free.progress = NULL;
+  if (!t->run (t->order[k], &free, r, &error, t->data))
+    return FALSE;               /* its own run says why */
+  gboolean beaten = r->beaten;
+  gboolean interrupted = r->interrupted;
+  weft_link_stats_free (r->stats);
+  g_free (r->spans);
+  *r = (WeftCollectiveResult) { .time = WEFT_TIME_MAX, .beaten = beaten,
+                                .interrupted = interrupted };
+  return beaten || interrupted;
+}
+
 static gpointer
 trial_worker (gpointer data)
 {
@@ -537,6 +567,8 @@ trial_worker (gpointer data)
       WeftRunOptions options = t->options;
       WeftTime best = atomic_load (&t->best);
       options.give_up = best != WEFT_TIME_MAX ? best : 0;
+      if (best != WEFT_TIME_MAX && bounded (t, k, &options, r))
+        continue;
       if (!t->run (t->order[k], &options, r, &t->errors[k], t->data)
           || r->beaten || r->interrupted)
         continue;

@@ -705,21 +705,42 @@ run_picked (Sweep *s, int pair, WeftChoice *choice)
     choice->interrupted = choice->result.interrupted;
 }
 
-/* Try the candidates of the current size, starting with the last size's
- * fastest, which is most often the fastest again and sets the time the
- * others stop at; see weft_collective_choose(). */
+/* NCCL's estimate of a pair, for ordering: those without one last. */
+static double
+estimate_of (const double *estimate, int pair)
+{
+  return estimate[pair] >= 0 ? estimate[pair] : G_MAXDOUBLE;
+}
+
+/* Try the candidates of the current size (size @i), starting with the
+ * last size's fastest, which is most often the fastest again and sets the
+ * time the others stop at, then by NCCL's estimate, least first, so that
+ * a good time is found early; see weft_collective_choose().  The order
+ * changes only how soon the others stop, not the choice. */
 static void
-choose (Sweep *s, WeftChoice *choice)
+choose (Sweep *s, int i, WeftChoice *choice)
 {
   int order[WEFT_PAIRS], n_order = 0;
+  const double *estimate = s->plan->estimate + (size_t) i * WEFT_PAIRS;
 
   if (s->last_winner >= 0)
     order[n_order++] = s->last_winner;
+  int first = n_order;
   for (int pair = 0; pair < WEFT_PAIRS; pair++)
     if (pair != s->last_winner
         && s->plan->fits[pair / WEFT_PROTOCOL_COUNT]
                         [pair % WEFT_PROTOCOL_COUNT])
-      order[n_order++] = pair;
+      {
+        /* Insertion, stable: of equal estimates the lower pair first. */
+        int k = n_order++;
+        while (k > first && estimate_of (estimate, order[k - 1])
+                                > estimate_of (estimate, pair))
+          {
+            order[k] = order[k - 1];
+            k--;
+          }
+        order[k] = pair;
+      }
   /* The schedules of the size, each planned once for all its candidates
    * and the fastest's second run. */
   if (s->args->file == NULL)
@@ -768,7 +789,7 @@ simulate_size (Sweep *s, SizePool *pool, int i, WeftSizesRow *row,
   else if (pick >= 0)
     run_picked (s, pick, &choice);
   else
-    choose (s, &choice);
+    choose (s, i, &choice);
   if (pick >= 0)
     {
       choice.n_tried = 1;
