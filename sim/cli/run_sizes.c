@@ -147,6 +147,8 @@ typedef struct {
   WeftCollectiveCall call;      /* its size set for each size */
   WeftScheduleFile *file;       /* or NULL: built-in algorithms */
   WeftPlans *plans;             /* built-in: the size's schedules, or NULL */
+  atomic_int *current;          /* or NULL: the pair last taken up, for
+                                   the progress line */
 } Candidates;
 
 /* Simulate candidate @pair (an algorithm and protocol) of @data, a
@@ -160,6 +162,8 @@ run_candidate (int pair, const WeftRunOptions *options,
   const Candidates *c = data;
   int a = pair / WEFT_PROTOCOL_COUNT, pr = pair % WEFT_PROTOCOL_COUNT;
 
+  if (c->current != NULL)
+    atomic_store (c->current, pair);
   if (c->file == NULL && c->plans != NULL)
     return weft_plans_run (c->plans, a, pr, options, result, error);
   if (c->file == NULL)
@@ -643,6 +647,7 @@ typedef struct {
   WeftRunOptions options;       /* the candidates as they are tried */
   int last_winner;              /* the last size's fastest pair, or -1 */
   _Atomic WeftTime clock;       /* a running simulation's, for progress */
+  atomic_int current;           /* the candidate last taken up, likewise */
 } Sweep;
 
 /* How each size's runs are simulated.  Link bins are kept by the run that
@@ -671,10 +676,11 @@ sweep_init (Sweep *s, const WeftRunArgs *args, const WeftSizesPlan *plan)
       s->options.bin_width = s->options.max_bins = 0;
       s->options.threads = 1;
     }
+  atomic_init (&s->current, -1);
   s->cands = (Candidates) { { args->scenario->topo,
                               (uint32_t *) plan->gpus->data, plan->n,
                               args->op, 0, &plan->params },
-                            args->file, NULL };
+                            args->file, NULL, &s->current };
   s->last_winner = -1;
 }
 
@@ -838,6 +844,8 @@ typedef struct {
   const char *command;          /* "run", for its messages */
   const WeftSizesPlan *plan;
   const _Atomic WeftTime *clock;
+  const atomic_int *current;    /* the candidate under way, or -1 */
+  gboolean file;                /* candidates of a schedule file */
   atomic_int size;              /* the size under way */
   gboolean stop;
   gboolean shown;               /* a line is on the terminal */
@@ -861,15 +869,24 @@ tick (gpointer data)
       if (t->stop || now - start < G_USEC_PER_SEC)
         continue;
       int i = MIN (atomic_load (&t->size), t->plan->n_sizes - 1);
+      int pair = atomic_load (t->current);
       g_autofree char *size = weft_format_size (t->plan->sizes[i]);
-      fprintf (stderr, "\rweft %s: size %d of %d (%s), simulated %.1f us, "
-               "%.0f s  ", t->command, i + 1, t->plan->n_sizes, size,
+      g_autofree char *who = pair < 0 ? g_strdup ("")
+                             : g_strdup_printf (
+                                 "%s/%s, ",
+                                 t->file ? "file"
+                                         : weft_algorithm_name (
+                                             pair / WEFT_PROTOCOL_COUNT),
+                                 weft_protocol_name (
+                                     pair % WEFT_PROTOCOL_COUNT));
+      fprintf (stderr, "\rweft %s: size %d of %d (%s), %ssimulated %.1f us, "
+               "%.0f s  ", t->command, i + 1, t->plan->n_sizes, size, who,
                atomic_load_explicit (t->clock, memory_order_relaxed) / 1e6,
                (now - start) / 1e6);
       t->shown = TRUE;
     }
   if (t->shown)
-    fprintf (stderr, "\r%72s\r", "");
+    fprintf (stderr, "\r%100s\r", "");
   g_mutex_unlock (&t->lock);
   return NULL;
 }
@@ -878,14 +895,16 @@ tick (gpointer data)
  * NULL elsewhere. */
 static Ticker *
 ticker_start (const char *command, const WeftSizesPlan *plan,
-              const _Atomic WeftTime *clock)
+              const Sweep *s)
 {
   if (!isatty (STDERR_FILENO))
     return NULL;
   Ticker *t = g_new0 (Ticker, 1);
   t->command = command;
   t->plan = plan;
-  t->clock = clock;
+  t->clock = &s->clock;
+  t->current = &s->current;
+  t->file = s->args->file != NULL;
   atomic_init (&t->size, 0);
   g_mutex_init (&t->lock);
   g_cond_init (&t->cond);
@@ -922,7 +941,7 @@ weft_sizes_run (const WeftRunArgs *args, const WeftSizesPlan *plan,
   g_array_set_clear_func (out->rows, (GDestroyNotify) row_clear);
   sweep_init (&s, args, plan);
   g_autoptr (SizePool) pool = start_pool (&s);
-  g_autoptr (Ticker) ticker = ticker_start (args->name, plan, &s.clock);
+  g_autoptr (Ticker) ticker = ticker_start (args->name, plan, &s);
   for (int i = 0; i < plan->n_sizes; i++)
     {
       WeftSizesRow row;
@@ -932,7 +951,7 @@ weft_sizes_run (const WeftRunArgs *args, const WeftSizesPlan *plan,
         return;
       /* The row and the ticker's line on one terminal: clear it first. */
       if (ticker && ticker->shown)
-        fprintf (stderr, "\r%72s\r", "");
+        fprintf (stderr, "\r%100s\r", "");
       if (on_row)
         on_row (&row, data);
       g_array_append_val (out->rows, row);
