@@ -416,4 +416,6 @@ const WeftNetworkClass weft_network_analytical_class = {
   .counts_bytes = TRUE,
   .link_state = sizeof (Lane),
   .transfer_state = sizeof (Pending),
+  /* Its part in each link's heap, which grows by doubling. */
+  .path_state = 2 * sizeof (Part),
 };

@@ -549,4 +549,9 @@ const WeftNetworkClass weft_network_flow_class = {
   .whole_stripes = TRUE,
   .link_state = sizeof (Link) + sizeof (uint64_t),
   .transfer_state = sizeof (Flow) + sizeof (FlowSide),
+  /* Its place in each link's list of flows, which grows by doubling; a
+   * path longer than NEAR_LINKS: its shares, links and slots in `far`. */
+  .path_state = 2 * sizeof (uint32_t),
+  .near_links = NEAR_LINKS,
+  .far_state = sizeof (double) + 2 * sizeof (uint32_t),
 };

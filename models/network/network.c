@@ -143,10 +143,24 @@ weft_network_bytes (const WeftTopology *topo, WeftFidelity fidelity)
 #define ESTIMATE_PATH_LINKS 16
 
 size_t
-weft_network_transfer_bytes (WeftFidelity fidelity)
+weft_network_transfer_bytes (const WeftTopology *topo, WeftFidelity fidelity)
 {
-  return sizeof (WeftTransfer) + classes[fidelity]->transfer_state
-         + ESTIMATE_PATH_LINKS * (sizeof (uint32_t) + sizeof (uint64_t));
+  const WeftNetworkClass *klass = classes[fidelity];
+  uint32_t striped = 0;
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    if (topo->nodes[n].kind == WEFT_NODE_GPU)
+      striped = MAX (striped,
+                     2 * (topo->out_start[n + 1] - topo->out_start[n]));
+  uint32_t links = MAX (ESTIMATE_PATH_LINKS, striped);
+  /* Routes through a fabric stay within a model's near links; a striped
+   * one may not. */
+  size_t far = klass->near_links && striped > klass->near_links
+                   ? 2 * (size_t) striped * klass->far_state
+                   : 0;
+  return sizeof (WeftTransfer) + klass->transfer_state + far
+         + links * (sizeof (uint32_t) + sizeof (uint64_t)
+                    + klass->path_state);
 }
 
 void

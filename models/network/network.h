@@ -64,6 +64,12 @@ typedef struct {
   size_t link_state;            /* bytes of its own state per directed link */
   size_t transfer_state;        /* ...and per transfer in progress, beside
                                    the transfer's own record and path */
+  size_t path_state;            /* ...and per link of such a transfer's
+                                   path, at most... */
+  uint32_t near_links;          /* ...and for a path of more links than
+                                   this (0: none), far_state per link of
+                                   twice its length */
+  size_t far_state;
 } WeftNetworkClass;
 
 /* One transfer in progress.  Its first line holds all that its start and
@@ -265,9 +271,12 @@ void weft_network_adopt (WeftNetwork *net, gpointer object,
  * before any transfer: what each simulation at once adds. */
 size_t weft_network_bytes (const WeftTopology *topo, WeftFidelity fidelity);
 
-/* Bytes each transfer in progress takes in a network of @fidelity, its
- * path as long as routes through a fabric of three levels are. */
-size_t weft_network_transfer_bytes (WeftFidelity fidelity);
+/* Bytes each transfer in progress over @topo takes in a network of
+ * @fidelity, at most: its path as long as routes through a fabric of
+ * three levels are, or as a transfer striped over every link of a GPU
+ * and back in (a GB200's eighteen NVSwitch chips). */
+size_t weft_network_transfer_bytes (const WeftTopology *topo,
+                                    WeftFidelity fidelity);
 
 /* The time an idle path from @src to @dst would take for @bytes: its
  * latency plus bytes over its bottleneck.  The closed form every fidelity

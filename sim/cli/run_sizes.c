@@ -486,6 +486,7 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
   /* Each simulation has a network and routes of its own. */
   size_t per_run = weft_network_bytes (topo, args->fidelity)
                    + weft_routing_bytes_bound (topo);
+  size_t per_transfer = weft_network_transfer_bytes (topo, args->fidelity);
 
   for (int i = 0; i < plan->n_sizes; i++)
     for (int a = 0; a < WEFT_ALG_COUNT && args->file == NULL; a++)
@@ -506,8 +507,7 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
         /* The schedule is kept while its runs go on; each run has a
          * network and routes of its own and its transfers in progress,
          * and runs that share the image a copy of the steps' state. */
-        size_t moving = f.in_progress
-                        * weft_network_transfer_bytes (args->fidelity);
+        size_t moving = f.in_progress * per_transfer;
         size_t at_once = (size_t) MIN (protocols, args->jobs);
         Need need = {
           .schedules = f.schedule + f.image

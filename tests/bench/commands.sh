@@ -35,6 +35,7 @@ large="
 run scenarios/h100-1024-fat-tree.yaml --algorithm ring -b 1G -e 1G --protocol Simple --chunks 1
 run scenarios/h100-131072-fat-tree.yaml --algorithm hierarchical-rhd -b 1G -e 1G
 run scenarios/gb200-nvl72-x18-ndr.yaml -b 64M -e 16G
+run scenarios/gb200-nvl72-x128-ndr.yaml -b 256M -e 4G
 "
 case "$set_name" in
   quick) list=$quick ;;
