@@ -2,6 +2,7 @@
 #include <check.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 typedef struct {
@@ -633,6 +634,66 @@ START_TEST (test_memory_known_before)
 }
 END_TEST
 
+START_TEST (test_algorithm_list)
+{
+  /* --algorithm A,B,C runs each as a run of its own and prints them side
+   * by side: each column is what that algorithm alone gives.  A list one
+   * of which cannot run is refused before anything is written. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "l.db", NULL);
+  Result r = weft ("run", "--algorithm", "ring,tree,nvls", "-b", "1M", "-e",
+                   "16M", "-f", "4", "--db", db, NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  ck_assert_msg (strstr (r.out, "ring") && strstr (r.out, "tree")
+                 && strstr (r.out, "nvls")
+                 && strstr (r.out, "# Avg bus bandwidth    : ring "),
+                 "%s", r.out);
+  const char *row = strstr (r.out, "\n     4194304");
+  ck_assert_msg (row != NULL, "%s", r.out);
+  double t[3], bw[3];
+  char proto[3][8];
+  ck_assert_int_eq (sscanf (row, " %*u %*u %lf %lf %7s %lf %lf %7s %lf %lf "
+                            "%7s", &t[0], &bw[0], proto[0], &t[1], &bw[1],
+                            proto[1], &t[2], &bw[2], proto[2]), 9);
+  result_clear (&r);
+  const char *names[] = { "ring", "tree", "nvls" };
+  for (int k = 0; k < 3; k++)
+    {
+      g_autofree char *alone = g_build_filename (dir, "a.db", NULL);
+      r = weft ("run", "-a", names[k], "-b", "4M", "-e", "4M", "--db", alone,
+                NULL);
+      ck_assert_msg (r.status == 0, "%s", r.err);
+      double time;
+      const char *line = strstr (r.out, "\n     4194304");
+      ck_assert (line != NULL);
+      ck_assert_int_eq (sscanf (line, " %*u %*u %*s %*s %*d %lf", &time), 1);
+      ck_assert_msg (fabs (time - t[k]) < 0.006, "%s: %.2f alone, %.2f in "
+                     "the list", names[k], time, t[k]);
+      ck_assert_ptr_nonnull (strstr (line, proto[k]));
+      result_clear (&r);
+      g_unlink (alone);
+    }
+  /* Each a run of its own: the third is nvls's. */
+  r = weft ("report", db, "--run", "3", NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  ck_assert_msg (strstr (r.out, "# run 3:") && strstr (r.out, "complete")
+                 && strstr (r.out, "nvls"), "%s", r.out);
+  result_clear (&r);
+  g_unlink (db);
+  r = weft ("run", WEFT_SOURCE_DIR "/scenarios/pcie-8gpu.yaml", "--algorithm",
+            "ring,nvls", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "cannot run nvls"));
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+  result_clear (&r);
+  r = weft ("run", "--algorithm", "ring,bogus", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "unknown algorithm 'bogus'"));
+  result_clear (&r);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_bundled_from_anywhere)
 {
   /* From a folder with no scenarios/ in it, the bundled scenarios are
@@ -885,6 +946,7 @@ cli_suite (void)
   tcase_add_test (tc, test_set_overrides);
   tcase_add_test (tc, test_bundled_from_anywhere);
   tcase_add_test (tc, test_memory_known_before);
+  tcase_add_test (tc, test_algorithm_list);
   tcase_add_test (tc, test_ranks_named_exactly);
   tcase_add_test (tc, test_nccl_tests_flags);
   tcase_add_test (tc, test_trace_command);

@@ -393,6 +393,9 @@ weft_cmd_compare (int argc, char **argv)
 
   if ((status = parse_options (argc, argv, &c, &args)) != WEFT_EXIT_OK)
     return status;
+  if (args.algorithms != NULL)
+    return weft_cli_usage (args.name, "--algorithm takes one name: the log "
+                           "is one algorithm's");
   weft_log_setup (args.log_level);
   if ((status = plan_compare (&c, &args, &plan)) != WEFT_EXIT_OK)
     return status;

@@ -246,6 +246,130 @@ plan_sweep (const WeftRunArgs *args, WeftSizesPlan *plan)
   return weft_sizes_plan (args, sizes, n, plan);
 }
 
+/* One algorithm of a list: its plan, and what its sizes came to. */
+typedef struct {
+  const char *name;
+  WeftSizesPlan plan;
+  GArray *rows;                 /* per size done, a Done */
+  double busbw_sum;
+} Entry;
+
+typedef struct {
+  WeftTime time;
+  int proto;
+} Done;
+
+/* A size of one algorithm of a list done: kept for the table, printed
+ * once all have run. */
+static void
+on_listed_row (const WeftSizesRow *row, void *data)
+{
+  Entry *e = data;
+  Done done = { row->result.time, row->proto };
+
+  g_array_append_val (e->rows, done);
+}
+
+/* The algorithms of a list side by side: for each size, each one's time,
+ * bus bandwidth and protocol. */
+static void
+print_side_by_side (const WeftRunArgs *args, Entry *entries, guint n,
+                    const WeftSizesPlan *plan)
+{
+  double factor = weft_op_bus_factor (args->op, plan->n);
+
+  printf ("# weft %s: %s on %s, %u ranks, %s fidelity; each algorithm's "
+          "time, busbw and protocol\n#\n# %10s %12s", WEFT_VERSION,
+          weft_op_name (args->op), args->scenario_path, plan->n,
+          weft_fidelity_name (args->fidelity), "", "");
+  for (guint k = 0; k < n; k++)
+    printf (k + 1 < n ? "  %-26s" : "  %s", entries[k].name);
+  printf ("\n# %10s %12s", "size", "count");
+  for (guint k = 0; k < n; k++)
+    printf (k + 1 < n ? "  %10s %8s %-6s" : "  %10s %8s %s", "time", "busbw",
+            "proto");
+  printf ("\n# %10s %12s", "(B)", "(elements)");
+  for (guint k = 0; k < n; k++)
+    printf ("  %10s %8s%s", "(us)", "(GB/s)", k + 1 < n ? "       " : "");
+  printf ("\n");
+  for (int i = 0; i < plan->n_sizes; i++)
+    {
+      uint64_t size = plan->sizes[i];
+      printf ("  %10" G_GUINT64_FORMAT " %12" G_GUINT64_FORMAT, size,
+              size / 4);
+      for (guint k = 0; k < n; k++)
+        {
+          if ((guint) i >= entries[k].rows->len)
+            {
+              printf (k + 1 < n ? "  %10s %8s %-6s" : "  %10s %8s %s", "-",
+                      "-", "-");
+              continue;
+            }
+          const Done *d = &g_array_index (entries[k].rows, Done, i);
+          double seconds = d->time * 1e-12;
+          double busbw = seconds > 0 ? size / seconds / 1e9 * factor : 0;
+          entries[k].busbw_sum += busbw;
+          printf (k + 1 < n ? "  %10.2f %8.2f %-6s" : "  %10.2f %8.2f %s",
+                  d->time / 1e6, busbw, weft_protocol_name (d->proto));
+        }
+      printf ("\n");
+    }
+  printf ("# Avg bus bandwidth    :");
+  for (guint k = 0; k < n; k++)
+    printf ("%s %s %g", k ? "," : "", entries[k].name,
+            entries[k].rows->len ? entries[k].busbw_sum / entries[k].rows->len
+                                 : 0.0);
+  printf ("\n");
+}
+
+/* `weft run --algorithm A,B,...`: plan every one first (a list one of
+ * which cannot run leaves nothing behind), then run and record each as a
+ * run of its own, and print them side by side. */
+static int
+run_list (WeftRunArgs *args)
+{
+  guint n = g_strv_length (args->algorithms);
+  g_autofree Entry *entries = g_new0 (Entry, n);
+  int status = WEFT_EXIT_OK;
+
+  for (guint k = 0; k < n; k++)
+    {
+      entries[k].name = args->algorithms[k];
+      entries[k].rows = g_array_new (FALSE, FALSE, sizeof (Done));
+    }
+  for (guint k = 0; k < n && status == WEFT_EXIT_OK; k++)
+    {
+      weft_run_args_use_algorithm (args, entries[k].name);
+      status = plan_sweep (args, &entries[k].plan);
+    }
+  for (guint k = 0; k < n && status == WEFT_EXIT_OK && args->check; k++)
+    {
+      weft_run_args_use_algorithm (args, entries[k].name);
+      print_plan (args, &entries[k].plan);
+    }
+  gboolean ran = FALSE;
+  for (guint k = 0; k < n && status == WEFT_EXIT_OK && !args->check; k++)
+    {
+      g_auto (WeftRecord) rec = { 0 };
+      g_auto (WeftSizesOutcome) out = { 0 };
+      weft_run_args_use_algorithm (args, entries[k].name);
+      if ((status = weft_sizes_record_begin (args, &rec)) != WEFT_EXIT_OK)
+        break;
+      weft_sizes_run (args, &entries[k].plan, on_listed_row, &entries[k],
+                      &out);
+      status = weft_sizes_record_end (args, &entries[k].plan, &out, &rec);
+      ran = TRUE;
+    }
+  if (ran)
+    print_side_by_side (args, entries, n, &entries[0].plan);
+  for (guint k = 0; k < n; k++)
+    {
+      weft_sizes_plan_clear (&entries[k].plan);
+      g_array_unref (entries[k].rows);
+    }
+  return status;
+}
+
 /* `weft run`: read the options, then replay a trace or plan, begin the
  * record, simulate the sizes and record them.  Returns the exit status. */
 int
@@ -262,6 +386,8 @@ weft_cmd_run (int argc, char **argv)
   weft_log_setup (args.log_level);
   if (args.trace_path != NULL)
     return run_trace (&args);
+  if (args.algorithms != NULL)
+    return run_list (&args);
   if ((status = plan_sweep (&args, &plan)) != WEFT_EXIT_OK)
     return status;
   if (args.check)

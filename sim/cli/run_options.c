@@ -66,6 +66,7 @@ weft_run_args_clear (WeftRunArgs *args)
   g_strfreev (args->params);
   g_free (args->ranks);
   g_free (args->alg_name);
+  g_strfreev (args->algorithms);
   g_free (args->redop);
   g_clear_pointer (&args->file, weft_schedule_file_free);
 }
@@ -609,9 +610,54 @@ refuse_algorithm (const Flags *f, const char *name, WeftOp op)
                          weft_op_name (op), valid->str);
 }
 
+void
+weft_run_args_use_algorithm (WeftRunArgs *args, const char *name)
+{
+  args->auto_alg = strcmp (name, "auto") == 0;
+  args->alg = WEFT_ALG_RING;
+  if (!args->auto_alg)
+    weft_algorithm_parse (name, &args->alg);
+  g_free (args->alg_name);
+  args->alg_name = g_strdup (name);
+}
+
+/* --algorithm A,B,...: each auto or a built-in algorithm that can run
+ * the operation, into args->algorithms, the first to run first. */
+static int
+choose_algorithms (const Flags *f, WeftRunArgs *args)
+{
+  g_auto (GStrv) names = g_strsplit (f->algorithm, ",", -1);
+
+  if (f->trace)
+    return weft_cli_usage (f->cmd->name, "--algorithm takes one name with "
+                           "--trace (the trace's collectives are its runs)");
+  if (f->nccl_tests)
+    return weft_cli_usage (f->cmd->name, "--nccl-tests prints one "
+                           "algorithm's table: name one algorithm");
+  for (guint i = 0; names[i] != NULL; i++)
+    {
+      WeftAlgorithm a;
+      if (strcmp (names[i], "auto") == 0)
+        continue;
+      if (!weft_algorithm_parse (names[i], &a))
+        return weft_cli_usage (f->cmd->name, "unknown algorithm '%s' in "
+                               "'%s'; a list takes auto and built-in "
+                               "algorithms: %s", names[i], f->algorithm,
+                               weft_algorithm_list ());
+      if (!weft_algorithm_supports (a, args->op))
+        return refuse_algorithm (f, names[i], args->op);
+    }
+  if (g_strv_length (names) < 2)
+    return weft_cli_usage (f->cmd->name, "'%s' is not a list of "
+                           "algorithms", f->algorithm);
+  args->algorithms = g_steal_pointer (&names);
+  weft_run_args_use_algorithm (args, args->algorithms[0]);
+  return WEFT_EXIT_OK;
+}
+
 /* The operation and the algorithm that runs it: auto, a built-in one
  * that can run it (a trace's collectives are checked when it is read),
- * or a schedule file. */
+ * a schedule file, or a list of algorithms. */
 static int
 choose_collective (const Flags *f, WeftRunArgs *args)
 {
@@ -623,6 +669,8 @@ choose_collective (const Flags *f, WeftRunArgs *args)
                            "unknown collective '%s'; valid: %s (and "
                            "-o takes the reduction operators sum, prod, max, "
                            "min and avg)", f->op, weft_op_names ());
+  if (f->algorithm != NULL && strchr (f->algorithm, ',') != NULL)
+    return choose_algorithms (f, args);
   args->auto_alg = f->algorithm == NULL || strcmp (f->algorithm, "auto") == 0;
   args->alg = WEFT_ALG_RING;
   if (!args->auto_alg && !weft_algorithm_parse (f->algorithm, &args->alg)
@@ -744,7 +792,8 @@ weft_run_args_parse_as (const WeftRunCommand *cmd, int argc, char **argv,
   args->db_path = g_steal_pointer (&f.db);
   args->params = g_steal_pointer (&f.params);
   args->ranks = g_steal_pointer (&f.ranks);
-  args->alg_name = g_steal_pointer (&f.algorithm);
+  if (args->algorithms == NULL)
+    args->alg_name = g_steal_pointer (&f.algorithm);
   args->check = f.check;
   args->nccl_tests = f.nccl_tests;
   args->verbose = f.verbose;

@@ -32,6 +32,9 @@ typedef struct {
   char **params;                /* --param KEY=VALUE for run_params, or NULL */
   char *ranks;                  /* a GPU selector, or NULL: every GPU */
   char *alg_name;               /* as written, for messages; NULL: auto */
+  char **algorithms;            /* --algorithm A,B,...: each name (auto or
+                                   built-in), run one after another and
+                                   printed side by side; NULL: one */
   WeftOp op;
   gboolean auto_alg;            /* try each algorithm auto may choose */
   WeftAlgorithm alg;            /* with a schedule file: ring, whose
@@ -62,6 +65,10 @@ typedef struct {
  * once it has said on stderr what is wrong; --help exits.  @args is the
  * caller's to clear either way. */
 int weft_run_args_parse (int argc, char **argv, WeftRunArgs *args);
+
+/* Make @args run algorithm @name (auto or a built-in one, as a list of
+ * --algorithm gives them). */
+void weft_run_args_use_algorithm (WeftRunArgs *args, const char *name);
 
 /* A command that runs a collective on a scenario as weft run does and
  * takes weft run's options, but those it leaves out.  Its inputs come
