@@ -287,3 +287,13 @@ weft_format_time (WeftTime ps)
     return g_strdup_printf ("%.3f ns", (double) ps / WEFT_NS);
   return g_strdup_printf ("%" G_GUINT64_FORMAT " ps", ps);
 }
+
+char *
+weft_format_memory (uint64_t bytes)
+{
+  if (bytes >= (UINT64_C (1) << 30))
+    return g_strdup_printf ("%.1f GiB", bytes / (double) (UINT64_C (1) << 30));
+  if (bytes >= (UINT64_C (10) << 20))
+    return g_strdup_printf ("%.0f MiB", bytes / (double) (1 << 20));
+  return g_strdup_printf ("%.1f MiB", bytes / (double) (1 << 20));
+}

@@ -43,6 +43,10 @@ gboolean weft_parse_number (const char *text, double *value, GError **error);
  * keeps it readable, into a newly allocated string: "8 GiB", "1.5 KB". */
 char *weft_format_size (uint64_t bytes);
 
+/* An amount of memory as a person reads it, rounded: "3.2 GiB" from one
+ * GiB, "640 MiB", "7.5 MiB" below ten. */
+char *weft_format_memory (uint64_t bytes);
+
 /* Format a rate in GB/s (10^9 bytes per second): "450.0 GB/s". */
 char *weft_format_rate (double bytes_per_s);
 

@@ -608,6 +608,22 @@ START_TEST (test_memory_known_before)
                  r.err);
   ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
   result_clear (&r);
+  /* A trace replay is estimated too, and refused likewise. */
+  r = weft ("run", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml", "--trace",
+            WEFT_SOURCE_DIR "/scenarios/traces/dgx-h100-step.yaml",
+            "--max-memory", "20MiB", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "would take about ")
+                 && strstr (r.err, "more than the 20 MiB --max-memory allows"),
+                 "%s", r.err);
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+  result_clear (&r);
+  r = weft ("run", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml", "--trace",
+            WEFT_SOURCE_DIR "/scenarios/traces/dgx-h100-step.yaml", "--check",
+            NULL);
+  ck_assert_msg (r.status == 0 && strstr (r.out, "# memory: about "), "%s%s",
+                 r.out, r.err);
+  result_clear (&r);
   /* -v ends with the peak the run reached, within the estimate, and what
    * held the memory. */
   r = weft ("run", WEFT_SOURCE_DIR "/scenarios/gb200-nvl72.yaml", "-v", "-b",

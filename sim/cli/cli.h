@@ -50,6 +50,8 @@ typedef struct {
                                    read, as its run is recorded */
   int jobs;                     /* auto's candidates simulated at once */
   gboolean check;               /* read and check the trace, and stop */
+  uint64_t max_memory;          /* bytes the replay may take; 0: what the
+                                   machine has free */
 } WeftTraceRun;
 
 /* Replay a trace, print each job's ranks and the critical path, and record

@@ -34,18 +34,6 @@ list_sizes (const WeftRunArgs *args, int *n_sizes)
 
 /* `weft run --check`: what would run, once every option and the
  * scenario passed their checks.  Returns WEFT_EXIT_OK. */
-/* @bytes as a person reads them: GiB from one, else MiB (a decimal below
- * ten). */
-static char *
-size_text (size_t bytes)
-{
-  if (bytes >= ((size_t) 1 << 30))
-    return g_strdup_printf ("%.1f GiB", bytes / (double) (1 << 30));
-  if (bytes >= ((size_t) 10 << 20))
-    return g_strdup_printf ("%.0f MiB", bytes / (double) (1 << 20));
-  return g_strdup_printf ("%.1f MiB", bytes / (double) (1 << 20));
-}
-
 static int
 print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
 {
@@ -62,7 +50,7 @@ print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
       if (plan->fits[a][pr])
         printf (" %s/%s", args->file ? "file" : weft_algorithm_name (a),
                 weft_protocol_name (pr));
-  g_autofree char *memory = size_text (plan->memory);
+  g_autofree char *memory = weft_format_memory (plan->memory);
   printf ("\n# memory: about %s at most", memory);
   if (plan->largest_steps > 0)
     {
@@ -81,14 +69,14 @@ static void
 print_memory (const WeftSizesPlan *plan)
 {
   size_t peak = weft_memory_peak ();
-  g_autofree char *measured = size_text (peak);
-  g_autofree char *at_most = size_text (plan->memory);
-  g_autofree char *before = size_text (plan->parts.before);
-  g_autofree char *schedules = size_text (plan->parts.schedules);
-  g_autofree char *networks = size_text (plan->parts.networks);
-  g_autofree char *transfers = size_text (plan->parts.transfers);
-  g_autofree char *bins = size_text (plan->parts.bins);
-  g_autofree char *uncounted = size_text (plan->parts.uncounted);
+  g_autofree char *measured = weft_format_memory (peak);
+  g_autofree char *at_most = weft_format_memory (plan->memory);
+  g_autofree char *before = weft_format_memory (plan->parts.before);
+  g_autofree char *schedules = weft_format_memory (plan->parts.schedules);
+  g_autofree char *networks = weft_format_memory (plan->parts.networks);
+  g_autofree char *transfers = weft_format_memory (plan->parts.transfers);
+  g_autofree char *bins = weft_format_memory (plan->parts.bins);
+  g_autofree char *uncounted = weft_format_memory (plan->parts.uncounted);
 
   printf ("# memory: peak %s; estimated at most %s: %s before simulating "
           "(the program, the scenario and its topology), %s schedules and "
@@ -212,7 +200,7 @@ run_trace (const WeftRunArgs *args)
     args->auto_alg ? -1 : (int) args->alg,
     args->auto_proto ? -1 : (int) args->proto, args->db_path,
     args->bin_width, args->command, weft_sizes_interrupt (),
-    weft_sizes_catch_signals, args->jobs, args->check,
+    weft_sizes_catch_signals, args->jobs, args->check, args->max_memory,
   };
 
   return weft_run_trace (&tr);

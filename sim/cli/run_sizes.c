@@ -451,10 +451,6 @@ pick_sizes (const WeftRunArgs *args, WeftSizesPlan *plan)
 }
 
 #define GIB ((double) (1 << 30))
-/* Memory the estimate adds for what it does not count, for the process
- * and for each thread. */
-#define ALLOWANCE ((size_t) 64 << 20)
-#define THREAD_ALLOWANCE ((size_t) 8 << 20)
 
 /* What one schedule's simulations at once take, and in what. */
 typedef struct {
@@ -536,7 +532,8 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
                        * 2 * (sizeof (uint32_t) + sizeof (double));
   /* And what is not counted: the heap handed out in huge pages (2 MiB at
    * a time), each thread's stack and arena, SQLite's page cache. */
-  plan->parts.uncounted = ALLOWANCE + (size_t) args->jobs * THREAD_ALLOWANCE;
+  plan->parts.uncounted = WEFT_MEMORY_ALLOWANCE
+                           + (size_t) args->jobs * WEFT_THREAD_ALLOWANCE;
   for (guint k = 0; k < each->len && k < (guint) args->jobs; k++)
     {
       const Need *need = &g_array_index (each, Need, k);

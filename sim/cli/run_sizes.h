@@ -12,6 +12,12 @@
 
 G_BEGIN_DECLS
 
+/* Memory an estimate adds for what it does not count (the heap handed out
+ * in huge pages, SQLite's page cache), for the process and for each
+ * thread (its stack and arena). */
+#define WEFT_MEMORY_ALLOWANCE ((size_t) 64 << 20)
+#define WEFT_THREAD_ALLOWANCE ((size_t) 8 << 20)
+
 /* What the options come to on the scenario: the ranks, the candidates
  * that can run there, and the sizes, all known before the database is
  * touched, so that a request that cannot run leaves nothing behind. */

@@ -2,6 +2,12 @@
 #include "cli.h"
 #include "record.h"
 #include "db.h"
+#include "run_sizes.h"
+#include "collectives/algorithm.h"
+#include "collectives/collective_run.h"
+#include "memory.h"
+#include "units.h"
+#include "topology/routing.h"
 #include "traces/trace_run.h"
 
 #include <stdio.h>
@@ -183,6 +189,120 @@ plan_trace (const WeftTraceRun *run)
   return trace;
 }
 
+/* What a trace's collective may take, as the replay plans it: the
+ * largest footprint of the algorithms that may run it (kept while the
+ * replay goes on), and all of them together (while its algorithm is
+ * chosen); 0 for an op that is not a collective. */
+static void
+collective_need (const WeftTraceRun *run, const WeftTrace *trace,
+                 const WeftTraceOp *op, size_t per_transfer, size_t *kept,
+                 size_t *choosing, uint64_t *steps)
+{
+  const WeftTopology *topo = run->scenario->topo;
+  WeftCollectiveParams params = { run->channels, run->chunks, 0, NULL, 1,
+                                  NULL, NULL, 0, FALSE };
+  int alg = op->algorithm == WEFT_TRACE_AUTO ? run->algorithm : op->algorithm;
+  g_autofree uint32_t *gpus = g_new (uint32_t, op->n_ranks);
+
+  *kept = *choosing = 0;
+  for (uint32_t k = 0; k < op->n_ranks; k++)
+    gpus[k] = g_array_index (trace->gpus, uint32_t,
+                             g_array_index (trace->ranks, uint32_t,
+                                            op->first_rank + k));
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    {
+      gboolean candidate = alg < 0 ? weft_algorithm_supports (a, op->op)
+                                         && weft_algorithm_in_auto (a)
+                                   : a == alg;
+      WeftFootprint f;
+      if (!candidate
+          || !weft_collective_footprint (topo, gpus, op->n_ranks, op->op, a,
+                                         op->bytes, &params, &f, NULL))
+        continue;
+      size_t one = f.schedule + f.image + f.run
+                   + f.in_progress * per_transfer;
+      *kept = MAX (*kept, one);
+      *choosing += one;
+      *steps = MAX (*steps, f.steps);
+    }
+}
+
+/* What the replay will take at most, in bytes: what the process holds,
+ * the network and its routes, each distinct collective's schedule and
+ * run (the replay keeps every one it planned), the most that choosing
+ * one's algorithm holds at once, the link statistics' budget, and what is
+ * not counted.  An upper bound: every collective may be in flight at
+ * once.  *@steps: the largest schedule's steps. */
+static size_t
+estimate_trace (const WeftTraceRun *run, const WeftTrace *trace,
+                uint64_t *steps)
+{
+  const WeftTopology *topo = run->scenario->topo;
+  size_t per_transfer = weft_network_transfer_bytes (topo, run->fidelity);
+  size_t kept = 0, choosing = 0;
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (
+      g_bytes_hash, g_bytes_equal, (GDestroyNotify) g_bytes_unref, NULL);
+
+  *steps = 0;
+  for (guint i = 0; i < trace->ops->len; i++)
+    {
+      const WeftTraceOp *op = weft_trace_op (trace, i);
+      if (op->kind != WEFT_TRACE_COLLECTIVE)
+        continue;
+      /* A collective planned once for every op of the same kind, size,
+       * algorithm and GPUs, as the replay does. */
+      GByteArray *key = g_byte_array_new ();
+      int64_t head[3] = { op->op, op->algorithm, (int64_t) op->bytes };
+      g_byte_array_append (key, (guint8 *) head, sizeof head);
+      g_byte_array_append (key, (guint8 *) (trace->ranks->data
+                                            + op->first_rank
+                                                  * sizeof (uint32_t)),
+                           op->n_ranks * sizeof (uint32_t));
+      GBytes *k = g_byte_array_free_to_bytes (key);
+      if (!g_hash_table_add (seen, k))
+        continue;
+      size_t one, all;
+      collective_need (run, trace, op, per_transfer, &one, &all, steps);
+      kept += one;
+      choosing = MAX (choosing, all);
+    }
+  return weft_memory_resident () + weft_network_bytes (topo, run->fidelity)
+         + weft_routing_bytes_bound (topo) + kept + choosing
+         + (size_t) BIN_BUDGET * 2 * (sizeof (uint32_t) + sizeof (double))
+         + WEFT_MEMORY_ALLOWANCE
+         + (size_t) MAX (run->jobs, 1) * WEFT_THREAD_ALLOWANCE;
+}
+
+/* Refuse, before anything is written, a replay that would pass
+ * --max-memory or the memory the machine has free; print the estimate
+ * with --check.  Returns the exit status. */
+static int
+check_trace_memory (const WeftTraceRun *run, const WeftTrace *trace)
+{
+  uint64_t steps;
+  size_t bytes = estimate_trace (run, trace, &steps);
+  size_t limit = run->max_memory;
+
+  g_autofree char *need = weft_format_memory (bytes);
+
+  if (run->check)
+    printf ("# memory: about %s at most (the largest schedule: %"
+            G_GUINT64_FORMAT " steps)\n", need, steps);
+  if (limit == 0 && weft_memory_available () > 0)
+    limit = weft_memory_available () + weft_memory_resident ();
+  if (limit == 0 || bytes <= limit)
+    return WEFT_EXIT_OK;
+  g_autofree char *have = weft_format_memory (limit);
+  return weft_cli_usage ("run", "replaying %s would take about %s of "
+                         "memory, more than the %s %s (the largest "
+                         "schedule has %" G_GUINT64_FORMAT " steps); choose "
+                         "fewer channels or chunks, or other algorithms",
+                         run->trace_path, need, have,
+                         run->max_memory ? "--max-memory allows"
+                                         : "this machine has free",
+                         steps);
+}
+
 /* Open the database and begin the replay in it: its scenario, topology
  * and trace.  Returns the exit status. */
 static int
@@ -282,12 +402,15 @@ weft_run_trace (const WeftTraceRun *run)
   if ((trace = plan_trace (run)) == NULL)
     return WEFT_EXIT_USAGE;
   if (run->check)
+    printf ("# weft %s: trace %s on %s, %u job%s, %u ranks, %u ops\n",
+            WEFT_VERSION, run->trace_path, run->scenario_path,
+            trace->jobs->len, trace->jobs->len == 1 ? "" : "s",
+            trace->gpus->len, trace->ops->len);
+  if ((status = check_trace_memory (run, trace)) != WEFT_EXIT_OK)
+    return status;
+  if (run->check)
     {
-      printf ("# weft %s: trace %s on %s, %u job%s, %u ranks, %u ops\n"
-              "# checked: nothing simulated or recorded\n", WEFT_VERSION,
-              run->trace_path, run->scenario_path, trace->jobs->len,
-              trace->jobs->len == 1 ? "" : "s", trace->gpus->len,
-              trace->ops->len);
+      printf ("# checked: nothing simulated or recorded\n");
       return WEFT_EXIT_OK;
     }
   run->catch_signals ();
