@@ -706,6 +706,13 @@ START_TEST (test_algorithm_list)
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "unknown algorithm 'bogus'"));
   result_clear (&r);
+  /* A sweep's point is one run: a list there is a grid. */
+  r = weft ("sweep", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml", "--grid",
+            "chunks=1,2", "--algorithm", "ring,tree", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_ptr_nonnull (strstr (r.err, "--grid algorithm=ring,tree"));
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+  result_clear (&r);
   g_rmdir (dir);
 }
 END_TEST

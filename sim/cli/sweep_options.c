@@ -162,6 +162,11 @@ read_flags (int *argc, char ***argv, WeftSweepArgs *opts)
     return WEFT_EXIT_USAGE;
   if (*argc != 2)
     return weft_cli_usage ("sweep", "expected one scenario");
+  /* A point is one run: several algorithms are a grid of them. */
+  if (f->algorithm != NULL && strchr (f->algorithm, ',') != NULL)
+    return weft_cli_usage ("sweep", "--algorithm takes one name in a sweep; "
+                           "for several, --grid algorithm=%s",
+                           f->algorithm);
   return WEFT_EXIT_OK;
 }
 
