@@ -626,8 +626,7 @@ START_TEST (test_memory_known_before)
   result_clear (&r);
   /* -v ends with the peak the run reached, within the estimate, and what
    * held the memory. */
-  r = weft ("run", WEFT_SOURCE_DIR "/scenarios/gb200-nvl72.yaml", "-v", "-b",
-            "64M", "-e", "256M", "--db", db, NULL);
+  r = weft ("run", "-v", "-b", "1M", "-e", "4M", "--db", db, NULL);
   ck_assert_msg (r.status == 0, "%s", r.err);
   const char *line = strstr (r.out, "# memory: peak ");
   ck_assert_msg (line != NULL, "%s", r.out);
@@ -658,7 +657,7 @@ START_TEST (test_algorithm_list)
   g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
   g_autofree char *db = g_build_filename (dir, "l.db", NULL);
   Result r = weft ("run", "--algorithm", "ring,tree,nvls", "-b", "1M", "-e",
-                   "16M", "-f", "4", "--db", db, NULL);
+                   "4M", "-f", "4", "--db", db, NULL);
   ck_assert_msg (r.status == 0, "%s", r.err);
   ck_assert_msg (strstr (r.out, "ring") && strstr (r.out, "tree")
                  && strstr (r.out, "nvls")
