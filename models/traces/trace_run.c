@@ -86,6 +86,38 @@ run_alone (int pair, const WeftRunOptions *options,
                          pair % WEFT_PROTOCOL_COUNT, options, result, error);
 }
 
+uint32_t *
+weft_trace_op_gpus (const WeftTrace *t, const WeftTraceOp *op)
+{
+  uint32_t *gpus = g_new (uint32_t, MAX (op->n_ranks, 1));
+
+  for (uint32_t k = 0; k < op->n_ranks; k++)
+    gpus[k] = g_array_index (t->gpus, uint32_t,
+                             g_array_index (t->ranks, uint32_t,
+                                            op->first_rank + k));
+  return gpus;
+}
+
+GBytes *
+weft_trace_plan_key (const WeftTraceOp *op, int alg, int proto,
+                     const uint32_t *gpus)
+{
+  GByteArray *key = g_byte_array_new ();
+  int64_t head[4] = { op->op, alg, proto, (int64_t) op->bytes };
+
+  g_byte_array_append (key, (guint8 *) head, sizeof head);
+  g_byte_array_append (key, (guint8 *) gpus, op->n_ranks * sizeof *gpus);
+  return g_byte_array_free_to_bytes (key);
+}
+
+gboolean
+weft_trace_may_run (const WeftTraceOp *op, int alg, int a)
+{
+  return alg == WEFT_TRACE_AUTO
+             ? weft_algorithm_supports (a, op->op) && weft_algorithm_in_auto (a)
+             : a == alg;
+}
+
 /* The plan of collective @op: its algorithm and protocol resolved, its
  * schedule built once for every op of the same kind, size, algorithm and
  * GPUs. */
@@ -97,17 +129,8 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   const WeftTraceOp *op = weft_trace_op (t, i);
   int alg = op->algorithm == WEFT_TRACE_AUTO ? o->algorithm : op->algorithm;
   int proto = op->protocol == WEFT_TRACE_AUTO ? o->protocol : op->protocol;
-  g_autofree uint32_t *gpus = g_new (uint32_t, op->n_ranks);
-
-  for (uint32_t k = 0; k < op->n_ranks; k++)
-    gpus[k] = g_array_index (t->gpus, uint32_t,
-                             g_array_index (t->ranks, uint32_t,
-                                            op->first_rank + k));
-  GByteArray *key = g_byte_array_new ();
-  int64_t head[4] = { op->op, alg, proto, (int64_t) op->bytes };
-  g_byte_array_append (key, (guint8 *) head, sizeof head);
-  g_byte_array_append (key, (guint8 *) gpus, op->n_ranks * sizeof *gpus);
-  g_autoptr (GBytes) k = g_byte_array_free_to_bytes (key);
+  g_autofree uint32_t *gpus = weft_trace_op_gpus (t, op);
+  g_autoptr (GBytes) k = weft_trace_plan_key (op, alg, proto, gpus);
   gpointer found;
   if (g_hash_table_lookup_extended (cache, k, NULL, &found))
     {
@@ -130,11 +153,7 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   for (int a = 0; a < WEFT_ALG_COUNT; a++)
     for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
       {
-        gboolean candidate = alg == WEFT_TRACE_AUTO
-                                 ? weft_algorithm_supports (a, op->op)
-                                       && weft_algorithm_in_auto (a)
-                                 : a == alg;
-        if (!candidate || (proto != WEFT_TRACE_AUTO && p != proto)
+        if (!weft_trace_may_run (op, alg, a) || (proto != WEFT_TRACE_AUTO && p != proto)
             || (proto == WEFT_TRACE_AUTO && !weft_protocol_in_auto (p)))
           continue;
         g_clear_error (&why);

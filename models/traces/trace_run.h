@@ -52,4 +52,15 @@ gboolean weft_trace_run (const WeftTopology *topo, const WeftTrace *trace,
 
 void weft_trace_result_clear (WeftTraceResult *result);
 
+/* How the replay plans a collective, for what estimates it beforehand:
+ * the GPU nodes of @op's ranks (the caller frees them); the key under
+ * which ops share one plan (same kind, size, algorithm @alg, protocol
+ * @proto, resolved or WEFT_TRACE_AUTO, and GPUs); and whether algorithm
+ * @a is a candidate for @op when @alg was asked for (auto: any that runs
+ * it and that auto considers). */
+uint32_t *weft_trace_op_gpus (const WeftTrace *trace, const WeftTraceOp *op);
+GBytes *weft_trace_plan_key (const WeftTraceOp *op, int alg, int proto,
+                             const uint32_t *gpus);
+gboolean weft_trace_may_run (const WeftTraceOp *op, int alg, int a);
+
 G_END_DECLS

@@ -189,33 +189,24 @@ plan_trace (const WeftTraceRun *run)
   return trace;
 }
 
-/* What a trace's collective may take, as the replay plans it: the
- * largest footprint of the algorithms that may run it (kept while the
- * replay goes on), and all of them together (while its algorithm is
- * chosen); 0 for an op that is not a collective. */
+/* What collective @op on @gpus, asked to run by @alg, may take as the
+ * replay plans it: the largest footprint of the algorithms that may run
+ * it (kept while the replay goes on), and all of them together (while its
+ * algorithm is chosen). */
 static void
-collective_need (const WeftTraceRun *run, const WeftTrace *trace,
-                 const WeftTraceOp *op, size_t per_transfer, size_t *kept,
+collective_need (const WeftTraceRun *run, const WeftTraceOp *op, int alg,
+                 const uint32_t *gpus, size_t per_transfer, size_t *kept,
                  size_t *choosing, uint64_t *steps)
 {
   const WeftTopology *topo = run->scenario->topo;
   WeftCollectiveParams params = { run->channels, run->chunks, 0, NULL, 1,
                                   NULL, NULL, 0, FALSE };
-  int alg = op->algorithm == WEFT_TRACE_AUTO ? run->algorithm : op->algorithm;
-  g_autofree uint32_t *gpus = g_new (uint32_t, op->n_ranks);
 
   *kept = *choosing = 0;
-  for (uint32_t k = 0; k < op->n_ranks; k++)
-    gpus[k] = g_array_index (trace->gpus, uint32_t,
-                             g_array_index (trace->ranks, uint32_t,
-                                            op->first_rank + k));
   for (int a = 0; a < WEFT_ALG_COUNT; a++)
     {
-      gboolean candidate = alg < 0 ? weft_algorithm_supports (a, op->op)
-                                         && weft_algorithm_in_auto (a)
-                                   : a == alg;
       WeftFootprint f;
-      if (!candidate
+      if (!weft_trace_may_run (op, alg, a)
           || !weft_collective_footprint (topo, gpus, op->n_ranks, op->op, a,
                                          op->bytes, &params, &f, NULL))
         continue;
@@ -250,19 +241,17 @@ estimate_trace (const WeftTraceRun *run, const WeftTrace *trace,
       if (op->kind != WEFT_TRACE_COLLECTIVE)
         continue;
       /* A collective planned once for every op of the same kind, size,
-       * algorithm and GPUs, as the replay does. */
-      GByteArray *key = g_byte_array_new ();
-      int64_t head[3] = { op->op, op->algorithm, (int64_t) op->bytes };
-      g_byte_array_append (key, (guint8 *) head, sizeof head);
-      g_byte_array_append (key, (guint8 *) (trace->ranks->data
-                                            + op->first_rank
-                                                  * sizeof (uint32_t)),
-                           op->n_ranks * sizeof (uint32_t));
-      GBytes *k = g_byte_array_free_to_bytes (key);
+       * algorithm, protocol and GPUs, as the replay does. */
+      int alg = op->algorithm == WEFT_TRACE_AUTO ? run->algorithm
+                                                  : op->algorithm;
+      int proto = op->protocol == WEFT_TRACE_AUTO ? run->protocol
+                                                   : op->protocol;
+      g_autofree uint32_t *gpus = weft_trace_op_gpus (trace, op);
+      GBytes *k = weft_trace_plan_key (op, alg, proto, gpus);
       if (!g_hash_table_add (seen, k))
         continue;
       size_t one, all;
-      collective_need (run, trace, op, per_transfer, &one, &all, steps);
+      collective_need (run, op, alg, gpus, per_transfer, &one, &all, steps);
       kept += one;
       choosing = MAX (choosing, all);
     }
