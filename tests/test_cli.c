@@ -600,10 +600,10 @@ START_TEST (test_memory_known_before)
   g_autofree char *db = g_build_filename (dir, "m.db", NULL);
   Result r = weft ("run", WEFT_SOURCE_DIR "/scenarios/h100-1024-fat-tree.yaml",
                    "-a", "ring", "-b", "1G", "-e", "1G", "--max-memory",
-                   "1GiB", "--db", db, NULL);
+                   "64MiB", "--db", db, NULL);
   ck_assert_int_eq (r.status, 2);
   ck_assert_msg (strstr (r.err, "weft run: this run would take about ")
-                 && strstr (r.err, "more than the 1.0 GiB --max-memory allows")
+                 && strstr (r.err, "more than the 64 MiB --max-memory allows")
                  && strstr (r.err, "ring at 1 GiB over 1024 ranks"), "%s",
                  r.err);
   ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));

@@ -128,6 +128,16 @@ check_pairs (WeftSchedule *s, gboolean complete, const char *what)
                    "%s: rank %u's pairs differ from the search's", what, r);
 }
 
+/* A sink that keeps the most the streaming schedule held, in @data. */
+static void
+most_held (void *data, const WeftSchedule *s, uint32_t rank)
+{
+  size_t *most = data;
+  (void) rank;
+
+  *most = MAX (*most, weft_schedule_memory (s));
+}
+
 /* The counted schedule of the same call (weft_collective_count()) finds
  * what the schedule @s made holds: its steps, dependencies, sends and
  * receives, and the pairs the builder gave. */
@@ -150,11 +160,20 @@ check_count (const WeftSchedule *s, WeftOp op, WeftAlgorithm alg, uint32_t n,
                  G_GUINT64_FORMAT " dependencies; made %" G_GUINT64_FORMAT
                  ", %u", weft_op_name (op), weft_algorithm_name (alg), n,
                  c->counted_steps, c->counted_deps, steps, s->n_deps);
-  /* What it will hold, known before: about what the made one holds. */
-  double ratio = (double) weft_schedule_bytes (c) / weft_schedule_memory (s);
+  /* What it will hold, known before: about what the made one holds, or
+   * the most a streamed one holds at once. */
+  size_t made = weft_schedule_memory (s);
+  if (c->counted_classes)
+    {
+      made = 0;
+      g_autoptr (WeftSchedule) streamed = weft_collective_stream (
+          op, alg, n, size, params, most_held, &made);
+      made = MAX (made, weft_schedule_memory (streamed));
+    }
+  double ratio = (double) weft_schedule_bytes (c) / made;
   ck_assert_msg (ratio > 0.5 && ratio < 2, "%s/%s n=%u: counted %zu bytes, "
                  "made %zu", weft_op_name (op), weft_algorithm_name (alg), n,
-                 weft_schedule_bytes (c), weft_schedule_memory (s));
+                 weft_schedule_bytes (c), made);
 }
 
 START_TEST (test_bytes_moved_exactly)
@@ -296,37 +315,59 @@ START_TEST (test_rings_bytes)
 }
 END_TEST
 
-START_TEST (test_image_threads)
+static void
+to_image (void *image, const WeftSchedule *s, uint32_t rank)
 {
-  /* The executor's image of a schedule is the same, record by record,
-   * made by one thread or several, whatever the schedule's shape (ranks
-   * with steps past the levels all have: halving-doubling over 13, NVLS's
-   * switches). */
-  const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 2, 3, 4, shares, 4, NULL, NULL, 0, FALSE };
-  const WeftAlgorithm algs[] = { WEFT_ALG_RING, WEFT_ALG_TREE, WEFT_ALG_RHD,
-                                 WEFT_ALG_NVLS, WEFT_ALG_HIER_RHD };
-  const uint32_t ranks[] = { 12, 13, 40 };
+  weft_exec_image_add_rank (image, s, rank);
+}
 
-  for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
+START_TEST (test_image_streamed)
+{
+  /* A ring made one rank at a time and handed on is the same image as the
+   * ring made whole; ranks alike but for their peers share their steps,
+   * and the count made without the steps says how many kinds there are at
+   * most. */
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_REDUCE_SCATTER,
+                         WEFT_OP_ALL_GATHER };
+  const uint32_t ranks[] = { 2, 3, 12, 13, 40 };
+  const uint64_t sizes[] = { 1000003, 1 << 20 };
+
+  for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
     for (guint j = 0; j < G_N_ELEMENTS (ranks); j++)
-      {
-        if (algs[a] == WEFT_ALG_HIER_RHD && ranks[j] % 4 != 0)
-          continue;
-        g_autoptr (WeftSchedule) s = weft_collective_schedule (
-            WEFT_OP_ALL_REDUCE, algs[a], ranks[j], 1000003, &params);
-        ck_assert (weft_schedule_pair (s, NULL));
-        WeftExecImage *one = weft_exec_image_new (s);
-        for (uint32_t t = 2; t <= 5; t++)
+      for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
+        for (uint32_t chunks = 1; chunks <= 3; chunks += 2)
           {
-            WeftExecImage *many = weft_exec_image_new_threads (s, t);
-            ck_assert_msg (weft_exec_image_equal (one, many), "%s over %u, "
-                           "%u threads", weft_algorithm_name (algs[a]),
-                           ranks[j], t);
-            weft_exec_image_free (many);
+            WeftCollectiveParams params = { 2, chunks, 0, NULL, 1, NULL,
+                                            NULL, 0, FALSE };
+            uint32_t n = ranks[j];
+            uint64_t even = (uint64_t) n * params.channels * chunks;
+            uint64_t size = sizes[z] / even * even; /* even pieces... */
+            if (z == 0)
+              size = sizes[z];                      /* ...or not */
+            g_autoptr (WeftSchedule) whole = weft_collective_schedule (
+                ops[o], WEFT_ALG_RING, n, size, &params);
+            ck_assert (weft_schedule_pair (whole, NULL));
+            g_autoptr (WeftExecImage) one = weft_exec_image_new (whole);
+            WeftExecImage *image = weft_exec_image_start (n, n);
+            g_autoptr (WeftSchedule) s = weft_collective_stream (
+                ops[o], WEFT_ALG_RING, n, size, &params, to_image, image);
+            ck_assert (s->streamed);
+            ck_assert_uint_eq (2 * s->n_matched, s->n_ends);
+            g_autoptr (WeftExecImage) streamed = weft_exec_image_finish (image);
+            ck_assert_msg (weft_exec_image_equal (one, streamed),
+                           "%s over %u, %" G_GUINT64_FORMAT " bytes",
+                           weft_op_name (ops[o]), n, size);
+            ck_assert_uint_eq (weft_exec_image_bytes_sent (streamed),
+                               weft_schedule_bytes_sent (whole));
+            g_autoptr (WeftSchedule) counted = weft_collective_count (
+                ops[o], WEFT_ALG_RING, n, size, &params);
+            ck_assert_uint_ge (counted->counted_classes,
+                               weft_exec_image_templates (streamed));
+            /* In rank order every rank's neighbours differ (from three
+             * ranks on), and even pieces make every rank alike. */
+            if (z == 1 && n >= 3)
+              ck_assert_uint_eq (weft_exec_image_templates (streamed), 1);
           }
-        weft_exec_image_free (one);
-      }
 }
 END_TEST
 
@@ -665,7 +706,7 @@ schedule_suite (void)
   tcase_add_test (tc, test_hierarchical_bytes);
   tcase_add_test (tc, test_tree_servers_bytes);
   tcase_add_test (tc, test_rings_bytes);
-  tcase_add_test (tc, test_image_threads);
+  tcase_add_test (tc, test_image_streamed);
   tcase_add_test (tc, test_ring_schedule_threads);
   tcase_add_test (tc, test_ring_reference);
   suite_add_tcase (s, tc);

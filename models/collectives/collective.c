@@ -66,15 +66,30 @@ weft_op_bus_factor (WeftOp op, uint32_t n)
     }
 }
 
-/* weft_collective_schedule() into a schedule made by @make (a plain one,
- * or one that counts). */
-static WeftSchedule *
-build (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size,
-       const WeftCollectiveParams *params, WeftSchedule *(*make) (uint32_t))
+uint32_t
+weft_collective_ranks (WeftAlgorithm alg, uint32_t n,
+                       const WeftCollectiveParams *params)
 {
   const WeftAlgorithmInfo *a = weft_algorithm_get (alg);
-  uint32_t switches = a->switch_ranks ? a->switch_ranks (n, params) : 0;
-  WeftSchedule *s = make (n + switches);
+
+  return n + (a->switch_ranks ? a->switch_ranks (n, params) : 0);
+}
+
+typedef enum { MAKE_KEPT, MAKE_COUNTED, MAKE_STREAMED } Make;
+
+/* weft_collective_schedule() into a schedule that keeps its steps, counts
+ * them or streams them to @sink. */
+static WeftSchedule *
+build (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size,
+       const WeftCollectiveParams *params, Make make, WeftRankSink sink,
+       void *sink_data)
+{
+  const WeftAlgorithmInfo *a = weft_algorithm_get (alg);
+  uint32_t ranks = weft_collective_ranks (alg, n, params);
+  WeftSchedule *s = make == MAKE_COUNTED ? weft_schedule_new_counting (ranks)
+                    : make == MAKE_STREAMED
+                        ? weft_schedule_new_streaming (ranks, sink, sink_data)
+                        : weft_schedule_new (ranks);
   WeftCollectiveParams p = *params;
 
   g_assert (a->build[op] != NULL);
@@ -99,12 +114,20 @@ WeftSchedule *
 weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
                           uint64_t size, const WeftCollectiveParams *params)
 {
-  return build (op, alg, n, size, params, weft_schedule_new);
+  return build (op, alg, n, size, params, MAKE_KEPT, NULL, NULL);
 }
 
 WeftSchedule *
 weft_collective_count (WeftOp op, WeftAlgorithm alg, uint32_t n,
                        uint64_t size, const WeftCollectiveParams *params)
 {
-  return build (op, alg, n, size, params, weft_schedule_new_counting);
+  return build (op, alg, n, size, params, MAKE_COUNTED, NULL, NULL);
+}
+
+WeftSchedule *
+weft_collective_stream (WeftOp op, WeftAlgorithm alg, uint32_t n,
+                        uint64_t size, const WeftCollectiveParams *params,
+                        WeftRankSink sink, void *sink_data)
+{
+  return build (op, alg, n, size, params, MAKE_STREAMED, sink, sink_data);
 }

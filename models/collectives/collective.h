@@ -134,4 +134,17 @@ WeftSchedule *weft_collective_count (WeftOp op, WeftAlgorithm alg,
                                      uint32_t n_ranks, uint64_t size,
                                      const WeftCollectiveParams *params);
 
+/* The same, streamed (weft_schedule_new_streaming()): a builder that can
+ * hands each rank's steps to @sink as it makes them, and the schedule
+ * returned is then empty (its `streamed` set); else it holds them all. */
+WeftSchedule *weft_collective_stream (WeftOp op, WeftAlgorithm alg,
+                                      uint32_t n_ranks, uint64_t size,
+                                      const WeftCollectiveParams *params,
+                                      WeftRankSink sink, void *sink_data);
+
+/* The ranks of @alg's schedule over @n GPUs: the GPUs, and the switches
+ * that reduce. */
+uint32_t weft_collective_ranks (WeftAlgorithm alg, uint32_t n,
+                                const WeftCollectiveParams *params);
+
 G_END_DECLS

@@ -93,7 +93,14 @@ fit_fabric (WeftAlgorithm alg, WeftFit *fit, WeftCollectiveParams *p,
   return a->fit == NULL || a->fit (fit, p, error);
 }
 
-WeftSchedule *
+/* Where a streaming schedule's ranks go: into the image. */
+static void
+to_image (void *image, const WeftSchedule *s, uint32_t rank)
+{
+  weft_exec_image_add_rank (image, s, rank);
+}
+
+WeftExecImage *
 weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
                       uint32_t n, WeftOp op, WeftAlgorithm alg, uint64_t size,
                       const WeftCollectiveParams *params, GArray *nodes,
@@ -112,13 +119,26 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   if (!fit_fabric (alg, &fit, &p, error))
     return NULL;
   weft_fit_place_planes (&fit);
-  g_autoptr (WeftSchedule) schedule = weft_collective_schedule (op, alg, n,
-                                                                size, &p);
+  uint32_t ranks = weft_collective_ranks (alg, n, &p);
+  g_autoptr (WeftExecImage) image = weft_exec_image_start (ranks, n);
+  g_autoptr (WeftSchedule) schedule = weft_collective_stream (
+      op, alg, n, size, &p, to_image, image);
+  if (schedule->streamed)
+    {
+      /* A builder that streams pairs every send and receive itself. */
+      g_assert (2 * schedule->n_matched == schedule->n_ends);
+      return weft_exec_image_finish (g_steal_pointer (&image));
+    }
   /* The built-in algorithms do not deadlock: the tests search every one
    * of them for deadlocks over many sizes and rank counts. */
   if (!weft_schedule_pair (schedule, error))
     return NULL;
-  return g_steal_pointer (&schedule);
+  for (uint32_t r = 0; r < ranks; r++)
+    {
+      weft_exec_image_add_rank (image, schedule, r);
+      weft_schedule_forget (schedule, r);
+    }
+  return weft_exec_image_finish (g_steal_pointer (&image));
 }
 
 gboolean
@@ -139,19 +159,33 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
   if (!fit_fabric (alg, &fit, &p, error))
     return FALSE;
   g_autoptr (WeftSchedule) s = weft_collective_count (op, alg, n, size, &p);
+  /* The sends that wait for nothing, all at once; then a rank's sends of
+   * one tag in order, one of each tag at a time; and a switch that
+   * reduces sends a piece to every GPU at once. */
+  uint64_t in_progress = s->counted_roots
+                         + (uint64_t) s->n_ranks * MAX (s->counted_tags, 1)
+                         + s->counted_fan_out;
+  /* A builder that streams makes a few kinds of rank, and the image holds
+   * one of each; else every rank may be a kind of its own. */
+  uint64_t kinds = s->counted_classes ? s->counted_classes : s->n_ranks;
+  uint64_t steps = s->counted_steps, deps = s->counted_deps;
+  if (s->counted_classes)
+    {
+      steps = MIN (steps, kinds * s->counted_rank_steps);
+      deps = MIN (deps, kinds * s->counted_rank_deps);
+    }
   *footprint = (WeftFootprint) {
-    /* The sends that wait for nothing, all at once; then a rank's sends
-     * of one tag in order, one of each tag at a time; and a switch that
-     * reduces sends a piece to every GPU at once. */
-    .in_progress = s->counted_roots
-                   + (uint64_t) s->n_ranks * MAX (s->counted_tags, 1)
-                   + s->counted_fan_out,
+    .in_progress = in_progress,
     .steps = s->counted_steps,
     .deps = s->counted_deps,
     .schedule = weft_schedule_bytes (s),
-    .image = weft_exec_image_bytes (s->counted_steps, s->counted_deps,
+    .image = weft_exec_image_bytes (steps, deps,
+                                    s->counted_peers ? s->counted_peers
+                                                     : s->counted_steps,
                                     s->n_ranks),
-    .run = weft_exec_run_bytes (s->counted_steps, s->n_ranks),
+    /* Each transfer in progress has a receive waiting, and its send's
+     * next may wait for it: a few steps wait for each. */
+    .run = weft_exec_run_bytes (4 * in_progress, s->n_ranks),
   };
   return TRUE;
 }
@@ -171,7 +205,7 @@ costs_of (WeftAlgorithm alg, WeftProtocolKind protocol, GError **error)
 }
 
 /* What a run needs of its schedule: the executor's image of it, its own or
- * one shared with other runs, and a few figures. */
+ * one shared with other runs. */
 typedef struct {
   WeftExecImage *own;           /* or */
   const WeftExecImage *shared;
@@ -179,26 +213,17 @@ typedef struct {
   uint64_t bytes_sent;
 } RunImage;
 
-/* Steps from which a run's threads share the making of its image. */
-#define IMAGE_SPLIT 1000000
-
-/* What a run of @schedule needs: @shared, or NULL for an image of its own,
- * made by up to @threads threads if it is large. */
 static RunImage
-run_image (const WeftSchedule *schedule, const WeftExecImage *shared,
-           uint32_t threads)
+run_image (WeftExecImage *own, const WeftExecImage *shared)
 {
-  uint64_t steps = 0;
-  for (uint32_t r = 0; r < schedule->n_ranks && !shared; r++)
-    steps += schedule->n_steps[r];
-  if (steps < IMAGE_SPLIT)
-    threads = 1;
+  const WeftExecImage *m = own ? own : shared;
+
   return (RunImage) {
-    .own = shared ? NULL : weft_exec_image_new_threads (schedule, threads),
+    .own = own,
     .shared = shared,
-    .n_ranks = schedule->n_ranks,
-    .n_gpus = schedule->n_gpus,
-    .bytes_sent = weft_schedule_bytes_sent (schedule),
+    .n_ranks = weft_exec_image_ranks (m),
+    .n_gpus = weft_exec_image_gpus (m),
+    .bytes_sent = weft_exec_image_bytes_sent (m),
   };
 }
 
@@ -224,15 +249,11 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   p.threads = options->threads;
   /* Without the speed-ups, every switch chip on its own. */
   p.split_planes |= options->plain;
-  WeftSchedule *schedule = weft_collective_plan (topo, gpus, n, op, alg, size,
-                                                &p, nodes, error);
-  if (schedule == NULL)
+  WeftExecImage *plan = weft_collective_plan (topo, gpus, n, op, alg, size,
+                                              &p, nodes, error);
+  if (plan == NULL)
     return FALSE;
-  /* The run needs only the executor's image: the schedule goes before the
-   * network's state is made, which takes its memory's place, so the two
-   * are never held at once. */
-  RunImage image = run_image (schedule, NULL, options->threads);
-  weft_schedule_free (schedule);
+  RunImage image = run_image (plan, NULL);
   WeftProtocol at = *costs;
   at.efficiency = weft_protocol_share (costs, op, topo,
                                        (const uint32_t *) nodes->data, n);
@@ -250,9 +271,8 @@ typedef enum { PLAN_NONE, PLAN_MAKING, PLAN_MADE } PlanState;
 
 typedef struct {
   PlanState state;
-  WeftSchedule *schedule;       /* PLAN_MADE: or NULL, and error */
-  WeftExecImage *image;         /* the executor's, of schedule, once two
-                                   runs use it */
+  WeftExecImage *image;         /* PLAN_MADE: or NULL, and error; runs
+                                   share it */
   GArray *nodes;
   GError *error;
   int users;                    /* candidates still to take it up */
@@ -287,12 +307,10 @@ static void
 slot_clear (PlanSlot *s)
 {
   weft_exec_image_free (s->image);
-  weft_schedule_free (s->schedule);
   s->image = NULL;
   if (s->nodes)
     g_array_unref (s->nodes);
   g_clear_error (&s->error);
-  s->schedule = NULL;
   s->nodes = NULL;
   s->state = PLAN_NONE;
 }
@@ -310,12 +328,9 @@ weft_plans_free (WeftPlans *p)
 }
 
 /* @alg's slot, planned (by this thread, or waited for), held until
- * plans_release(); NULL with @error if it cannot be planned.  @image is
- * the executor's image of its schedule to run it with, made once another
- * run will use it (or does now), or NULL for a run of its own. */
+ * plans_release(); NULL with @error if it cannot be planned. */
 static PlanSlot *
-plans_acquire (WeftPlans *p, WeftAlgorithm alg, const WeftExecImage **image,
-               GError **error)
+plans_acquire (WeftPlans *p, WeftAlgorithm alg, GError **error)
 {
   PlanSlot *s = &p->slot[alg];
 
@@ -330,32 +345,24 @@ plans_acquire (WeftPlans *p, WeftAlgorithm alg, const WeftExecImage **image,
       GArray *nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
       GError *why = NULL;
       const WeftCollectiveCall *c = &p->call;
-      WeftSchedule *schedule = weft_collective_plan (
+      WeftExecImage *image = weft_collective_plan (
           c->topo, c->gpus, c->n, c->op, alg, c->size, c->params, nodes, &why);
       g_mutex_lock (&p->lock);
-      s->schedule = schedule;
+      s->image = image;
       s->nodes = nodes;
       s->error = why;
-      s->bytes = schedule ? weft_schedule_memory (schedule) : 0;
+      s->bytes = image ? weft_exec_image_memory (image) : 0;
       s->kept = FALSE;
       s->state = PLAN_MADE;
       g_cond_broadcast (&p->made);
     }
-  if (s->schedule == NULL)
+  if (s->image == NULL)
     {
       g_propagate_error (error, g_error_copy (s->error));
       g_mutex_unlock (&p->lock);
       return NULL;
     }
   s->holders++;
-  if (s->image == NULL && (s->users > 0 || s->holders > 1))
-    {
-      /* Runs that share an image copy its steps; a run of its own makes
-       * them and uses them as they are. */
-      s->image = weft_exec_image_new (s->schedule);
-      s->bytes += weft_exec_image_memory (s->image);
-    }
-  *image = s->image;
   g_mutex_unlock (&p->lock);
   return s;
 }
@@ -389,11 +396,10 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
 
   if (costs == NULL)
     return FALSE;
-  const WeftExecImage *image;
-  PlanSlot *s = plans_acquire (p, alg, &image, error);
+  PlanSlot *s = plans_acquire (p, alg, error);
   if (s == NULL)
     return FALSE;
-  RunImage run_with = run_image (s->schedule, image, 1);
+  RunImage run_with = run_image (NULL, s->image);
   WeftProtocol at = *costs;
   at.efficiency = weft_protocol_share (costs, p->call.op, p->call.topo,
                                        (const uint32_t *) s->nodes->data,
@@ -410,7 +416,7 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    const WeftProtocol *costs, const WeftRunOptions *options,
                    WeftCollectiveResult *result)
 {
-  RunImage image = run_image (schedule, NULL, options->threads);
+  RunImage image = run_image (weft_exec_image_new (schedule), NULL);
   WeftProtocol at = *costs;
   at.efficiency = weft_protocol_share (costs, op, topo, nodes,
                                        schedule->n_gpus);

@@ -57,11 +57,13 @@ gboolean weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
                               const WeftRunOptions *options,
                               WeftCollectiveResult *result, GError **error);
 
-/* The checked schedule of @op by @alg over @gpus[0..n-1] for @size bytes,
- * with the nodes its ranks run on put in @nodes (the GPUs, then for NVLS
- * the switches that reduce); NULL with @error (WEFT_SCHEDULE_ERROR_UNFIT
- * for an algorithm the fabric cannot run) otherwise.  The caller frees it. */
-WeftSchedule *weft_collective_plan (const WeftTopology *topo,
+/* The executor's image of the checked schedule of @op by @alg over
+ * @gpus[0..n-1] for @size bytes, with the nodes its ranks run on put in
+ * @nodes (the GPUs, then for NVLS the switches that reduce); NULL with
+ * @error (WEFT_SCHEDULE_ERROR_UNFIT for an algorithm the fabric cannot
+ * run) otherwise.  The caller frees it.  A builder that can makes the
+ * schedule one rank at a time, so that it is never held whole. */
+WeftExecImage *weft_collective_plan (const WeftTopology *topo,
                                     const uint32_t *gpus, uint32_t n,
                                     WeftOp op, WeftAlgorithm alg,
                                     uint64_t size,

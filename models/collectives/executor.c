@@ -1,12 +1,13 @@
 /* weft: the executor.
  *
- * Steps are numbered globally.  A step becomes ready when its dependencies
- * have finished.  A ready send waits the protocol's per-send latency, then
+ * A step is a rank and its index among the rank's steps.  A step becomes
+ * ready when its dependencies have finished.  A ready send waits the protocol's per-send latency, then
  * moves its bytes (inflated by the protocol's efficiency) over the network
  * and finishes when they have arrived; its receive finishes once it is
  * ready itself and the bytes are there.  The network it runs on moves data
- * at NCCL's model of each link (see WeftNetworkConfig.nccl).  A reduction occupies its GPU's
- * reduction engine for bytes / reduce_bandwidth, one after another.
+ * at NCCL's model of each link (see WeftNetworkConfig.nccl).  A reduction
+ * occupies its GPU's reduction engine for bytes / reduce_bandwidth, one
+ * after another.
  *
  * A rank's steps wait for the rank to join (weft_exec_join()): a step with
  * no dependencies counts the join as one, so nothing of a rank, not even a
@@ -18,80 +19,89 @@
 
 #include "memory.h"
 
-/* A step as the executor runs it: what it needs of the schedule's step and
- * its own state, together, so that taking a step up touches one record. */
+/* A step of a template, as the executor runs it.  Ranks whose steps are
+ * the same but for whom they talk to share one template, their peers
+ * named by the rank's slots (WeftExecImage.peers): a ring's ranks all
+ * share one, so the image grows with the steps of one rank, not of all. */
 typedef struct {
   uint64_t bytes;
-  uint32_t peer;                /* rank, for sends and receives */
-  uint32_t pair;                /* global index of the step it pairs with */
+  uint32_t peer;                /* the rank's slot of its peer */
+  uint32_t pair;                /* the step it pairs with, on the peer */
   uint32_t out;                 /* its dependents: out[out .. next step's) */
-  uint16_t remaining;           /* unfinished dependencies */
+  uint16_t n_deps;
   uint8_t kind;                 /* WeftStepKind */
-  uint8_t arrived;              /* a receive's bytes are there */
-} XStep;
+  uint8_t zero;                 /* 0: templates compare record by record */
+} TStep;
 
-/* 24 bytes, its rank found from its place (rank_of()): a large run's image
- * holds billions of steps. */
-G_STATIC_ASSERT (sizeof (XStep) == 24 && WEFT_STEP_MAX_DEPS <= UINT16_MAX);
+G_STATIC_ASSERT (sizeof (TStep) == 24 && WEFT_STEP_MAX_DEPS <= UINT16_MAX);
+
+typedef struct {
+  TStep *steps;                 /* n_steps, and one past the last */
+  uint32_t *out;                /* dependents, by step */
+  uint32_t *roots;              /* steps that wait for nothing (but the
+                                   rank's join) and are not receives */
+  uint32_t n_steps, n_roots, n_peers;
+  uint64_t hash;
+  uint64_t bytes_sent;
+} Template;
+
+struct _WeftExecImage {
+  uint32_t n_ranks, n_gpus;
+  uint32_t added;               /* ranks given so far */
+  GPtrArray *templates;         /* Template *, in the order first used */
+  uint32_t *template_of;        /* per rank */
+  uint32_t *peer_start;         /* per rank, into peers, and one past */
+  GArray *peers;                /* uint32_t: each rank's peers, by slot */
+  GHashTable *index;            /* while ranks are added: Template * to
+                                   its number + 1 */
+  uint32_t *slot_of;            /* while ranks are added: scratch */
+  uint64_t total;               /* steps of all ranks */
+  uint64_t bytes_sent;
+  size_t bytes;                 /* held by templates and ranks */
+};
 
 /* Per rank, in one cache line. */
 #define PEER_SLOTS 8
 typedef struct {
   WeftTime engine_free;         /* when its reduction engine is free */
+  const Template *t;
+  const uint32_t *peers;        /* by slot */
   uint32_t left;                /* instances: unfinished steps */
   uint32_t peer[PEER_SLOTS];    /* recent peers (by a hash of the peer)... */
   uint8_t hop[PEER_SLOTS];      /* ...and what a send's route crosses, as an
                                    index into Exec.hop */
-  uint8_t unused[12];           /* to one cache line */
+  uint8_t joined;
 } XRank;
 
-G_STATIC_ASSERT (sizeof (XRank) == 64);
+G_STATIC_ASSERT (sizeof (XRank) <= 72);
 
-/* How an image numbers the steps globally: level by level, every rank's
- * first step in rank order, then every rank's second, and so on, as far as
- * every rank has steps (rank r's step i is i * n_ranks + r); past them,
- * each rank's remaining steps one after another, rank r's from rest[r].
- * In a collective's lockstep instants the ranks take up their steps of one
- * level together, in order, so their records are visited in the order of
- * memory. */
+/* A step of a run is (rank, step), one 64-bit key: events carry it as
+ * their data. */
+G_STATIC_ASSERT (sizeof (void *) >= sizeof (uint64_t));
+#define KEY(r, i) (((uint64_t) (r) << 32) | (i))
+#define KEY_RANK(k) ((uint32_t) ((k) >> 32))
+#define KEY_STEP(k) ((uint32_t) (k))
+#define KEY_DATA(k) ((void *) (uintptr_t) (k))
+#define DATA_KEY(d) ((uint64_t) (uintptr_t) (d))
+#define NO_KEY UINT64_MAX
+
+/* The state of a step that has begun to wait: some dependencies finished
+ * and not all, or a receive whose bytes came first, or one ready before
+ * they came.  Every other step is as the template has it, or finished:
+ * so a run holds the steps in progress, not all of them. */
 typedef struct {
-  uint32_t levels, n_ranks;
-  uint32_t *rest;
-  uint32_t leveled;             /* steps in the levels: levels * n_ranks */
-  uint64_t magic;               /* for step % n_ranks: see rank_of() */
-  uint32_t *rest_rank;          /* the rank of each step past them */
-} Numbering;
+  uint64_t key;                 /* NO_KEY: free */
+  uint16_t remaining;           /* unfinished dependencies */
+  uint8_t arrived;              /* a receive's bytes are there */
+} Waiting;
 
-static inline uint32_t
-number (const Numbering *n, uint32_t r, uint32_t i)
-{
-  return i < n->levels ? i * n->n_ranks + r : n->rest[r] + (i - n->levels);
-}
-
-/* The rank of global step @k: in the levels, k modulo the ranks, by a
- * multiplication (Lemire, Kaser and Kurz, "Faster remainder by direct
- * computation", 2019) instead of a division. */
-static inline uint32_t
-rank_of (const Numbering *n, uint32_t k)
-{
-  if (k < n->leveled)
-    return (uint32_t) (((unsigned __int128) (n->magic * k) * n->n_ranks)
-                       >> 64);
-  return n->rest_rank[k - n->leveled];
-}
-
-/* What the executor makes of a schedule before it runs it: the same for
- * every run of the schedule, so it can be made once and shared. */
-struct _WeftExecImage {
-  Numbering num;
-  XStep *steps;                 /* global steps, as they start, and one past
-                                   the last */
-  uint32_t *out;                /* dependents, by global step */
-  uint32_t *roots;              /* steps that wait for nothing (but the
-                                   rank's join), rank by rank, in order... */
-  uint32_t *root_start;         /* ...rank r's from root_start[r] */
-  uint32_t total;
-};
+/* Open addressing, linear probing, at most half full. */
+typedef struct {
+  Waiting *slot;
+  uint64_t mask;
+  uint64_t used;
+  uint64_t most;                /* the most held at once */
+} WaitTable;
 
 struct _WeftExec {
   WeftNetwork *net;
@@ -105,25 +115,110 @@ struct _WeftExec {
   void *target, *data;
 
   WeftExecImage *own;           /* the image, if not shared */
-  const Numbering *num;         /* the image's */
-  XStep *steps;                 /* global steps, and one past the last */
-  const uint32_t *out;          /* the image's */
   const WeftExecImage *image;
   XRank *ranks;
-  uint32_t total, finished;
+  WaitTable wait;
+  GArray **early;               /* instances: per rank not yet joined, the
+                                   receives with no dependencies whose bytes
+                                   came (uint32_t steps), or NULL */
+  uint64_t total, finished;
   WeftTime *spans;              /* the caller's: per rank, first and last */
   double inflate;               /* instances: bytes on the wire per byte */
 };
 
 typedef struct _WeftExec Exec;
 
-static void finish (Exec *x, uint32_t k);
+static void finish (Exec *x, uint32_t r, uint32_t i);
+
+static inline uint64_t
+wait_hash (uint64_t key)
+{
+  return (key * 0x9e3779b97f4a7c15ull) >> 17;
+}
+
+static void
+wait_init (WaitTable *w, uint64_t size)
+{
+  w->slot = g_new (Waiting, size);
+  w->mask = size - 1;
+  w->used = 0;
+  for (uint64_t i = 0; i < size; i++)
+    w->slot[i].key = NO_KEY;
+}
+
+static Waiting *
+wait_find (WaitTable *w, uint64_t key)
+{
+  for (uint64_t i = wait_hash (key) & w->mask;; i = (i + 1) & w->mask)
+    {
+      if (w->slot[i].key == key)
+        return &w->slot[i];
+      if (w->slot[i].key == NO_KEY)
+        return NULL;
+    }
+}
+
+static void wait_put (WaitTable *w, Waiting entry);
+
+static void
+wait_grow (WaitTable *w)
+{
+  Waiting *old = w->slot;
+  uint64_t size = w->mask + 1, used = w->used;
+
+  wait_init (w, 2 * size);
+  for (uint64_t i = 0; i < size; i++)
+    if (old[i].key != NO_KEY)
+      wait_put (w, old[i]);
+  w->used = used;
+  g_free (old);
+}
+
+static void
+wait_put (WaitTable *w, Waiting entry)
+{
+  if (2 * (w->used + 1) > w->mask + 1)
+    wait_grow (w);
+  uint64_t i = wait_hash (entry.key) & w->mask;
+  while (w->slot[i].key != NO_KEY)
+    i = (i + 1) & w->mask;
+  w->slot[i] = entry;
+  w->used++;
+  w->most = MAX (w->most, w->used);
+}
+
+/* Remove @e, moving back the entries after it that probed past it. */
+static void
+wait_remove (WaitTable *w, Waiting *e)
+{
+  uint64_t hole = (uint64_t) (e - w->slot);
+
+  for (uint64_t i = (hole + 1) & w->mask; w->slot[i].key != NO_KEY;
+       i = (i + 1) & w->mask)
+    {
+      uint64_t home = wait_hash (w->slot[i].key) & w->mask;
+      /* Whether home lies cyclically in (hole, i]: if not, the entry may
+       * move into the hole. */
+      if (((i - home) & w->mask) >= ((i - hole) & w->mask))
+        {
+          w->slot[hole] = w->slot[i];
+          hole = i;
+        }
+    }
+  w->slot[hole].key = NO_KEY;
+  w->used--;
+}
 
 static void
 exec_free (Exec *x)
 {
   weft_exec_image_free (x->own);
-  g_free (x->steps);
+  if (x->early)
+    for (uint32_t r = 0; r < x->n_ranks; r++)
+      if (x->early[r])
+        g_array_unref (x->early[r]);
+  g_free (x->early);
+  g_free (x->wait.slot);
   g_free (x->ranks);
   g_free (x);
 }
@@ -133,6 +228,18 @@ weft_exec_free (WeftExec *x)
 {
   if (x != NULL)
     exec_free (x);
+}
+
+static inline const TStep *
+step_of (const Exec *x, uint32_t r, uint32_t i)
+{
+  return &x->ranks[r].t->steps[i];
+}
+
+static inline uint32_t
+peer_of (const Exec *x, uint32_t r, const TStep *step)
+{
+  return x->ranks[r].peers[step->peer];
 }
 
 static void
@@ -155,8 +262,10 @@ all_done (WeftSim *sim, void *target, void *data)
 static void
 step_finished (WeftSim *sim, void *target, void *data)
 {
+  uint64_t key = DATA_KEY (data);
   (void) sim;
-  finish (target, GPOINTER_TO_UINT (data));
+
+  finish (target, KEY_RANK (key), KEY_STEP (key));
 }
 
 /* Which of the protocol's latencies (Exec.hop) a send from @a to @b pays,
@@ -171,48 +280,65 @@ send_hop (Exec *x, uint32_t a, uint32_t b)
                                           : 0;
 }
 
-/* If the next event is @fn of this executor too, fetch its step's record
- * while this one runs (steps finish together in lockstep instants, and at
- * scale each record is a cache miss). */
+/* Receive @i of rank @r has its bytes. */
 static void
-fetch_next (Exec *x, WeftEventFn fn)
+arrive (Exec *x, uint32_t r, uint32_t i)
 {
-  WeftEventFn next_fn;
-  void *next_target, *next_data;
+  const TStep *step = step_of (x, r, i);
+  uint64_t key = KEY (r, i);
 
-  if (weft_sim_peek (x->net->sim, &next_fn, &next_target, &next_data)
-      && next_fn == fn && next_target == x)
-    __builtin_prefetch (&x->steps[GPOINTER_TO_UINT (next_data)]);
+  if (step->n_deps == 0)
+    {
+      if (x->ranks[r].joined)
+        {
+          finish (x, r, i);
+          return;
+        }
+      /* Before its rank has joined: it finishes when the rank does. */
+      if (x->early[r] == NULL)
+        x->early[r] = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      g_array_append_val (x->early[r], i);
+      return;
+    }
+  Waiting *w = wait_find (&x->wait, key);
+  if (w == NULL)
+    wait_put (&x->wait, (Waiting) { key, step->n_deps, TRUE });
+  else if (w->remaining == 0)
+    {
+      wait_remove (&x->wait, w);
+      finish (x, r, i);
+    }
+  else
+    w->arrived = TRUE;
 }
 
 static void
 send_arrived (WeftSim *sim, void *target, void *data)
 {
   Exec *x = target;
-  uint32_t k = GPOINTER_TO_UINT (data);
-  uint32_t recv = x->steps[k].pair;
+  uint64_t key = DATA_KEY (data);
+  uint32_t r = KEY_RANK (key), i = KEY_STEP (key);
+  const TStep *step = step_of (x, r, i);
+  uint32_t peer = peer_of (x, r, step), recv = step->pair;
   (void) sim;
 
-  fetch_next (x, send_arrived);
-
-  finish (x, k);
-  x->steps[recv].arrived = TRUE;
-  if (x->steps[recv].remaining == 0)
-    finish (x, recv);
+  finish (x, r, i);
+  arrive (x, peer, recv);
 }
 
-/* Start send step @k's transfer. */
+/* Start send @key's transfer. */
 static void
-start_send (Exec *x, uint32_t k)
+start_send (Exec *x, uint64_t key)
 {
-  const XStep *step = &x->steps[k];
+  uint32_t r = KEY_RANK (key);
+  const TStep *step = step_of (x, r, KEY_STEP (key));
   uint64_t bytes = step->bytes;
 
   if (x->inflate > 1)
     bytes = (uint64_t) ceil ((double) bytes * x->inflate);
-  weft_network_transfer_places (x->net, x->gpus, x->gpus[rank_of (x->num, k)],
-                                x->gpus[step->peer], bytes, 0, send_arrived, x,
-                                GUINT_TO_POINTER (k));
+  weft_network_transfer_places (x->net, x->gpus, x->gpus[r],
+                                x->gpus[peer_of (x, r, step)], bytes, 0,
+                                send_arrived, x, KEY_DATA (key));
 }
 
 /* Sends started at once, at most, and how far ahead of a send each stage
@@ -222,13 +348,14 @@ start_send (Exec *x, uint32_t k)
 #define SEND_AHEAD 8
 
 static inline void
-prefetch_send (Exec *x, uint32_t k, int stage)
+prefetch_send (Exec *x, uint64_t key, int stage)
 {
-  const XStep *step = &x->steps[k];
+  uint32_t r = KEY_RANK (key);
+  const TStep *step = step_of (x, r, KEY_STEP (key));
 
-  weft_network_prefetch (x->net,
-                         weft_place_node (x->gpus, x->gpus[rank_of (x->num, k)]),
-                         weft_place_node (x->gpus, x->gpus[step->peer]),
+  weft_network_prefetch (x->net, weft_place_node (x->gpus, x->gpus[r]),
+                         weft_place_node (x->gpus,
+                                          x->gpus[peer_of (x, r, step)]),
                          stage);
 }
 
@@ -236,17 +363,18 @@ static void
 send_start (WeftSim *sim, void *target, void *data)
 {
   Exec *x = target;
-  uint32_t batch[SEND_BATCH], n = 1;
+  uint64_t batch[SEND_BATCH];
+  uint32_t n = 1;
   void *next;
 
   /* Ranks send together in a collective's lockstep instants, and at scale
-   * what each transfer reads (its step, its route, its links) is a cache
-   * miss: the sends that come next, at this time, are taken up with this
-   * one (in the order they would have run), and what each will read is
-   * fetched, stage by stage, while the sends before it start. */
-  batch[0] = GPOINTER_TO_UINT (data);
+   * what each transfer reads (its route, its links) is a cache miss: the
+   * sends that come next, at this time, are taken up with this one (in
+   * the order they would have run), and what each will read is fetched,
+   * stage by stage, while the sends before it start. */
+  batch[0] = DATA_KEY (data);
   while (n < SEND_BATCH && weft_sim_take (sim, send_start, x, &next))
-    batch[n++] = GPOINTER_TO_UINT (next);
+    batch[n++] = DATA_KEY (next);
   if (!x->net->deep)
     {
       /* A loop of its own, so that a shallow network's sends do not pay
@@ -256,8 +384,6 @@ send_start (WeftSim *sim, void *target, void *data)
       return;
     }
   G_STATIC_ASSERT (SEND_AHEAD >= 2 * (WEFT_PREFETCH_STAGES - 1));
-  for (uint32_t i = 1; i < n; i++)
-    __builtin_prefetch (&x->steps[batch[i]]);
   for (uint32_t i = 1; i < MIN (n, SEND_AHEAD); i++)
     prefetch_send (x, batch[i], 0);
   for (uint32_t i = 0; i < n; i++)
@@ -272,16 +398,14 @@ send_start (WeftSim *sim, void *target, void *data)
     }
 }
 
+/* Step @i of rank @r, not a receive, has no dependency left. */
 static void
-ready (Exec *x, uint32_t k)
+ready (Exec *x, uint32_t r, uint32_t i)
 {
-  const XStep *step = &x->steps[k];
-  uint32_t r = rank_of (x->num, k);
+  const TStep *step = step_of (x, r, i);
   XRank *rank = &x->ranks[r];
   WeftSim *sim = x->net->sim;
-
-  if (x->spans)
-    x->spans[2 * r] = MIN (x->spans[2 * r], weft_sim_now (sim));
+  uint64_t key = KEY (r, i);
 
   switch (step->kind)
     {
@@ -289,22 +413,21 @@ ready (Exec *x, uint32_t k)
       {
         /* A rank sends to the same few peers many times (each piece of
          * each step). */
-        uint32_t slot = (step->peer * 0x9e3779b1u) >> 29;
-        if (rank->peer[slot] != step->peer)
+        uint32_t peer = peer_of (x, r, step);
+        uint32_t slot = (peer * 0x9e3779b1u) >> 29;
+        if (rank->peer[slot] != peer)
           {
-            rank->peer[slot] = step->peer;
+            rank->peer[slot] = peer;
             rank->hop[slot] = send_hop (
                 x, weft_place_node (x->gpus, x->gpus[r]),
-                weft_place_node (x->gpus, x->gpus[step->peer]));
+                weft_place_node (x->gpus, x->gpus[peer]));
           }
         weft_sim_schedule (sim, x->hop[rank->hop[slot]], send_start, x,
-                           GUINT_TO_POINTER (k));
+                           KEY_DATA (key));
         break;
       }
     case WEFT_STEP_RECV:
-      if (step->arrived)
-        finish (x, k);
-      break;
+      g_assert_not_reached ();
     case WEFT_STEP_REDUCE:
       {
         const WeftNode *gpu
@@ -313,15 +436,14 @@ ready (Exec *x, uint32_t k)
           {
             weft_network_reduce_places (x->net, x->gpus, x->gpus[r],
                                         step->bytes, step_finished, x,
-                                        GUINT_TO_POINTER (k));
+                                        KEY_DATA (key));
             break;
           }
         WeftTime now = weft_sim_now (sim);
         if (step->bytes == 0)
           {
             /* Nothing to add: a join of its dependencies, at once. */
-            weft_sim_schedule_at (sim, now, step_finished, x,
-                                  GUINT_TO_POINTER (k));
+            weft_sim_schedule_at (sim, now, step_finished, x, KEY_DATA (key));
             break;
           }
         WeftTime start = MAX (now, rank->engine_free);
@@ -330,23 +452,57 @@ ready (Exec *x, uint32_t k)
                                                 / (gpu->device->reduce_bandwidth
                                                    * gpu->compute));
         rank->engine_free = end;
-        weft_sim_schedule_at (sim, end, step_finished, x, GUINT_TO_POINTER (k));
+        weft_sim_schedule_at (sim, end, step_finished, x, KEY_DATA (key));
         break;
       }
     }
 }
 
+/* A dependency of step @i of rank @r has finished. */
 static void
-finish (Exec *x, uint32_t k)
+depended (Exec *x, uint32_t r, uint32_t i)
 {
-  uint32_t r = rank_of (x->num, k);
+  const TStep *step = step_of (x, r, i);
+  uint64_t key = KEY (r, i);
+
+  if (step->kind != WEFT_STEP_RECV)
+    {
+      if (step->n_deps == 1)
+        {
+          ready (x, r, i);
+          return;
+        }
+      Waiting *w = wait_find (&x->wait, key);
+      if (w == NULL)
+        wait_put (&x->wait, (Waiting) { key, step->n_deps - 1, FALSE });
+      else if (--w->remaining == 0)
+        {
+          wait_remove (&x->wait, w);
+          ready (x, r, i);
+        }
+      return;
+    }
+  /* A receive finishes once it is ready and its bytes are there. */
+  Waiting *w = wait_find (&x->wait, key);
+  if (w == NULL)
+    wait_put (&x->wait, (Waiting) { key, step->n_deps - 1, FALSE });
+  else if (--w->remaining == 0 && w->arrived)
+    {
+      wait_remove (&x->wait, w);
+      finish (x, r, i);
+    }
+}
+
+static void
+finish (Exec *x, uint32_t r, uint32_t i)
+{
+  const Template *t = x->ranks[r].t;
 
   if (x->spans)
     x->spans[2 * r + 1] = MAX (x->spans[2 * r + 1],
                                weft_sim_now (x->net->sim));
-  for (uint32_t e = x->steps[k].out; e < x->steps[k + 1].out; e++)
-    if (--x->steps[x->out[e]].remaining == 0)
-      ready (x, x->out[e]);
+  for (uint32_t e = t->steps[i].out; e < t->steps[i + 1].out; e++)
+    depended (x, r, t->out[e]);
   ++x->finished;
   if (x->rank_done && --x->ranks[r].left == 0)
     /* The owner may free the instance then: not from inside this call. */
@@ -356,22 +512,51 @@ finish (Exec *x, uint32_t k)
     weft_sim_schedule (x->net->sim, 0, all_done, x, NULL);
 }
 
-/* Rank @r's steps may start: those waiting for nothing else become ready. */
+static int
+by_step (const void *a, const void *b)
+{
+  uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+
+  return (x > y) - (x < y);
+}
+
+/* Rank @r's steps may start: those waiting for nothing else become ready,
+ * in the order of its steps, receives whose bytes came first with them. */
 static void
 start_rank (Exec *x, uint32_t r)
 {
-  if (x->rank_done && x->ranks[r].left == 0)
+  XRank *rank = &x->ranks[r];
+  const Template *t = rank->t;
+
+  rank->joined = TRUE;
+  if (x->rank_done && rank->left == 0)
     {
       weft_sim_schedule (x->net->sim, 0, rank_finished, x,
                          GUINT_TO_POINTER (r));
       return;
     }
-  const WeftExecImage *m = x->image;
-  for (uint32_t j = m->root_start[r]; j < m->root_start[r + 1]; j++)
+  /* A rank's first step waits for nothing: the rank starts with it. */
+  if (x->spans && t->n_steps > 0)
+    x->spans[2 * r] = MIN (x->spans[2 * r], weft_sim_now (x->net->sim));
+  g_autoptr (GArray) early = g_steal_pointer (&x->early[r]);
+  uint32_t n_early = early ? early->len : 0, e = 0;
+  if (early)
+    g_array_sort (early, by_step);
+  for (uint32_t j = 0; j < t->n_roots || e < n_early;)
     {
-      uint32_t k = m->roots[j];
-      if (--x->steps[k].remaining == 0)
-        ready (x, k);
+      uint32_t root = j < t->n_roots ? t->roots[j] : UINT32_MAX;
+      uint32_t got = e < n_early ? g_array_index (early, uint32_t, e)
+                                 : UINT32_MAX;
+      if (root < got)
+        {
+          ready (x, r, root);
+          j++;
+        }
+      else
+        {
+          finish (x, r, got);
+          e++;
+        }
     }
 }
 
@@ -405,241 +590,270 @@ begin (WeftSim *sim, void *target, void *data)
     start_rank (x, r);
 }
 
-/* Making an image visits the steps a tile at a time: IMAGE_TILE levels of
- * IMAGE_TILE ranks, each rank's steps in order (or in reverse) inside the
- * tile, then each rank's steps past the levels.  What the image's lists
- * need is that each rank's steps come in order, and tiles read the
- * schedule's steps (rank by rank) and write the image's (level by level) a
- * few cache lines and pages at a time: rank by rank alone, every record
- * written would be a level apart, a miss each. */
-#define IMAGE_TILE 32
+/* ---- images ---- */
 
-/* Rank @r's step @i into the image: its record, its count among its
- * dependencies' dependents, and among the rank's roots. */
-static inline void
-image_step (WeftExecImage *m, const WeftSchedule *s, const Numbering *num,
-            uint32_t r, uint32_t i)
-{
-  const WeftStep *step = weft_schedule_step (s, r, i);
-  uint32_t match = weft_schedule_matches (s, r)[i];
-  uint32_t k = number (num, r, i);
-  XStep *xs = &m->steps[k];
-
-  if (k >= num->leveled)
-    num->rest_rank[k - num->leveled] = r;
-  xs->bytes = step->bytes;
-  xs->peer = step->peer;
-  xs->kind = (uint8_t) step->kind;
-  xs->remaining = (uint16_t) MAX (step->n_deps, 1);
-  xs->pair = match == WEFT_NO_STEP ? WEFT_NONE
-                                   : number (num, step->peer, match);
-  for (uint32_t d = 0; d < step->n_deps; d++)
-    m->steps[number (num, r, weft_schedule_dep (s, step, d)) + 1].out++;
-  if (step->n_deps == 0)
-    m->root_start[r + 1]++;
-}
-
-/* Rank @r's step @i among its dependencies' dependents, or its rank's
- * roots, placed from the back. */
-static inline void
-image_links (WeftExecImage *m, const WeftSchedule *s, const Numbering *num,
-             uint32_t r, uint32_t i, uint32_t *root_end)
-{
-  const WeftStep *step = weft_schedule_step (s, r, i);
-  uint32_t k = number (num, r, i);
-
-  for (uint32_t d = step->n_deps; d-- > 0;)
-    {
-      uint32_t from = number (num, r, weft_schedule_dep (s, step, d));
-      m->out[--m->steps[from + 1].out] = k;
-    }
-  if (step->n_deps == 0)
-    m->roots[--root_end[r]] = k;
-}
-
-/* Several threads make an image by each taking the steps of its share of
- * the ranks: a step's record, its count of dependents (in the next record,
- * of whatever rank) and its place among them are touched only by the
- * thread of its rank, so the image is the same however many make it. */
-#define IMAGE_THREADS 8
-
-typedef struct {
-  WeftExecImage *m;
-  const WeftSchedule *s;
-  const Numbering *num;
-  uint32_t r_lo, r_hi;          /* its ranks */
-  uint32_t *root_end;           /* for image_lists() */
-} ImagePart;
-
-/* Part @p's records and counts: image_step() over its ranks, tile by tile. */
-static gpointer
-image_steps (gpointer data)
-{
-  const ImagePart *p = data;
-  const Numbering *num = p->num;
-
-  for (uint32_t l0 = 0; l0 < num->levels; l0 += IMAGE_TILE)
-    for (uint32_t r0 = p->r_lo; r0 < p->r_hi; r0 += IMAGE_TILE)
-      for (uint32_t r = r0; r < MIN (r0 + IMAGE_TILE, p->r_hi); r++)
-        for (uint32_t i = l0; i < MIN (l0 + IMAGE_TILE, num->levels); i++)
-          image_step (p->m, p->s, num, r, i);
-  for (uint32_t r = p->r_lo; r < p->r_hi; r++)
-    for (uint32_t i = num->levels; i < p->s->n_steps[r]; i++)
-      image_step (p->m, p->s, num, r, i);
-  return NULL;
-}
-
-/* Part @p's lists: image_links() over its ranks, each rank's steps in
- * reverse. */
-static gpointer
-image_lists (gpointer data)
-{
-  const ImagePart *p = data;
-  const Numbering *num = p->num;
-
-  for (uint32_t r = p->r_hi; r-- > p->r_lo;)
-    for (uint32_t i = p->s->n_steps[r]; i-- > num->levels;)
-      image_links (p->m, p->s, num, r, i, p->root_end);
-  for (uint32_t l0 = num->levels; l0 > 0; l0 -= MIN (l0, IMAGE_TILE))
-    for (uint32_t r0 = p->r_hi; r0 > p->r_lo;
-         r0 -= MIN (r0 - p->r_lo, IMAGE_TILE))
-      for (uint32_t r = r0; r-- > r0 - MIN (r0 - p->r_lo, IMAGE_TILE);)
-        for (uint32_t i = l0; i-- > l0 - MIN (l0, IMAGE_TILE);)
-          image_links (p->m, p->s, num, r, i, p->root_end);
-  return NULL;
-}
-
-/* Run @fn over @n parts, the first in this thread. */
 static void
-image_parts (ImagePart *parts, uint32_t n, GThreadFunc fn)
+template_free (gpointer data)
 {
-  GThread *threads[IMAGE_THREADS];
+  Template *t = data;
 
-  for (uint32_t t = 1; t < n; t++)
-    threads[t] = g_thread_new ("weft-image", fn, &parts[t]);
-  fn (&parts[0]);
-  for (uint32_t t = 1; t < n; t++)
-    g_thread_join (threads[t]);
+  g_free (t->steps);
+  g_free (t->out);
+  g_free (t->roots);
+  g_free (t);
+}
+
+static size_t
+template_memory (const Template *t)
+{
+  return sizeof *t + ((size_t) t->n_steps + 1) * sizeof (TStep)
+         + ((size_t) t->steps[t->n_steps].out + t->n_roots)
+               * sizeof (uint32_t);
+}
+
+static guint
+template_hash (gconstpointer data)
+{
+  return (guint) ((const Template *) data)->hash;
+}
+
+static gboolean
+template_equal (gconstpointer a_, gconstpointer b_)
+{
+  const Template *a = a_, *b = b_;
+
+  return a->hash == b->hash && a->n_steps == b->n_steps
+         && a->n_peers == b->n_peers
+         && memcmp (a->steps, b->steps,
+                    ((size_t) a->n_steps + 1) * sizeof (TStep)) == 0
+         && memcmp (a->out, b->out,
+                    (size_t) a->steps[a->n_steps].out * sizeof (uint32_t))
+                == 0;
+}
+
+/* A 64-bit hash of @n words, continuing @h. */
+static uint64_t
+hash_words (uint64_t h, const uint64_t *w, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      h ^= w[i];
+      h *= 0x9e3779b97f4a7c15ull;
+      h ^= h >> 29;
+    }
+  return h;
+}
+
+WeftExecImage *
+weft_exec_image_start (uint32_t n_ranks, uint32_t n_gpus)
+{
+  WeftExecImage *m = g_new0 (WeftExecImage, 1);
+
+  m->n_ranks = n_ranks;
+  m->n_gpus = n_gpus;
+  m->templates = g_ptr_array_new_with_free_func (template_free);
+  m->template_of = g_new0 (uint32_t, MAX (n_ranks, 1));
+  m->peer_start = g_new0 (uint32_t, (size_t) n_ranks + 1);
+  m->peers = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  m->index = g_hash_table_new (template_hash, template_equal);
+  m->slot_of = g_new (uint32_t, MAX (n_ranks, 1));
+  for (uint32_t r = 0; r < n_ranks; r++)
+    m->slot_of[r] = WEFT_NONE;
+  return m;
+}
+
+void
+weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
+                          uint32_t r)
+{
+  uint32_t n = s->n_steps[r];
+  const uint32_t *matches = weft_schedule_matches (s, r);
+  Template *t = g_new0 (Template, 1);
+
+  g_assert (r == m->added && r < m->n_ranks && matches != NULL);
+  t->n_steps = n;
+  t->steps = g_new0 (TStep, (size_t) n + 1);
+  /* Peers by slot, in the order the rank first names them. */
+  uint32_t first_peer = m->peers->len;
+  uint64_t deps = 0;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      const WeftStep *step = weft_schedule_step (s, r, i);
+      TStep *ts = &t->steps[i];
+      ts->bytes = step->bytes;
+      ts->kind = step->kind;
+      ts->n_deps = step->n_deps;
+      ts->pair = matches[i] == WEFT_NO_STEP ? WEFT_NONE : matches[i];
+      if (step->kind != WEFT_STEP_REDUCE)
+        {
+          if (m->slot_of[step->peer] == WEFT_NONE)
+            {
+              m->slot_of[step->peer] = m->peers->len - first_peer;
+              g_array_append_val (m->peers, step->peer);
+            }
+          ts->peer = m->slot_of[step->peer];
+          if (step->kind == WEFT_STEP_SEND)
+            t->bytes_sent += step->bytes;
+        }
+      for (uint32_t d = 0; d < step->n_deps; d++)
+        t->steps[weft_schedule_dep (s, step, d) + 1].out++;
+      deps += step->n_deps;
+      t->n_roots += step->n_deps == 0 && step->kind != WEFT_STEP_RECV;
+    }
+  t->n_peers = m->peers->len - first_peer;
+  for (uint32_t k = first_peer; k < m->peers->len; k++)
+    m->slot_of[g_array_index (m->peers, uint32_t, k)] = WEFT_NONE;
+  /* Dependents in the order of the rank's steps, as they become ready:
+   * each step k + 1's `out` serves as k's cursor. */
+  for (uint32_t i = 0; i < n; i++)
+    t->steps[i + 1].out += t->steps[i].out;
+  t->out = g_new (uint32_t, MAX (deps, 1));
+  t->roots = g_new (uint32_t, MAX (t->n_roots, 1));
+  uint32_t roots = 0;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      const WeftStep *step = weft_schedule_step (s, r, i);
+      for (uint32_t d = 0; d < step->n_deps; d++)
+        {
+          uint32_t on = weft_schedule_dep (s, step, d);
+          t->out[t->steps[on].out++] = i;
+        }
+      if (step->n_deps == 0 && step->kind != WEFT_STEP_RECV)
+        t->roots[roots++] = i;
+    }
+  /* Each k's cursor ended where k + 1's dependents start. */
+  for (uint32_t i = n; i > 0; i--)
+    t->steps[i].out = t->steps[i - 1].out;
+  t->steps[0].out = 0;
+  t->hash = hash_words (n * 0x100000001b3ull + t->n_peers,
+                        (const uint64_t *) t->steps,
+                        ((size_t) n + 1) * sizeof (TStep) / sizeof (uint64_t));
+  for (uint64_t k = 0; k + 1 < deps; k += 2)
+    t->hash = hash_words (t->hash, &(uint64_t) { t->out[k]
+                                                 | (uint64_t) t->out[k + 1]
+                                                       << 32 }, 1);
+  if (deps % 2)
+    t->hash = hash_words (t->hash, &(uint64_t) { t->out[deps - 1] }, 1);
+
+  gpointer id = g_hash_table_lookup (m->index, t);
+  if (id != NULL)
+    {
+      template_free (t);
+      m->template_of[r] = GPOINTER_TO_UINT (id) - 1;
+    }
+  else
+    {
+      m->template_of[r] = m->templates->len;
+      g_ptr_array_add (m->templates, t);
+      g_hash_table_insert (m->index, t, GUINT_TO_POINTER (m->templates->len));
+      m->bytes += template_memory (t);
+    }
+  t = g_ptr_array_index (m->templates, m->template_of[r]);
+  m->peer_start[r + 1] = m->peers->len;
+  m->total += n;
+  m->bytes_sent += t->bytes_sent;
+  m->added++;
+}
+
+/* Done adding ranks: what only the adding needed goes. */
+static void
+image_seal (WeftExecImage *m)
+{
+  g_assert (m->added == m->n_ranks);
+  g_clear_pointer (&m->index, g_hash_table_unref);
+  g_clear_pointer (&m->slot_of, g_free);
 }
 
 WeftExecImage *
 weft_exec_image_new (const WeftSchedule *s)
 {
-  return weft_exec_image_new_threads (s, 1);
+  WeftExecImage *m = weft_exec_image_start (s->n_ranks, s->n_gpus);
+
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    weft_exec_image_add_rank (m, s, r);
+  image_seal (m);
+  return m;
+}
+
+WeftExecImage *
+weft_exec_image_finish (WeftExecImage *m)
+{
+  image_seal (m);
+  return m;
 }
 
 gboolean
 weft_exec_image_equal (const WeftExecImage *a, const WeftExecImage *b)
 {
-  uint32_t n = a->num.n_ranks;
-
-  return a->total == b->total && n == b->num.n_ranks
-         && a->num.levels == b->num.levels
-         && memcmp (a->num.rest, b->num.rest, n * sizeof (uint32_t)) == 0
-         && memcmp (a->num.rest_rank, b->num.rest_rank,
-                    (a->total - a->num.leveled) * sizeof (uint32_t)) == 0
-         && memcmp (a->steps, b->steps,
-                    ((size_t) a->total + 1) * sizeof (XStep)) == 0
-         && memcmp (a->out, b->out,
-                    (size_t) a->steps[a->total].out * sizeof (uint32_t)) == 0
-         && memcmp (a->root_start, b->root_start,
-                    ((size_t) n + 1) * sizeof (uint32_t)) == 0
-         && memcmp (a->roots, b->roots,
-                    (size_t) a->root_start[n] * sizeof (uint32_t)) == 0;
+  if (a->n_ranks != b->n_ranks || a->n_gpus != b->n_gpus
+      || a->total != b->total || a->peers->len != b->peers->len
+      || memcmp (a->peer_start, b->peer_start,
+                 ((size_t) a->n_ranks + 1) * sizeof (uint32_t)) != 0
+      || memcmp (a->peers->data, b->peers->data,
+                 (size_t) a->peers->len * sizeof (uint32_t)) != 0)
+    return FALSE;
+  for (uint32_t r = 0; r < a->n_ranks; r++)
+    if (!template_equal (g_ptr_array_index (a->templates, a->template_of[r]),
+                         g_ptr_array_index (b->templates, b->template_of[r])))
+      return FALSE;
+  return TRUE;
 }
 
-WeftExecImage *
-weft_exec_image_new_threads (const WeftSchedule *s, uint32_t threads)
+uint32_t
+weft_exec_image_ranks (const WeftExecImage *m)
 {
-  WeftExecImage *m = g_new0 (WeftExecImage, 1);
+  return m->n_ranks;
+}
 
-  g_assert (s->matches != NULL);
-  /* The levels every rank has (all of them, for most collectives). */
-  Numbering num = { .levels = G_MAXUINT32, .n_ranks = s->n_ranks,
-                    .rest = g_new (uint32_t, MAX (s->n_ranks, 1)) };
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    num.levels = MIN (num.levels, s->n_steps[r]);
-  if (s->n_ranks == 0)
-    num.levels = 0;
-  uint64_t total = (uint64_t) num.levels * s->n_ranks;
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    {
-      num.rest[r] = (uint32_t) total;
-      total += s->n_steps[r] - num.levels;
-      g_assert (total < G_MAXUINT32);
-    }
-  m->total = (uint32_t) total;
-  num.leveled = num.levels * s->n_ranks;
-  num.magic = G_MAXUINT64 / MAX (s->n_ranks, 1) + 1;
-  num.rest_rank = g_new (uint32_t, MAX (total - num.leveled, 1));
+uint32_t
+weft_exec_image_gpus (const WeftExecImage *m)
+{
+  return m->n_gpus;
+}
 
-  /* Steps, counting each one's dependents into the next step's `out`.  A
-   * large image is written into memory never touched before: see
-   * weft_memory_reserve(). */
-  size_t steps_bytes = (total + 1) * sizeof (XStep);
-  size_t out_bytes = (size_t) s->n_deps * sizeof (uint32_t);
-  if (steps_bytes + out_bytes >= WEFT_MEMORY_HUGE)
-    weft_memory_reserve (steps_bytes + out_bytes);
-  m->steps = g_new0 (XStep, total + 1);
-  weft_memory_advise (m->steps, steps_bytes);
-  m->root_start = g_new0 (uint32_t, s->n_ranks + 1);
-  ImagePart parts[IMAGE_THREADS];
-  uint32_t n_parts = CLAMP (MIN (threads, s->n_ranks), 1, IMAGE_THREADS);
-  for (uint32_t t = 0; t < n_parts; t++)
-    parts[t] = (ImagePart) { m, s, &num, (uint64_t) s->n_ranks * t / n_parts,
-                             (uint64_t) s->n_ranks * (t + 1) / n_parts, NULL };
-  image_parts (parts, n_parts, image_steps);
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    m->root_start[r + 1] += m->root_start[r];
-  m->roots = g_new (uint32_t, MAX (m->root_start[s->n_ranks], 1));
-  for (uint32_t k = 0; k < total; k++)
-    m->steps[k + 1].out += m->steps[k].out;
-  uint32_t n_out = m->steps[total].out;
-  m->out = g_new (uint32_t, MAX (n_out, 1));
-  weft_memory_advise (m->out, (size_t) n_out * sizeof (uint32_t));
-  /* A step's dependents in the order of the rank's steps, as they become
-   * ready in that order: placed from the back, each rank's steps taken in
-   * reverse, each step k + 1's `out` (the end of k's dependents) serving as
-   * k's cursor, without an array of cursors as long as the steps.  A
-   * rank's roots likewise, from the end of its share. */
-  g_autofree uint32_t *root_end = g_memdup2 (m->root_start + 1,
-                                             s->n_ranks * sizeof (uint32_t));
-  for (uint32_t t = 0; t < n_parts; t++)
-    parts[t].root_end = root_end;
-  image_parts (parts, n_parts, image_lists);
-  /* Step k + 1's `out` is now where k's dependents start. */
-  for (uint32_t k = 0; k < total; k++)
-    m->steps[k].out = m->steps[k + 1].out;
-  m->steps[total].out = n_out;
-  m->num = num;
-  return m;
+uint32_t
+weft_exec_image_templates (const WeftExecImage *m)
+{
+  return m->templates->len;
+}
+
+uint64_t
+weft_exec_image_bytes_sent (const WeftExecImage *m)
+{
+  return m->bytes_sent;
 }
 
 size_t
-weft_exec_image_bytes (uint64_t steps, uint64_t deps, uint32_t n_ranks)
+weft_exec_image_bytes (uint64_t steps, uint64_t deps, uint64_t peers,
+                       uint32_t n_ranks)
 {
-  /* As weft_exec_image_memory() counts them, with every step past the
-   * levels and every step a root: the most they can be. */
-  return sizeof (WeftExecImage) + ((size_t) n_ranks * 2 + 1) * sizeof (uint32_t)
-         + steps * (2 * sizeof (uint32_t) + sizeof (XStep)) + sizeof (XStep)
-         + MAX (deps, 1) * sizeof (uint32_t);
+  /* As weft_exec_image_memory() counts them, with every step a root and
+   * every rank a template of its own; the peers' list grows by doubling. */
+  return sizeof (WeftExecImage) + (size_t) n_ranks * (3 * sizeof (uint32_t)
+                                                      + sizeof (Template)
+                                                      + sizeof (TStep))
+         + steps * (sizeof (TStep) + sizeof (uint32_t))
+         + (MAX (deps, 1) + 2 * peers) * sizeof (uint32_t);
 }
 
 size_t
-weft_exec_run_bytes (uint64_t steps, uint32_t n_ranks)
+weft_exec_run_bytes (uint64_t waiting, uint32_t n_ranks)
 {
-  return sizeof (Exec) + (size_t) n_ranks * sizeof (XRank)
-         + (steps + 1) * sizeof (XStep);
+  /* The table of waiting steps at most half full, and doubled once more
+   * as it grows past that. */
+  uint64_t slots = 64;
+  while (slots < 4 * MAX (waiting, 1))
+    slots *= 2;
+  return sizeof (Exec) + (size_t) n_ranks * (sizeof (XRank) + sizeof (GArray *))
+         + slots * sizeof (Waiting);
 }
 
 size_t
 weft_exec_image_memory (const WeftExecImage *m)
 {
-  return sizeof *m + ((size_t) m->num.n_ranks * 2 + 1) * sizeof (uint32_t)
-         + (size_t) (m->total - m->num.leveled) * sizeof (uint32_t)
-         + (size_t) m->root_start[m->num.n_ranks] * sizeof (uint32_t)
-         + ((size_t) m->total + 1) * sizeof (XStep)
-         + (size_t) MAX (m->steps[m->total].out, 1) * sizeof (uint32_t);
+  return sizeof *m + m->bytes
+         + ((size_t) m->n_ranks * 2 + 1) * sizeof (uint32_t)
+         + (size_t) m->peers->len * sizeof (uint32_t);
 }
 
 void
@@ -647,18 +861,18 @@ weft_exec_image_free (WeftExecImage *m)
 {
   if (m == NULL)
     return;
-  g_free (m->num.rest);
-  g_free (m->num.rest_rank);
-  g_free (m->roots);
-  g_free (m->root_start);
-  g_free (m->steps);
-  g_free (m->out);
+  g_ptr_array_unref (m->templates);
+  g_free (m->template_of);
+  g_free (m->peer_start);
+  g_array_unref (m->peers);
+  if (m->index)
+    g_hash_table_unref (m->index);
+  g_free (m->slot_of);
   g_free (m);
 }
 
-/* An executor on @net that runs a copy of @image's steps, shared with
- * other runs, or, if @own is given instead, @own's steps themselves (it
- * frees @own). */
+/* An executor on @net that runs @image, shared with other runs, or, if
+ * @own is given instead, @own (it frees @own). */
 static Exec *
 exec_new (WeftNetwork *net, const WeftExecImage *image, WeftExecImage *own,
           const uint32_t *gpus, const WeftProtocol *protocol)
@@ -672,24 +886,24 @@ exec_new (WeftNetwork *net, const WeftExecImage *image, WeftExecImage *own,
   x->hop[1] = protocol->hop_pcie;
   x->hop[2] = protocol->hop_network;
   if (own != NULL)
-    {
-      /* An image of its own: its steps are the run's, not a copy. */
-      x->own = own;
-      x->steps = g_steal_pointer (&own->steps);
-      image = own;
-    }
-  else
-    x->steps = g_memdup2 (image->steps, ((size_t) image->total + 1)
-                                            * sizeof (XStep));
-  x->num = &image->num;
+    image = x->own = own;
+  g_assert (image->index == NULL);
   x->image = image;
-  x->out = image->out;
   x->total = image->total;
-  x->n_ranks = image->num.n_ranks;
+  x->n_ranks = image->n_ranks;
   x->ranks = g_new0 (XRank, MAX (x->n_ranks, 1));
+  x->early = g_new0 (GArray *, MAX (x->n_ranks, 1));
   for (uint32_t r = 0; r < x->n_ranks; r++)
-    for (int i = 0; i < PEER_SLOTS; i++)
-      x->ranks[r].peer[i] = WEFT_NONE;
+    {
+      XRank *rank = &x->ranks[r];
+      rank->t = g_ptr_array_index (image->templates, image->template_of[r]);
+      rank->peers = &g_array_index (image->peers, uint32_t,
+                                    image->peer_start[r]);
+      rank->left = rank->t->n_steps;
+      for (int i = 0; i < PEER_SLOTS; i++)
+        rank->peer[i] = WEFT_NONE;
+    }
+  wait_init (&x->wait, 64);
   return x;
 }
 
@@ -743,16 +957,14 @@ weft_execute_own (WeftNetwork *net, WeftExecImage *image,
 }
 
 WeftExec *
-weft_exec_new (WeftNetwork *net, const WeftSchedule *s, const uint32_t *nodes,
-               const WeftProtocol *protocol, WeftRankFn rank_done,
-               void *target)
+weft_exec_new (WeftNetwork *net, const WeftExecImage *image,
+               const uint32_t *nodes, const WeftProtocol *protocol,
+               WeftRankFn rank_done, void *target)
 {
-  Exec *x = exec_new (net, NULL, weft_exec_image_new (s), nodes, protocol);
+  Exec *x = exec_new (net, image, NULL, nodes, protocol);
 
   x->rank_done = rank_done;
   x->target = target;
   x->inflate = 1 / protocol->efficiency;
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    x->ranks[r].left = s->n_steps[r];
   return x;
 }

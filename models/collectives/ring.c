@@ -64,6 +64,9 @@ add2 (WeftSchedule *s, uint32_t rank, WeftStepKind kind, uint32_t peer,
 
 typedef enum { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER } Phase;
 
+static uint32_t *fresh_after (const WeftSchedule *s,
+                              const WeftCollectiveParams *p);
+
 /* Steps a rank makes at each step of a phase: a send, a receive and, in
  * reduce-scatter, a reduction. */
 static uint32_t
@@ -155,6 +158,54 @@ ring_ranks (gpointer data)
   return NULL;
 }
 
+/* How many ranks' steps of a ring differ but for their peers, at most:
+ * where every piece of a tag is as large as the others, ranks differ only
+ * in which of their ring neighbours are the same rank (two ranks, or
+ * rings that share a neighbour), else each rank sends its own sizes. */
+static uint32_t
+count_classes (const WeftSchedule *s, const WeftCollectiveParams *p,
+               const uint64_t *bytes_of, const uint32_t *position)
+{
+  uint32_t n = s->n_ranks, channels = n_channels (p);
+  uint32_t tags = channels * p->chunks;
+
+  for (uint32_t tag = 0; tag < tags; tag++)
+    for (uint32_t c = 1; c < n; c++)
+      if (bytes_of[(size_t) tag * n + c] != bytes_of[(size_t) tag * n])
+        return n;
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_bytes_hash,
+                                                       g_bytes_equal,
+                                                       (GDestroyNotify)
+                                                           g_bytes_unref,
+                                                       NULL);
+  g_autofree uint32_t *peers = g_new (uint32_t, 2 * (size_t) channels);
+  g_autofree uint32_t *slots = g_new (uint32_t, 2 * (size_t) channels);
+  for (uint32_t r = 0; r < n; r++)
+    {
+      /* Each neighbour as the slot of its first naming. */
+      for (uint32_t ch = 0; ch < channels; ch++)
+        {
+          const uint32_t *order = channel_order (p, ch);
+          int64_t q = order ? position[(size_t) (ch / p->channels) * n + r] : r;
+          peers[2 * ch] = at (order, n, q + 1);
+          peers[2 * ch + 1] = at (order, n, q - 1);
+        }
+      for (uint32_t i = 0; i < 2 * channels; i++)
+        {
+          slots[i] = i;
+          for (uint32_t j = 0; j < i; j++)
+            if (peers[j] == peers[i])
+              {
+                slots[i] = slots[j];
+                break;
+              }
+        }
+      g_hash_table_add (seen, g_bytes_new (slots, 2 * (size_t) channels
+                                                      * sizeof (uint32_t)));
+    }
+  return g_hash_table_size (seen);
+}
+
 /* Steps from which a phase's ranks are shared among threads. */
 #define RING_SPLIT 1000000
 
@@ -221,6 +272,12 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   if (s->counting)
     {
       uint64_t per_rank = (uint64_t) tags * (n - 1) * steps_per (phase);
+      /* Streamed (ring_stream()), the schedule holds one rank's steps at
+       * a time; every rank's take as many dependencies as rank 0's. */
+      s->counted_classes = count_classes (s, p, bytes_of, position);
+      s->counted_rank_steps += per_rank;
+      s->counted_rank_deps += rank_deps (&whole, 0);
+      s->counted_peers = (uint64_t) n * 2 * n_channels (p);
       for (uint32_t r = 0; r < n; r++)
         {
           /* A chunk's first send waits for the chunk before's, the first
@@ -253,6 +310,56 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   s->n_matched += (uint64_t) n * tags * (n - 1);
 }
 
+/* ring_phase() for @n_phases phases (and their shifts), made one rank at a
+ * time, both phases, then handed on (weft_schedule_flush()): the same
+ * steps, pairs and dependencies, without ever holding more than one
+ * rank's. */
+static void
+ring_stream (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
+             const Phase *phases, const int *shifts, uint32_t n_phases)
+{
+  uint32_t n = s->n_ranks, chunks = p->chunks;
+  uint32_t tags = n_channels (p) * chunks;
+  uint32_t n_orders = p->rings ? p->rings->n_rings : 0;
+  g_autofree uint32_t *after = fresh_after (s, p);
+  g_autofree uint64_t *bytes_of = g_new (uint64_t, (size_t) tags * n);
+  g_autofree uint32_t *position = g_new (uint32_t, (size_t) n_orders * n);
+  g_autofree uint32_t *base = g_new (uint32_t, (size_t) n_phases * n);
+
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
+    for (uint32_t k = 0; k < chunks; k++)
+      for (uint32_t c = 0; c < n; c++)
+        bytes_of[(size_t) (ch * chunks + k) * n + c]
+            = piece (size, n, p, ch, c, k);
+  for (uint32_t o = 0; o < n_orders; o++)
+    for (uint32_t q = 0; q < n; q++)
+      position[(size_t) o * n + p->rings->order[(size_t) o * n + q]] = q;
+  /* Every rank has as many steps before each phase. */
+  uint32_t before = 0;
+  for (uint32_t ph = 0; ph < n_phases; ph++)
+    {
+      for (uint32_t r = 0; r < n; r++)
+        base[(size_t) ph * n + r] = before;
+      before += tags * (n - 1) * steps_per (phases[ph]);
+    }
+  for (uint32_t r = 0; r < n; r++)
+    {
+      for (uint32_t ph = 0; ph < n_phases; ph++)
+        {
+          RingPart w = { s, p, phases[ph], shifts[ph], after,
+                         base + (size_t) ph * n, position, bytes_of, r, r + 1,
+                         s->n_deps };
+          weft_schedule_reserve (s, r, tags * (n - 1) * steps_per (phases[ph]),
+                                 rank_deps (&w, r));
+          ring_ranks (&w);
+          s->n_deps = w.cursor;
+          s->n_ends += 2 * (uint64_t) tags * (n - 1);
+          s->n_matched += (uint64_t) tags * (n - 1);
+        }
+      weft_schedule_flush (s, r);
+    }
+}
+
 /* Room for @phases ring phases of every rank, @reduce of them with a
  * reduction a step: each step of a channel's chunk is a send (waiting for
  * up to two steps), a receive and perhaps a reduction (waiting for one). */
@@ -283,35 +390,59 @@ void
 weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
                       const WeftCollectiveParams *p)
 {
+  /* Reduce-scatter: at step t rank r sends piece r - t, so it ends owning
+   * piece r + 1 fully reduced; all-gather then passes those on. */
+  static const Phase phases[] = { PHASE_REDUCE_SCATTER, PHASE_ALL_GATHER };
+  static const int shifts[] = { 0, -1 };
+
+  if (weft_schedule_streams (s))
+    {
+      ring_stream (s, size, p, phases, shifts, 2);
+      return;
+    }
   g_autofree uint32_t *after = fresh_after (s, p);
 
   reserve (s, p, 2, 1);
-  /* Reduce-scatter: at step t rank r sends piece r - t, so it ends owning
-   * piece r + 1 fully reduced; all-gather then passes those on. */
-  ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 0, after);
-  ring_phase (s, size, p, PHASE_ALL_GATHER, -1, after);
+  ring_phase (s, size, p, phases[0], shifts[0], after);
+  ring_phase (s, size, p, phases[1], shifts[1], after);
 }
 
 void
 weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
                           const WeftCollectiveParams *p)
 {
+  /* Shifted by one so that rank r ends owning piece r. */
+  static const Phase phase = PHASE_REDUCE_SCATTER;
+  static const int shift = 1;
+
+  if (weft_schedule_streams (s))
+    {
+      ring_stream (s, size, p, &phase, &shift, 1);
+      return;
+    }
   g_autofree uint32_t *after = fresh_after (s, p);
 
   reserve (s, p, 1, 1);
-  /* Shifted by one so that rank r ends owning piece r. */
-  ring_phase (s, size, p, PHASE_REDUCE_SCATTER, 1, after);
+  ring_phase (s, size, p, phase, shift, after);
 }
 
 void
 weft_ring_all_gather (WeftSchedule *s, uint64_t size,
                       const WeftCollectiveParams *p)
 {
+  /* Rank r starts with piece r. */
+  static const Phase phase = PHASE_ALL_GATHER;
+  static const int shift = 0;
+
+  if (weft_schedule_streams (s))
+    {
+      ring_stream (s, size, p, &phase, &shift, 1);
+      return;
+    }
   g_autofree uint32_t *after = fresh_after (s, p);
 
   reserve (s, p, 1, 0);
-  /* Rank r starts with piece r. */
-  ring_phase (s, size, p, PHASE_ALL_GATHER, 0, after);
+  ring_phase (s, size, p, phase, shift, after);
 }
 
 /* A chain from rank 0 along the ring (0 -> 1 -> ... -> n-1 in rank order)

@@ -37,6 +37,39 @@ weft_schedule_new_counting (uint32_t n_ranks)
   return s;
 }
 
+WeftSchedule *
+weft_schedule_new_streaming (uint32_t n_ranks, WeftRankSink sink,
+                             void *sink_data)
+{
+  WeftSchedule *s = weft_schedule_new (n_ranks);
+
+  s->sink = sink;
+  s->sink_data = sink_data;
+  return s;
+}
+
+void
+weft_schedule_forget (WeftSchedule *s, uint32_t rank)
+{
+  /* What the heap was readied for is what is held at once. */
+  s->grown -= MIN (s->grown, (size_t) s->steps_cap[rank]
+                                 * (sizeof (WeftStep) + sizeof (uint32_t)));
+  g_clear_pointer (&s->steps[rank], g_free);
+  g_clear_pointer (&s->matches[rank], g_free);
+  s->n_steps[rank] = 0;
+  s->steps_cap[rank] = 0;
+}
+
+void
+weft_schedule_flush (WeftSchedule *s, uint32_t rank)
+{
+  g_assert (s->sink != NULL && !s->counting);
+  s->sink (s->sink_data, s, rank);
+  s->streamed = TRUE;
+  weft_schedule_forget (s, rank);
+  s->n_deps = 0;
+}
+
 /* The schedule was given @bytes more.  A large one is written into memory
  * never touched before: past a point, the heap is readied for four times
  * what it has been given, in huge pages (as it grows on, the executor's
@@ -99,7 +132,13 @@ weft_schedule_bytes (const WeftSchedule *c)
 {
   uint64_t steps = c->counted_steps, deps = c->counted_deps + DEPS_SLACK;
 
-  if (!c->counted_reserved)
+  if (c->counted_classes)
+    {
+      /* Streamed: one rank's steps at a time. */
+      steps = c->counted_rank_steps;
+      deps = c->counted_rank_deps + DEPS_SLACK;
+    }
+  else if (!c->counted_reserved)
     {
       /* The lists of a rank grow as weft_schedule_add() grows them, the
        * dependencies' pool too; a rank's steps are counted exactly

@@ -33,7 +33,14 @@ typedef struct {
   uint8_t kind;                 /* WeftStepKind */
 } WeftStep;
 
-typedef struct {
+typedef struct _WeftSchedule WeftSchedule;
+
+/* Where a streaming schedule hands each rank's steps (weft_schedule_new_
+ * streaming()). */
+typedef void (*WeftRankSink) (void *sink, const WeftSchedule *s,
+                              uint32_t rank);
+
+struct _WeftSchedule {
   uint32_t n_ranks;             /* all ranks, switches included */
   uint32_t n_gpus;              /* ranks 0 .. n_gpus - 1 are GPUs; the rest
                                    are switches that reduce (NVLS, SHARP) */
@@ -61,7 +68,17 @@ typedef struct {
   GArray *fan_out;              /* uint64_t per tag, while counting */
   gboolean counted_reserved;    /* the builder made room ahead (its lists
                                    are as long as they need be) */
-} WeftSchedule;
+  uint32_t counted_classes;     /* while counting, a builder that streams:
+                                   how many ranks' steps differ but for
+                                   their peers, at most (0: every rank's) */
+  uint64_t counted_rank_steps;  /* ...and the most steps and dependencies */
+  uint64_t counted_rank_deps;   /* of one rank */
+  uint64_t counted_peers;       /* ...and the peers of all ranks */
+  WeftRankSink sink;            /* streaming: where ranks' steps go... */
+  void *sink_data;
+  gboolean streamed;            /* ...and whether the builder sent them
+                                   there (else they are here) */
+};
 
 WeftSchedule *weft_schedule_new (uint32_t n_ranks);
 
@@ -73,6 +90,30 @@ WeftSchedule *weft_schedule_new (uint32_t n_ranks);
  * may read its steps. */
 WeftSchedule *weft_schedule_new_counting (uint32_t n_ranks);
 void weft_schedule_free (WeftSchedule *schedule);
+
+/* A schedule that a builder may stream: a builder that makes every step of
+ * one rank before the next rank's, in rank order, pairing each send and
+ * receive as it goes (weft_schedule_add_at()), hands each rank's steps to
+ * @sink once they are made and forgets them (weft_schedule_flush()), so
+ * that the schedule never holds more than one rank's.  A builder that
+ * cannot leaves the steps in the schedule, as weft_schedule_new() would. */
+WeftSchedule *weft_schedule_new_streaming (uint32_t n_ranks, WeftRankSink sink,
+                                           void *sink_data);
+
+/* Whether the builder of @s may stream it, one rank at a time. */
+static inline gboolean
+weft_schedule_streams (const WeftSchedule *s)
+{
+  return s->sink != NULL;
+}
+
+/* Rank @rank's steps are all made: hand them to the sink and forget them
+ * and their dependencies (the dependencies' pool starts again). */
+void weft_schedule_flush (WeftSchedule *s, uint32_t rank);
+
+/* Forget rank @rank's steps (not their dependencies), for a caller done
+ * with them, as it takes the ranks one by one. */
+void weft_schedule_forget (WeftSchedule *s, uint32_t rank);
 
 /* Append a step to @rank's list and return its index.  @deps lists @n_deps
  * earlier steps of the same rank it waits for. */
@@ -172,8 +213,9 @@ uint64_t weft_schedule_bytes_sent (const WeftSchedule *s);
 size_t weft_schedule_memory (const WeftSchedule *s);
 
 /* Bytes the schedule counted in @counted (weft_schedule_new_counting())
- * will hold once made: its lists as long as they need be where the
- * builder made room ahead, else as they grow, by doubling. */
+ * will hold at most once made: its lists as long as they need be where the
+ * builder made room ahead, else as they grow, by doubling; one rank's
+ * where the builder streams (counted_classes). */
 size_t weft_schedule_bytes (const WeftSchedule *counted);
 
 /* For each step, the step it pairs with on the peer (sends and receives;

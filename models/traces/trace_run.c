@@ -19,7 +19,7 @@
 #define P2P_LL_THRESHOLD 16384
 
 typedef struct {
-  WeftSchedule *schedule;
+  WeftExecImage *image;         /* of its schedule, shared by its instances */
   GArray *nodes;                /* uint32_t: rank -> node */
   WeftProtocol costs;           /* at the plan's share
                                    (weft_protocol_share()) */
@@ -60,7 +60,7 @@ struct Runner {
 
 static void plan_free (Plan *p)
 {
-  weft_schedule_free (p->schedule);
+  weft_exec_image_free (p->image);
   g_array_unref (p->nodes);
   g_free (p);
 }
@@ -197,10 +197,10 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
   plan->algorithm = best_alg;
   plan->protocol = best_proto;
   plan->costs = *weft_protocol_get (best_proto, best_alg);
-  plan->schedule = weft_collective_plan (x->topo, gpus, op->n_ranks, op->op,
-                                         best_alg, op->bytes, &o->params,
-                                         plan->nodes, &why);
-  if (plan->schedule == NULL)
+  plan->image = weft_collective_plan (x->topo, gpus, op->n_ranks, op->op,
+                                      best_alg, op->bytes, &o->params,
+                                      plan->nodes, &why);
+  if (plan->image == NULL)
     {
       g_array_unref (plan->nodes);
       g_free (plan);
@@ -241,12 +241,12 @@ plan_p2p (Runner *x, GHashTable *cache, uint32_t i, const WeftTraceOptions *o)
   plan->algorithm = -1;
   plan->protocol = proto;
   plan->costs = *weft_protocol_get (proto, WEFT_ALG_DIRECT);
-  plan->schedule = weft_schedule_new (2);
-  plan->schedule->n_gpus = 2;
-  weft_schedule_send (plan->schedule, 0, 1, 0, op->bytes, WEFT_NO_STEP);
-  weft_schedule_recv (plan->schedule, 1, 0, 0, op->bytes, WEFT_NO_STEP);
-  gboolean ok = weft_schedule_check (plan->schedule, NULL);
+  g_autoptr (WeftSchedule) schedule = weft_schedule_new (2);
+  weft_schedule_send (schedule, 0, 1, 0, op->bytes, WEFT_NO_STEP);
+  weft_schedule_recv (schedule, 1, 0, 0, op->bytes, WEFT_NO_STEP);
+  gboolean ok = weft_schedule_check (schedule, NULL);
   g_assert (ok);
+  plan->image = weft_exec_image_new (schedule);
   x->plan_of[i] = x->plans->len;
   g_ptr_array_add (x->plans, plan);
   g_hash_table_insert (cache, g_bytes_ref (k),
@@ -308,11 +308,12 @@ instance_of (Runner *x, uint32_t i)
       in->nodes[1] = g_array_index (x->t->gpus, uint32_t, send->peer);
       nodes = in->nodes;
     }
-  in->left = plan->schedule->n_ranks;
-  in->exec = weft_exec_new (x->net, plan->schedule, nodes, &plan->costs,
+  uint32_t ranks = weft_exec_image_ranks (plan->image);
+  in->left = ranks;
+  in->exec = weft_exec_new (x->net, plan->image, nodes, &plan->costs,
                             rank_done, in);
   /* Switches that reduce (NVLS) are there from the start. */
-  for (uint32_t r = plan->schedule->n_gpus; r < plan->schedule->n_ranks; r++)
+  for (uint32_t r = weft_exec_image_gpus (plan->image); r < ranks; r++)
     weft_exec_join (in->exec, r);
   x->instance[owner] = in;
   if (op->kind == WEFT_TRACE_SEND || op->kind == WEFT_TRACE_RECV)

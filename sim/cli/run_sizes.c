@@ -450,8 +450,6 @@ pick_sizes (const WeftRunArgs *args, WeftSizesPlan *plan)
     }
 }
 
-#define GIB ((double) (1 << 30))
-
 /* What one schedule's simulations at once take, and in what. */
 typedef struct {
   size_t total, schedules, networks, transfers;
@@ -500,14 +498,13 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
                                         args->op, a, plan->sizes[i],
                                         &plan->params, &f, &error))
           continue;             /* refused when it runs, with why */
-        /* The schedule is kept while its runs go on; each run has a
-         * network and routes of its own and its transfers in progress,
-         * and runs that share the image a copy of the steps' state. */
+        /* The executor's image is kept while its runs go on; each run
+         * has a network and routes of its own, its transfers in progress
+         * and its steps in progress. */
         size_t moving = f.in_progress * per_transfer;
         size_t at_once = (size_t) MIN (protocols, args->jobs);
         Need need = {
-          .schedules = f.schedule + f.image
-                       + at_once * (protocols > 1 ? f.run : 0),
+          .schedules = f.schedule + f.image + at_once * f.run,
           .networks = at_once * per_run,
           .transfers = at_once * moving,
         };
@@ -551,12 +548,13 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
   if (limit == 0 || plan->memory <= limit)
     return WEFT_EXIT_OK;
   g_autofree char *at = weft_format_size (plan->largest_size);
-  return weft_cli_usage (args->name, "this run would take about %.1f GiB "
-                         "of memory, more than the %.1f GiB %s (the largest "
+  g_autofree char *need = weft_format_memory (plan->memory);
+  g_autofree char *have = weft_format_memory (limit);
+  return weft_cli_usage (args->name, "this run would take about %s of "
+                         "memory, more than the %s %s (the largest "
                          "schedule, %s at %s over %u ranks, has %" G_GUINT64_FORMAT
                          " steps); choose fewer sizes, channels or chunks, "
-                         "or another algorithm", plan->memory / GIB,
-                         limit / GIB,
+                         "or another algorithm", need, have,
                          args->max_memory ? "--max-memory allows"
                                           : "this machine has free",
                          weft_algorithm_name (plan->largest_alg), at,
