@@ -31,6 +31,17 @@ weft_link_stats_free (WeftLinkStats *stats)
 
 static void coarsen (WeftLinkStats *stats);
 
+/* The last bin's bytes into its place. */
+static inline void
+settle (WeftLinkStat *s)
+{
+  if (s->last_bytes != 0)
+    {
+      s->bin_bytes[s->n_bins - 1] += s->last_bytes;
+      s->last_bytes = 0;
+    }
+}
+
 /* Traffic on a link is mostly reported in time order (a link serialises,
  * and the flow model closes a link's rate segments one after another), so
  * the common case appends or adds to the last bin; the analytical model's
@@ -38,10 +49,18 @@ static void coarsen (WeftLinkStats *stats);
 static void
 add_to_bin (WeftLinkStats *stats, WeftLinkStat *s, uint32_t bin, double bytes)
 {
+  settle (s);
   if (s->n_bins > 0 && s->bin[s->n_bins - 1] == bin)
     {
       s->bin_bytes[s->n_bins - 1] += bytes;
       return;
+    }
+  if (s->n_bins == 0 || s->bin[s->n_bins - 1] < bin)
+    {
+      /* The bin becomes the last: what falls inside it needs no division
+       * (weft_link_stats_spread()). */
+      s->last_from = (WeftTime) bin * stats->bin_width;
+      s->last_to = s->last_from + stats->bin_width;
     }
   uint32_t lo = 0, hi = s->n_bins;
   if (s->n_bins > 0 && s->bin[s->n_bins - 1] > bin)
@@ -89,6 +108,8 @@ coarsen (WeftLinkStats *stats)
     {
       WeftLinkStat *s = &stats->links[l];
       uint32_t k = 0;
+      settle (s);
+      s->last_from = s->last_to = 0;
       for (uint32_t i = 0; i < s->n_bins; i++)
         {
           uint32_t bin = s->bin[i] / 2;
@@ -129,6 +150,12 @@ weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
 
   if (bytes <= 0 || stats->bin_width == 0)
     return;
+  /* Most traffic falls inside the link's last bin. */
+  if (t0 >= s->last_from && MAX (t1, t0 + 1) <= s->last_to)
+    {
+      s->last_bytes += bytes;
+      return;
+    }
   if (t1 <= t0)
     {
       add_to_bin (stats, s, (uint32_t) (t0 / stats->bin_width), bytes);
@@ -151,6 +178,14 @@ weft_link_stats_count (WeftLinkStats *stats, uint32_t link, uint64_t bytes)
   stats->links[link].bytes += bytes;
 }
 
+/* Bin @i's bytes, the last's not yet settled included. */
+static inline double
+bin_total (const WeftLinkStat *s, uint32_t i)
+{
+  return i + 1 == s->n_bins ? s->bin_bytes[i] + s->last_bytes
+                            : s->bin_bytes[i];
+}
+
 void
 weft_link_stats_bins (const WeftLinkStats *stats, uint32_t link, WeftBinFn fn,
                       void *user_data)
@@ -160,7 +195,7 @@ weft_link_stats_bins (const WeftLinkStats *stats, uint32_t link, WeftBinFn fn,
   uint64_t given = 0;
 
   for (uint32_t i = 0; i < s->n_bins; i++)
-    total += s->bin_bytes[i];
+    total += bin_total (s, i);
   if (total <= 0 || s->bytes == 0)
     return;
   /* Scale to the exact count, then round the running sum: each bin gets
@@ -168,7 +203,7 @@ weft_link_stats_bins (const WeftLinkStats *stats, uint32_t link, WeftBinFn fn,
   double scale = (double) s->bytes / total;
   for (uint32_t i = 0; i < s->n_bins; i++)
     {
-      cumulative += s->bin_bytes[i] * scale;
+      cumulative += bin_total (s, i) * scale;
       uint64_t upto = i + 1 == s->n_bins ? s->bytes
                                          : (uint64_t) llround (cumulative);
       upto = MIN (upto, s->bytes);

@@ -24,6 +24,10 @@ typedef struct {
   uint32_t *bin;                /* bin indices, ascending */
   double *bin_bytes;            /* bytes in each of those bins */
   uint32_t n_bins, bins_cap;
+  WeftTime last_from, last_to;  /* ps the last bin spans, or an empty span */
+  double last_bytes;            /* bytes of the last bin not yet in
+                                   bin_bytes: traffic inside it touches only
+                                   this record */
 } WeftLinkStat;
 
 typedef struct {
