@@ -130,10 +130,14 @@ typedef struct _WeftExec Exec;
 
 static void finish (Exec *x, uint32_t r, uint32_t i);
 
+/* The key's home slot: the rank is the high half of the key, so the bits
+ * are mixed through before the low ones are kept. */
 static inline uint64_t
 wait_hash (uint64_t key)
 {
-  return (key * 0x9e3779b97f4a7c15ull) >> 17;
+  key ^= key >> 31;
+  key *= 0x9e3779b97f4a7c15ull;
+  return key ^ (key >> 32);
 }
 
 static void
