@@ -167,7 +167,7 @@ check_count (const WeftSchedule *s, WeftOp op, WeftAlgorithm alg, uint32_t n,
     {
       made = 0;
       g_autoptr (WeftSchedule) streamed = weft_collective_stream (
-          op, alg, n, size, params, most_held, &made);
+          op, alg, n, size, params, most_held, NULL, &made);
       made = MAX (made, weft_schedule_memory (streamed));
     }
   double ratio = (double) weft_schedule_bytes (c) / made;
@@ -321,6 +321,13 @@ to_image (void *image, const WeftSchedule *s, uint32_t rank)
   weft_exec_image_add_rank (image, s, rank);
 }
 
+static void
+alike_to_image (void *image, uint32_t rank, uint32_t like,
+                const uint32_t *peers, uint32_t n_peers)
+{
+  weft_exec_image_add_alike (image, rank, like, peers, n_peers);
+}
+
 START_TEST (test_image_streamed)
 {
   /* A ring made one rank at a time and handed on is the same image as the
@@ -350,7 +357,8 @@ START_TEST (test_image_streamed)
             g_autoptr (WeftExecImage) one = weft_exec_image_new (whole);
             WeftExecImage *image = weft_exec_image_start (n, n);
             g_autoptr (WeftSchedule) s = weft_collective_stream (
-                ops[o], WEFT_ALG_RING, n, size, &params, to_image, image);
+                ops[o], WEFT_ALG_RING, n, size, &params, to_image, alike_to_image,
+                image);
             ck_assert (s->streamed);
             ck_assert_uint_eq (2 * s->n_matched, s->n_ends);
             g_autoptr (WeftExecImage) streamed = weft_exec_image_finish (image);

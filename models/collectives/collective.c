@@ -82,13 +82,14 @@ typedef enum { MAKE_KEPT, MAKE_COUNTED, MAKE_STREAMED } Make;
 static WeftSchedule *
 build (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size,
        const WeftCollectiveParams *params, Make make, WeftRankSink sink,
-       void *sink_data)
+       WeftAlikeSink alike, void *sink_data)
 {
   const WeftAlgorithmInfo *a = weft_algorithm_get (alg);
   uint32_t ranks = weft_collective_ranks (alg, n, params);
   WeftSchedule *s = make == MAKE_COUNTED ? weft_schedule_new_counting (ranks)
                     : make == MAKE_STREAMED
-                        ? weft_schedule_new_streaming (ranks, sink, sink_data)
+                        ? weft_schedule_new_streaming (ranks, sink, alike,
+                                                       sink_data)
                         : weft_schedule_new (ranks);
   WeftCollectiveParams p = *params;
 
@@ -114,20 +115,22 @@ WeftSchedule *
 weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
                           uint64_t size, const WeftCollectiveParams *params)
 {
-  return build (op, alg, n, size, params, MAKE_KEPT, NULL, NULL);
+  return build (op, alg, n, size, params, MAKE_KEPT, NULL, NULL, NULL);
 }
 
 WeftSchedule *
 weft_collective_count (WeftOp op, WeftAlgorithm alg, uint32_t n,
                        uint64_t size, const WeftCollectiveParams *params)
 {
-  return build (op, alg, n, size, params, MAKE_COUNTED, NULL, NULL);
+  return build (op, alg, n, size, params, MAKE_COUNTED, NULL, NULL, NULL);
 }
 
 WeftSchedule *
 weft_collective_stream (WeftOp op, WeftAlgorithm alg, uint32_t n,
                         uint64_t size, const WeftCollectiveParams *params,
-                        WeftRankSink sink, void *sink_data)
+                        WeftRankSink sink, WeftAlikeSink alike,
+                        void *sink_data)
 {
-  return build (op, alg, n, size, params, MAKE_STREAMED, sink, sink_data);
+  return build (op, alg, n, size, params, MAKE_STREAMED, sink, alike,
+                sink_data);
 }

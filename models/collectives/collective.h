@@ -140,7 +140,8 @@ WeftSchedule *weft_collective_count (WeftOp op, WeftAlgorithm alg,
 WeftSchedule *weft_collective_stream (WeftOp op, WeftAlgorithm alg,
                                       uint32_t n_ranks, uint64_t size,
                                       const WeftCollectiveParams *params,
-                                      WeftRankSink sink, void *sink_data);
+                                      WeftRankSink sink,
+                                      WeftAlikeSink alike, void *sink_data);
 
 /* The ranks of @alg's schedule over @n GPUs: the GPUs, and the switches
  * that reduce. */

@@ -100,6 +100,13 @@ to_image (void *image, const WeftSchedule *s, uint32_t rank)
   weft_exec_image_add_rank (image, s, rank);
 }
 
+static void
+alike_to_image (void *image, uint32_t rank, uint32_t like,
+                const uint32_t *peers, uint32_t n_peers)
+{
+  weft_exec_image_add_alike (image, rank, like, peers, n_peers);
+}
+
 WeftExecImage *
 weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
                       uint32_t n, WeftOp op, WeftAlgorithm alg, uint64_t size,
@@ -122,7 +129,7 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   uint32_t ranks = weft_collective_ranks (alg, n, &p);
   g_autoptr (WeftExecImage) image = weft_exec_image_start (ranks, n);
   g_autoptr (WeftSchedule) schedule = weft_collective_stream (
-      op, alg, n, size, &p, to_image, image);
+      op, alg, n, size, &p, to_image, alike_to_image, image);
   if (schedule->streamed)
     {
       /* A builder that streams pairs every send and receive itself. */

@@ -759,6 +759,22 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
   m->added++;
 }
 
+void
+weft_exec_image_add_alike (WeftExecImage *m, uint32_t r, uint32_t like,
+                           const uint32_t *peers, uint32_t n_peers)
+{
+  const Template *t = g_ptr_array_index (m->templates, m->template_of[like]);
+
+  g_assert (r == m->added && r < m->n_ranks && like < r
+            && n_peers == t->n_peers);
+  m->template_of[r] = m->template_of[like];
+  g_array_append_vals (m->peers, peers, n_peers);
+  m->peer_start[r + 1] = m->peers->len;
+  m->total += t->n_steps;
+  m->bytes_sent += t->bytes_sent;
+  m->added++;
+}
+
 /* Done adding ranks: what only the adding needed goes. */
 static void
 image_seal (WeftExecImage *m)

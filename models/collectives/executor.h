@@ -52,6 +52,11 @@ WeftExecImage *weft_exec_image_start (uint32_t n_ranks, uint32_t n_gpus);
 void weft_exec_image_add_rank (WeftExecImage *image,
                                const WeftSchedule *schedule, uint32_t rank);
 WeftExecImage *weft_exec_image_finish (WeftExecImage *image);
+/* Add rank @rank as doing what the earlier rank @like does, with @peers
+ * in place of @like's (weft_schedule_flush_alike()). */
+void weft_exec_image_add_alike (WeftExecImage *image, uint32_t rank,
+                                uint32_t like, const uint32_t *peers,
+                                uint32_t n_peers);
 
 /* Whether @a and @b are the same image, rank by rank. */
 gboolean weft_exec_image_equal (const WeftExecImage *a,

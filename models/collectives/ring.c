@@ -158,52 +158,93 @@ ring_ranks (gpointer data)
   return NULL;
 }
 
+/* Whether every piece of each tag is as large as the others: then ranks
+ * differ only in which of their ring neighbours are the same rank. */
+static gboolean
+even_pieces (uint32_t n, uint32_t tags, const uint64_t *bytes_of)
+{
+  for (uint32_t tag = 0; tag < tags; tag++)
+    for (uint32_t c = 1; c < n; c++)
+      if (bytes_of[(size_t) tag * n + c] != bytes_of[(size_t) tag * n])
+        return FALSE;
+  return TRUE;
+}
+
+/* Rank @r's neighbours, in the order its steps first name them (each
+ * channel's next, then its previous), into @peers, and for each of the
+ * 2 x channels names the place of its first naming in @slots (which
+ * neighbours are the same rank); returns how many differ. */
+static uint32_t
+neighbours (const WeftCollectiveParams *p, uint32_t n,
+            const uint32_t *position, uint32_t r, uint32_t *peers,
+            uint32_t *slots)
+{
+  uint32_t n_peers = 0;
+
+  for (uint32_t i = 0; i < 2 * n_channels (p); i++)
+    {
+      uint32_t ch = i / 2;
+      const uint32_t *order = channel_order (p, ch);
+      int64_t q = order ? position[(size_t) (ch / p->channels) * n + r] : r;
+      uint32_t peer = at (order, n, i % 2 ? q - 1 : q + 1);
+      slots[i] = n_peers;
+      for (uint32_t j = 0; j < n_peers; j++)
+        if (peers[j] == peer)
+          {
+            slots[i] = j;
+            break;
+          }
+      if (slots[i] == n_peers)
+        peers[n_peers++] = peer;
+    }
+  return n_peers;
+}
+
+/* Ranks by the pattern of their neighbours' slots: two ranks of one
+ * pattern, where pieces are even, make the same steps but for their
+ * peers. */
+static GHashTable *
+patterns_new (void)
+{
+  return g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                (GDestroyNotify) g_bytes_unref, NULL);
+}
+
+/* The first rank of @r's pattern @slots (2 x channels), or @r itself, which
+ * the pattern then remembers. */
+static uint32_t
+pattern_first (GHashTable *patterns, const WeftCollectiveParams *p,
+               const uint32_t *slots, uint32_t r)
+{
+  g_autoptr (GBytes) key = g_bytes_new (slots, 2 * (size_t) n_channels (p)
+                                                   * sizeof (uint32_t));
+  gpointer first;
+
+  if (g_hash_table_lookup_extended (patterns, key, NULL, &first))
+    return GPOINTER_TO_UINT (first);
+  g_hash_table_insert (patterns, g_steal_pointer (&key), GUINT_TO_POINTER (r));
+  return r;
+}
+
 /* How many ranks' steps of a ring differ but for their peers, at most:
- * where every piece of a tag is as large as the others, ranks differ only
- * in which of their ring neighbours are the same rank (two ranks, or
- * rings that share a neighbour), else each rank sends its own sizes. */
+ * the patterns of neighbours where pieces are even, else every rank. */
 static uint32_t
 count_classes (const WeftSchedule *s, const WeftCollectiveParams *p,
                const uint64_t *bytes_of, const uint32_t *position)
 {
   uint32_t n = s->n_ranks, channels = n_channels (p);
-  uint32_t tags = channels * p->chunks;
 
-  for (uint32_t tag = 0; tag < tags; tag++)
-    for (uint32_t c = 1; c < n; c++)
-      if (bytes_of[(size_t) tag * n + c] != bytes_of[(size_t) tag * n])
-        return n;
-  g_autoptr (GHashTable) seen = g_hash_table_new_full (g_bytes_hash,
-                                                       g_bytes_equal,
-                                                       (GDestroyNotify)
-                                                           g_bytes_unref,
-                                                       NULL);
+  if (!even_pieces (n, channels * p->chunks, bytes_of))
+    return n;
+  g_autoptr (GHashTable) patterns = patterns_new ();
   g_autofree uint32_t *peers = g_new (uint32_t, 2 * (size_t) channels);
   g_autofree uint32_t *slots = g_new (uint32_t, 2 * (size_t) channels);
   for (uint32_t r = 0; r < n; r++)
     {
-      /* Each neighbour as the slot of its first naming. */
-      for (uint32_t ch = 0; ch < channels; ch++)
-        {
-          const uint32_t *order = channel_order (p, ch);
-          int64_t q = order ? position[(size_t) (ch / p->channels) * n + r] : r;
-          peers[2 * ch] = at (order, n, q + 1);
-          peers[2 * ch + 1] = at (order, n, q - 1);
-        }
-      for (uint32_t i = 0; i < 2 * channels; i++)
-        {
-          slots[i] = i;
-          for (uint32_t j = 0; j < i; j++)
-            if (peers[j] == peers[i])
-              {
-                slots[i] = slots[j];
-                break;
-              }
-        }
-      g_hash_table_add (seen, g_bytes_new (slots, 2 * (size_t) channels
-                                                      * sizeof (uint32_t)));
+      neighbours (p, n, position, r, peers, slots);
+      pattern_first (patterns, p, slots, r);
     }
-  return g_hash_table_size (seen);
+  return g_hash_table_size (patterns);
 }
 
 /* Steps from which a phase's ranks are shared among threads. */
@@ -342,8 +383,27 @@ ring_stream (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
         base[(size_t) ph * n + r] = before;
       before += tags * (n - 1) * steps_per (phases[ph]);
     }
+  /* Where pieces are even, a rank of a pattern seen before is said to do
+   * as the first of it did. */
+  g_autoptr (GHashTable) patterns = s->alike && even_pieces (n, tags, bytes_of)
+                                        ? patterns_new ()
+                                        : NULL;
+  g_autofree uint32_t *peers = g_new (uint32_t, 2 * (size_t) n_channels (p));
+  g_autofree uint32_t *slots = g_new (uint32_t, 2 * (size_t) n_channels (p));
   for (uint32_t r = 0; r < n; r++)
     {
+      if (patterns)
+        {
+          uint32_t n_peers = neighbours (p, n, position, r, peers, slots);
+          uint32_t like = pattern_first (patterns, p, slots, r);
+          if (like != r)
+            {
+              uint64_t pairs = (uint64_t) n_phases * tags * (n - 1);
+              weft_schedule_flush_alike (s, r, like, peers, n_peers,
+                                         2 * pairs, pairs);
+              continue;
+            }
+        }
       for (uint32_t ph = 0; ph < n_phases; ph++)
         {
           RingPart w = { s, p, phases[ph], shifts[ph], after,

@@ -39,11 +39,12 @@ weft_schedule_new_counting (uint32_t n_ranks)
 
 WeftSchedule *
 weft_schedule_new_streaming (uint32_t n_ranks, WeftRankSink sink,
-                             void *sink_data)
+                             WeftAlikeSink alike, void *sink_data)
 {
   WeftSchedule *s = weft_schedule_new (n_ranks);
 
   s->sink = sink;
+  s->alike = alike;
   s->sink_data = sink_data;
   return s;
 }
@@ -58,6 +59,18 @@ weft_schedule_forget (WeftSchedule *s, uint32_t rank)
   g_clear_pointer (&s->matches[rank], g_free);
   s->n_steps[rank] = 0;
   s->steps_cap[rank] = 0;
+}
+
+void
+weft_schedule_flush_alike (WeftSchedule *s, uint32_t rank, uint32_t like,
+                           const uint32_t *peers, uint32_t n_peers,
+                           uint64_t ends, uint64_t matched)
+{
+  g_assert (s->alike != NULL && like < rank && s->n_steps[rank] == 0);
+  s->alike (s->sink_data, rank, like, peers, n_peers);
+  s->streamed = TRUE;
+  s->n_ends += ends;
+  s->n_matched += matched;
 }
 
 void

@@ -39,6 +39,10 @@ typedef struct _WeftSchedule WeftSchedule;
  * streaming()). */
 typedef void (*WeftRankSink) (void *sink, const WeftSchedule *s,
                               uint32_t rank);
+/* ...and where it says a rank does as an earlier one did but for its
+ * peers (weft_schedule_flush_alike()). */
+typedef void (*WeftAlikeSink) (void *sink, uint32_t rank, uint32_t like,
+                               const uint32_t *peers, uint32_t n_peers);
 
 struct _WeftSchedule {
   uint32_t n_ranks;             /* all ranks, switches included */
@@ -75,6 +79,7 @@ struct _WeftSchedule {
   uint64_t counted_rank_deps;   /* of one rank */
   uint64_t counted_peers;       /* ...and the peers of all ranks */
   WeftRankSink sink;            /* streaming: where ranks' steps go... */
+  WeftAlikeSink alike;
   void *sink_data;
   gboolean streamed;            /* ...and whether the builder sent them
                                    there (else they are here) */
@@ -98,6 +103,7 @@ void weft_schedule_free (WeftSchedule *schedule);
  * that the schedule never holds more than one rank's.  A builder that
  * cannot leaves the steps in the schedule, as weft_schedule_new() would. */
 WeftSchedule *weft_schedule_new_streaming (uint32_t n_ranks, WeftRankSink sink,
+                                           WeftAlikeSink alike,
                                            void *sink_data);
 
 /* Whether the builder of @s may stream it, one rank at a time. */
@@ -110,6 +116,15 @@ weft_schedule_streams (const WeftSchedule *s)
 /* Rank @rank's steps are all made: hand them to the sink and forget them
  * and their dependencies (the dependencies' pool starts again). */
 void weft_schedule_flush (WeftSchedule *s, uint32_t rank);
+
+/* Rank @rank, whose steps are not made, does as the earlier rank @like
+ * did, but with @peers, by the order in which @like first named its own
+ * (its slots), in their place: a builder that knows two ranks alike says
+ * so instead of making the steps again.  @rank's steps are counted as
+ * @like's were (sends, receives and pairs, given as @ends and @matched). */
+void weft_schedule_flush_alike (WeftSchedule *s, uint32_t rank, uint32_t like,
+                                const uint32_t *peers, uint32_t n_peers,
+                                uint64_t ends, uint64_t matched);
 
 /* Forget rank @rank's steps (not their dependencies), for a caller done
  * with them, as it takes the ranks one by one. */
