@@ -527,6 +527,38 @@ START_TEST (test_ranks_named_exactly)
   ck_assert_int_eq (r.status, 2);
   ck_assert_msg (strstr (r.err, "/nonexistent-dir/x.db"), "%s", r.err);
   result_clear (&r);
+  /* A schedule file that does not compute its operation is refused, where
+   * it goes wrong, unless the check is skipped; one that does says so,
+   * and how its bytes compare with a bandwidth-optimal algorithm's. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
+  g_autofree char *bad = g_build_filename (dir, "bad.yaml", NULL);
+  ck_assert (g_file_set_contents (bad,
+      "weft_schedule: 1\nop: all_reduce\nranks: 2\nchunks: 1\nprogram:\n"
+      "  0: [{id: s, op: send, peer: 1, chunk: 0}, "
+      "{op: recv, peer: 1, chunk: 0, after: [s]}]\n"
+      "  1: [{id: s, op: send, peer: 0, chunk: 0}, "
+      "{op: recv, peer: 0, chunk: 0, after: [s]}]\n", -1, NULL));
+  r = weft ("run", "--algorithm", bad, "--ranks", "dgx/gpu[0-1]", "--check",
+            NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "bad.yaml:6:45: rank 0 step 1 is the last "
+                         "to write chunk 0"), "%s", r.err);
+  result_clear (&r);
+  r = weft ("run", "--algorithm", bad, "--ranks", "dgx/gpu[0-1]", "--check",
+            "--no-data-check", NULL);
+  ck_assert_msg (r.status == 0
+                 && strstr (r.out, "what it computes not checked; moves "
+                                   "1.00x the bytes"), "%s%s", r.out, r.err);
+  result_clear (&r);
+  r = weft ("run", "--algorithm", WEFT_SOURCE_DIR
+            "/scenarios/algorithms/ring-allreduce-8.yaml", "--check", NULL);
+  ck_assert_msg (r.status == 0
+                 && strstr (r.out, "computes its operation (checked); moves "
+                                   "1.00x the bytes of a bandwidth-optimal "
+                                   "all_reduce"), "%s%s", r.out, r.err);
+  result_clear (&r);
+  g_remove (bad);
+  g_rmdir (dir);
 }
 END_TEST
 

@@ -640,7 +640,8 @@ schedule_error (const char *text)
     {
       g_autoptr (WeftSchedule) s = weft_schedule_file_build (file, 1000,
                                                              &error);
-      ck_assert_ptr_null (s);
+      if (s != NULL)
+        ck_assert (!weft_schedule_file_verify (file, &error));
     }
   ck_assert_ptr_nonnull (error);
   message = g_strdup (error->message + strlen (dir) + 1);
@@ -669,8 +670,8 @@ START_TEST (test_bad_schedule_files)
            "{op: recv, peer: 1, chunk: 1}]\n"
            "  1: [{op: recv, peer: 0, chunks: [0, 1]}, "
            "{op: send, peer: 0, chunk: 1}]\n",
-      "s.yaml: the schedule moves 1500 bytes for a all_gather of 1000 bytes "
-      "over 2 ranks, which moves 1000" },
+      "s.yaml:6:7: rank 0 step 0 sends chunk 1, which the rank does not "
+      "hold yet" },
     { HEAD "  0: [{op: send, peer: 1, chunk: 0, after: [nope]}]\n",
       "s.yaml:6:45: no earlier step of rank 0 has the id 'nope'" },
     { HEAD "  0: [{op: send, peer: 2, chunk: 0}]\n",
@@ -699,6 +700,111 @@ START_TEST (test_bad_schedule_files)
 }
 END_TEST
 
+/* Whether the schedule file @text loads, builds and computes its
+ * operation, with the error of the first that fails in @message. */
+static gboolean
+schedule_computes (const char *text, char **message)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-sched-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "s.yaml", NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path, &error);
+  ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+  gboolean ok = weft_schedule_file_verify (file, &error);
+  *message = ok ? NULL : g_strdup (error->message + strlen (dir) + 1);
+  g_remove (path);
+  g_rmdir (dir);
+  return ok;
+}
+
+#define REDUCE_HEAD "weft_schedule: 1\nop: all_reduce\nranks: %u\n" \
+                    "chunks: %u\nprogram:\n"
+
+START_TEST (test_schedule_data)
+{
+  /* Recursive doubling moves more than a ring (every step the whole
+   * buffer) and computes an all_reduce: accepted.  Each rank swaps its
+   * whole buffer with the rank log2 steps away and adds it in. */
+  g_autoptr (GString) rd = g_string_new (NULL);
+  g_string_printf (rd, REDUCE_HEAD, 4, 2);
+  for (uint32_t r = 0; r < 4; r++)
+    {
+      g_string_append_printf (rd, "  %u:\n", r);
+      for (uint32_t k = 0; k < 2; k++)
+        g_string_append_printf (
+            rd, "    - {id: s%u, op: send, peer: %u, chunks: [0, 1]%s}\n"
+                "    - {id: r%u, op: recv, peer: %u, chunks: [0, 1]%s}\n"
+                "    - {id: a%u, op: reduce, chunks: [0, 1], after: [r%u, "
+                "s%u]}\n",
+            k, r ^ (1u << k), k ? ", after: [a0]" : "", k, r ^ (1u << k),
+            k ? ", after: [a0]" : "", k, k, k);
+    }
+  char *message;
+  ck_assert_msg (schedule_computes (rd->str, &message), "%s", message);
+
+  struct {
+    const char *text, *message;
+  } cases[] = {
+    /* Every rank sends chunk 0 and never adds anything in: rank 0's chunk
+     * 0 ends with rank 1's data alone. */
+    { "weft_schedule: 1\nop: all_reduce\nranks: 2\nchunks: 2\nprogram:\n"
+      "  0: [{id: s, op: send, peer: 1, chunk: 0}, "
+      "{op: recv, peer: 1, chunk: 0, after: [s]}]\n"
+      "  1: [{id: s, op: send, peer: 0, chunk: 0}, "
+      "{op: recv, peer: 0, chunk: 0, after: [s]}]\n",
+      "s.yaml:6:45: rank 0 step 1 is the last to write chunk 0, which the "
+      "rank ends with holding 1 contribution, not the sum of every rank's "
+      "(2 contributions)" },
+    /* The same, but the receive may land before the send has read the
+     * chunk. */
+    { "weft_schedule: 1\nop: all_reduce\nranks: 2\nchunks: 1\nprogram:\n"
+      "  0: [{op: send, peer: 1, chunk: 0}, {op: recv, peer: 1, chunk: 0}]\n"
+      "  1: [{op: send, peer: 0, chunk: 0}, {op: recv, peer: 0, chunk: 0}]\n",
+      "s.yaml:6:38: rank 0 step 1 and step 0 both touch chunk 0, one writing "
+      "it, and neither comes before the other" },
+    /* Swapping and adding twice counts each rank twice. */
+    { "weft_schedule: 1\nop: all_reduce\nranks: 2\nchunks: 1\nprogram:\n"
+      "  0: [{id: s, op: send, peer: 1, chunk: 0}, "
+      "{id: r, op: recv, peer: 1, chunk: 0}, "
+      "{id: a, op: reduce, chunk: 0, after: [r, s]}, "
+      "{id: t, op: send, peer: 1, chunk: 0, after: [a]}, "
+      "{id: q, op: recv, peer: 1, chunk: 0, after: [a]}, "
+      "{op: reduce, chunk: 0, after: [q, t]}]\n"
+      "  1: [{id: s, op: send, peer: 0, chunk: 0}, "
+      "{id: r, op: recv, peer: 0, chunk: 0}, "
+      "{id: a, op: reduce, chunk: 0, after: [r, s]}, "
+      "{id: t, op: send, peer: 0, chunk: 0, after: [a]}, "
+      "{id: q, op: recv, peer: 0, chunk: 0, after: [a]}, "
+      "{op: reduce, chunk: 0, after: [q, t]}]\n",
+      "rank 0 step 5 is the last to write chunk 0, which the rank ends with "
+      "holding 4 contributions, not the sum of every rank's (2 "
+      "contributions)" },
+    /* A reduce with nothing received to add. */
+    { "weft_schedule: 1\nop: all_reduce\nranks: 2\nchunks: 1\nprogram:\n"
+      "  0: [{op: reduce, chunk: 0}]\n  1: []\n",
+      "s.yaml:6:7: rank 0 step 0 reduces chunk 0, but no receive it waits "
+      "for brings chunk 0" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      ck_assert_msg (!schedule_computes (cases[i].text, &message),
+                     "case %u accepted", i);
+      ck_assert_msg (strstr (message, cases[i].message) != NULL,
+                     "expected '%s'\n got '%s'", cases[i].message, message);
+      g_free (message);
+    }
+  /* The shipped ring computes its all_reduce. */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScheduleFile) ring = weft_schedule_file_load (
+      WEFT_SOURCE_DIR "/scenarios/algorithms/ring-allreduce-8.yaml", &error);
+  ck_assert (ring != NULL);
+  ck_assert_msg (weft_schedule_file_verify (ring, &error), "%s",
+                 error ? error->message : "");
+}
+END_TEST
+
 static Suite *
 schedule_suite (void)
 {
@@ -722,6 +828,7 @@ schedule_suite (void)
   tc = tcase_create ("checks");
   tcase_add_test (tc, test_bad_schedules);
   tcase_add_test (tc, test_bad_schedule_files);
+  tcase_add_test (tc, test_schedule_data);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -11,6 +11,7 @@ typedef struct {
   uint32_t peer, tag;
   uint32_t first_chunk, n_chunks;       /* into chunk_pool */
   uint32_t first_dep, n_deps;           /* into dep_pool */
+  int line, col;                        /* where the file writes it */
 } Template;
 
 struct _WeftScheduleFile {
@@ -83,7 +84,8 @@ read_step (WeftScheduleFile *f, uint32_t rank, const WeftCfg *cfg,
 {
   WeftCfg *op, *v;
   Template t = { .first_chunk = f->chunk_pool->len,
-                 .first_dep = f->dep_pool->len };
+                 .first_dep = f->dep_pool->len,
+                 .line = cfg->line, .col = cfg->col };
   uint64_t n;
 
   if (!weft_cfg_expect_map (cfg, "a step", error)
@@ -272,17 +274,494 @@ weft_schedule_file_build (const WeftScheduleFile *f, uint64_t size,
                    cause->message);
       return NULL;
     }
-  uint64_t moved = weft_schedule_bytes_sent (s);
-  uint64_t expected = weft_op_bytes (f->op, f->n_ranks, size);
-  if (moved != expected)
+  return g_steal_pointer (&s);
+}
+
+/* ---- what the schedule computes ---- */
+
+/* What a chunk of a rank's buffer holds, symbolically: how many ranks'
+ * contributions it adds up and a sum of their signatures (each rank's a
+ * fixed random 64-bit value; for all_to_all and send_recv, each rank's for
+ * each destination), so that a contribution missing or counted twice
+ * shows; or nothing at all. */
+typedef struct {
+  uint64_t sum;
+  uint32_t count;
+  gboolean held;
+} Value;
+
+static uint64_t
+signature (uint64_t who)
+{
+  /* SplitMix64's finaliser (Steele, Lea and Flood, 2014). */
+  uint64_t z = who + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static Value
+one_of (uint64_t who)
+{
+  return (Value) { signature (who), 1, TRUE };
+}
+
+/* Chunk @c's block: chunks are the buffer's blocks, n of them, in order. */
+static uint32_t
+block_of (const WeftScheduleFile *f, uint32_t c)
+{
+  return c / (f->n_chunks / f->n_ranks);
+}
+
+/* Whether @op's chunks must come in blocks, one a rank. */
+static gboolean
+blocked (WeftOp op)
+{
+  return op == WEFT_OP_ALL_GATHER || op == WEFT_OP_REDUCE_SCATTER
+         || op == WEFT_OP_ALL_TO_ALL;
+}
+
+/* What rank @r's chunk @c holds before the operation (@start) or must hold
+ * after it (a Value not held: anything). */
+static Value
+value_at (const WeftScheduleFile *f, uint32_t r, uint32_t c, gboolean start)
+{
+  uint32_t n = f->n_ranks, b = blocked (f->op) ? block_of (f, c) : 0;
+  Value all = { 0, n, TRUE };
+
+  for (uint32_t q = 0; q < n; q++)
+    all.sum += signature (q);
+  switch (f->op)
+    {
+    case WEFT_OP_ALL_REDUCE:
+      return start ? one_of (r) : all;
+    case WEFT_OP_REDUCE:
+      return start ? one_of (r) : r == 0 ? all : (Value) { 0 };
+    case WEFT_OP_REDUCE_SCATTER:
+      return start ? one_of (r) : b == r ? all : (Value) { 0 };
+    case WEFT_OP_ALL_GATHER:
+      return start && b != r ? (Value) { 0 } : one_of (b);
+    case WEFT_OP_BROADCAST:
+      return start && r != 0 ? (Value) { 0 } : one_of (0);
+    case WEFT_OP_ALL_TO_ALL:
+      /* Block b of rank r is for rank b; after, it is rank b's for r. */
+      return start ? one_of ((uint64_t) r * n + b)
+                   : one_of ((uint64_t) b * n + r);
+    case WEFT_OP_SEND_RECV:
+      return one_of (start ? r : (r + n - 1) % n);
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+static const char *
+what_of (const WeftScheduleFile *f)
+{
+  switch (f->op)
+    {
+    case WEFT_OP_ALL_REDUCE:
+    case WEFT_OP_REDUCE:
+    case WEFT_OP_REDUCE_SCATTER:
+      return "the sum of every rank's";
+    default:
+      return "what the operation delivers there";
+    }
+}
+
+/* The check's state. */
+typedef struct {
+  const WeftScheduleFile *f;
+  const WeftSchedule *s;
+  Value **buffer;               /* per rank, per chunk */
+  uint32_t **wrote;             /* per rank, per chunk: the last step that
+                                   wrote it, or WEFT_NO_STEP */
+  Value ***message;             /* per rank, per step: what a send carried
+                                   (its chunks' values), for its receive */
+  gboolean **reduced;           /* per rank, per step: a receive a reduce
+                                   adds in, not copied into the buffer */
+} Check;
+
+static const Template *
+template_of (const WeftScheduleFile *f, uint32_t r, uint32_t i)
+{
+  return &g_array_index (f->steps[r], Template, i);
+}
+
+static uint32_t
+chunk_of (const WeftScheduleFile *f, const Template *t, uint32_t k)
+{
+  return g_array_index (f->chunk_pool, uint32_t, t->first_chunk + k);
+}
+
+static uint32_t
+dep_of (const WeftScheduleFile *f, const Template *t, uint32_t d)
+{
+  return g_array_index (f->dep_pool, uint32_t, t->first_dep + d);
+}
+
+/* "path:line:col: rank R step I" and @format. */
+G_GNUC_PRINTF (5, 6) static gboolean
+step_error (GError **error, const WeftScheduleFile *f, uint32_t r,
+            uint32_t i, const char *format, ...)
+{
+  const Template *t = template_of (f, r, i);
+  va_list ap;
+
+  va_start (ap, format);
+  g_autofree char *message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
+               "%s:%d:%d: rank %u step %u %s", f->path, t->line, t->col, r, i,
+               message);
+  return FALSE;
+}
+
+/* Whether step @t of rank @r writes its chunks into the buffer. */
+static gboolean
+writes (const Check *x, uint32_t r, uint32_t i)
+{
+  const Template *t = template_of (x->f, r, i);
+
+  return t->kind == WEFT_STEP_REDUCE
+         || (t->kind == WEFT_STEP_RECV && !x->reduced[r][i]);
+}
+
+/* Steps of all ranks at most for which races are looked for (the check
+ * keeps which steps come before each, a bit a pair). */
+#define RACE_STEPS 16384
+
+/* Rank @r's steps that touch a chunk, one writing it, must come one before
+ * the other, by its dependencies or through other ranks' (a receive comes
+ * after its send): else what is sent, or what stays, depends on timing.
+ * @before holds, for each step (numbered from @first), the steps that come
+ * before it, @words words a step. */
+static gboolean
+check_races (const Check *x, uint32_t r, const uint64_t *before,
+             const uint32_t *first, uint32_t words, GError **error)
+{
+  const WeftScheduleFile *f = x->f;
+  uint32_t n = f->steps[r]->len, base = first[r];
+  /* Per chunk, the last writer and the senders since it: a writer must
+   * come after both, a sender after the writer. */
+  g_autofree uint32_t *last_write = g_new (uint32_t, f->n_chunks);
+  g_autofree GArray **readers = g_new0 (GArray *, f->n_chunks);
+  gboolean ok = TRUE;
+
+  for (uint32_t c = 0; c < f->n_chunks; c++)
+    {
+      last_write[c] = WEFT_NO_STEP;
+      readers[c] = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+    }
+  for (uint32_t i = 0; i < n && ok; i++)
+    {
+      const Template *t = template_of (f, r, i);
+      const uint64_t *mine = &before[(size_t) (base + i) * words];
+      gboolean w = writes (x, r, i);
+      gboolean reads = t->kind != WEFT_STEP_RECV;
+      for (uint32_t k = 0; k < t->n_chunks && ok; k++)
+        {
+          uint32_t c = chunk_of (f, t, k), other = WEFT_NO_STEP;
+          uint32_t lw = last_write[c];
+          if ((w || reads) && lw != WEFT_NO_STEP
+              && !(mine[(base + lw) / 64] >> ((base + lw) % 64) & 1))
+            other = lw;
+          for (guint e = 0; w && other == WEFT_NO_STEP && e < readers[c]->len;
+               e++)
+            {
+              uint32_t q = g_array_index (readers[c], uint32_t, e);
+              if (q != i && !(mine[(base + q) / 64] >> ((base + q) % 64) & 1))
+                other = q;
+            }
+          if (other != WEFT_NO_STEP)
+            ok = step_error (error, f, r, i, "and step %u both touch chunk "
+                             "%u, one writing it, and neither comes before "
+                             "the other: what it holds depends on which "
+                             "runs first (add 'after')", other, c);
+          if (w)
+            {
+              last_write[c] = i;
+              g_array_set_size (readers[c], 0);
+            }
+          if (t->kind == WEFT_STEP_SEND)
+            g_array_append_val (readers[c], i);
+        }
+    }
+  for (uint32_t c = 0; c < f->n_chunks; c++)
+    g_array_unref (readers[c]);
+  return ok;
+}
+
+/* Step @i of rank @r, now that what it waits for is done. */
+static gboolean
+apply (Check *x, uint32_t r, uint32_t i, GError **error)
+{
+  const WeftScheduleFile *f = x->f;
+  const Template *t = template_of (f, r, i);
+  Value *buf = x->buffer[r];
+
+  switch (t->kind)
+    {
+    case WEFT_STEP_SEND:
+      {
+        Value *m = g_new (Value, MAX (t->n_chunks, 1));
+        for (uint32_t k = 0; k < t->n_chunks; k++)
+          {
+            uint32_t c = chunk_of (f, t, k);
+            if (!buf[c].held)
+              {
+                g_free (m);
+                return step_error (error, f, r, i, "sends chunk %u, which "
+                                   "the rank does not hold yet", c);
+              }
+            m[k] = buf[c];
+          }
+        x->message[r][i] = m;
+        return TRUE;
+      }
+    case WEFT_STEP_RECV:
+      {
+        uint32_t j = weft_schedule_matches (x->s, r)[i];
+        const Template *sent = template_of (f, t->peer, j);
+        Value *m = g_steal_pointer (&x->message[t->peer][j]);
+        if (sent->n_chunks != t->n_chunks)
+          {
+            g_free (m);
+            return step_error (error, f, r, i, "receives %u chunks where "
+                               "rank %u step %u sends %u", t->n_chunks,
+                               t->peer, j, sent->n_chunks);
+          }
+        if (x->reduced[r][i])
+          {
+            x->message[r][i] = m;       /* for the reduce that adds it in */
+            return TRUE;
+          }
+        for (uint32_t k = 0; k < t->n_chunks; k++)
+          {
+            uint32_t c = chunk_of (f, t, k);
+            buf[c] = m[k];
+            x->wrote[r][c] = i;
+          }
+        g_free (m);
+        return TRUE;
+      }
+    case WEFT_STEP_REDUCE:
+      for (uint32_t k = 0; k < t->n_chunks; k++)
+        {
+          uint32_t c = chunk_of (f, t, k);
+          gboolean got = FALSE;
+          if (!buf[c].held)
+            return step_error (error, f, r, i, "reduces into chunk %u, "
+                               "which the rank does not hold", c);
+          for (uint32_t d = 0; d < t->n_deps; d++)
+            {
+              uint32_t on = dep_of (f, t, d);
+              const Template *from = template_of (f, r, on);
+              if (!x->reduced[r][on])
+                continue;
+              for (uint32_t e = 0; e < from->n_chunks; e++)
+                if (chunk_of (f, from, e) == c)
+                  {
+                    const Value *v = &x->message[r][on][e];
+                    buf[c].sum += v->sum;
+                    buf[c].count += v->count;
+                    got = TRUE;
+                  }
+            }
+          if (!got)
+            return step_error (error, f, r, i, "reduces chunk %u, but no "
+                               "receive it waits for brings chunk %u", c, c);
+          x->wrote[r][c] = i;
+        }
+      return TRUE;
+    }
+  return TRUE;
+}
+
+gboolean
+weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
+{
+  uint32_t n = f->n_ranks;
+
+  if (blocked (f->op) && f->n_chunks % n != 0)
     {
       g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
-                   "%s: the schedule moves %" G_GUINT64_FORMAT " bytes for a "
-                   "%s of %" G_GUINT64_FORMAT " bytes over %u ranks, which "
-                   "moves %" G_GUINT64_FORMAT,
-                   f->path, moved, weft_op_name (f->op), size, f->n_ranks,
-                   expected);
-      return NULL;
+                   "%s: a %s's chunks come in one block a rank: %u chunks "
+                   "do not split over %u ranks", f->path,
+                   weft_op_name (f->op), f->n_chunks, n);
+      return FALSE;
     }
-  return g_steal_pointer (&s);
+  /* The pairs, from the schedule of one byte a chunk. */
+  g_autoptr (WeftSchedule) s = weft_schedule_file_build (f, f->n_chunks,
+                                                         error);
+  if (s == NULL)
+    return FALSE;
+  Check x = { f, s, g_new (Value *, n), g_new (uint32_t *, n),
+              g_new (Value **, n), g_new (gboolean *, n) };
+  g_autofree uint32_t *remaining = NULL;
+  g_autoptr (GArray) ready = g_array_new (FALSE, FALSE, sizeof (uint64_t));
+  g_autofree uint32_t *first = g_new (uint32_t, n + 1);
+  gboolean ok = TRUE;
+
+  first[0] = 0;
+  for (uint32_t r = 0; r < n; r++)
+    {
+      uint32_t steps = f->steps[r]->len;
+      first[r + 1] = first[r] + steps;
+      x.buffer[r] = g_new (Value, f->n_chunks);
+      x.wrote[r] = g_new (uint32_t, f->n_chunks);
+      for (uint32_t c = 0; c < f->n_chunks; c++)
+        {
+          x.buffer[r][c] = value_at (f, r, c, TRUE);
+          x.wrote[r][c] = WEFT_NO_STEP;
+        }
+      x.message[r] = g_new0 (Value *, MAX (steps, 1));
+      x.reduced[r] = g_new0 (gboolean, MAX (steps, 1));
+      /* A receive is added in by a reduce that waits for it directly and
+       * names one of its chunks; else it is copied into the buffer. */
+      for (uint32_t i = 0; i < steps; i++)
+        {
+          const Template *t = template_of (f, r, i);
+          for (uint32_t d = 0; t->kind == WEFT_STEP_REDUCE && d < t->n_deps;
+               d++)
+            {
+              uint32_t on = dep_of (f, t, d);
+              const Template *from = template_of (f, r, on);
+              for (uint32_t a = 0; from->kind == WEFT_STEP_RECV
+                                   && a < from->n_chunks; a++)
+                for (uint32_t b = 0; b < t->n_chunks; b++)
+                  x.reduced[r][on] |= chunk_of (f, from, a)
+                                      == chunk_of (f, t, b);
+            }
+        }
+    }
+  /* The steps in an order their dependencies and pairs allow: with no
+   * race, any such order gives the same buffers. */
+  remaining = g_new (uint32_t, MAX (first[n], 1));
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t i = 0; i < f->steps[r]->len; i++)
+      {
+        const Template *t = template_of (f, r, i);
+        /* A receive waits for its send too. */
+        remaining[first[r] + i] = t->n_deps + (t->kind == WEFT_STEP_RECV);
+        if (remaining[first[r] + i] == 0)
+          {
+            uint64_t key = (uint64_t) r << 32 | i;
+            g_array_append_val (ready, key);
+          }
+      }
+  g_autofree GArray **dependents = g_new0 (GArray *, MAX (first[n], 1));
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t i = 0; i < f->steps[r]->len; i++)
+      {
+        const Template *t = template_of (f, r, i);
+        for (uint32_t d = 0; d < t->n_deps; d++)
+          {
+            uint32_t at = first[r] + dep_of (f, t, d);
+            if (dependents[at] == NULL)
+              dependents[at] = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+            g_array_append_val (dependents[at], i);
+          }
+      }
+  /* Which steps come before each, where there are few enough. */
+  uint32_t total = first[n], words = (total + 63) / 64;
+  g_autofree uint64_t *before = total <= RACE_STEPS
+                                    ? g_new0 (uint64_t, (size_t) total * words)
+                                    : NULL;
+  for (guint k = 0; ok && k < ready->len; k++)
+    {
+      uint64_t key = g_array_index (ready, uint64_t, k);
+      uint32_t r = (uint32_t) (key >> 32), i = (uint32_t) key;
+      const Template *t = template_of (f, r, i);
+      if (before != NULL)
+        {
+          /* Its dependencies and, for a receive, its send, are done. */
+          uint64_t *mine = &before[(size_t) (first[r] + i) * words];
+          for (uint32_t d = 0; d <= t->n_deps; d++)
+            {
+              uint32_t on;
+              if (d < t->n_deps)
+                on = first[r] + dep_of (f, t, d);
+              else if (t->kind == WEFT_STEP_RECV)
+                on = first[t->peer] + weft_schedule_matches (s, r)[i];
+              else
+                break;
+              const uint64_t *theirs = &before[(size_t) on * words];
+              for (uint32_t w = 0; w < words; w++)
+                mine[w] |= theirs[w];
+              mine[on / 64] |= (uint64_t) 1 << (on % 64);
+            }
+        }
+      ok = apply (&x, r, i, error);
+      GArray *after = dependents[first[r] + i];
+      for (guint e = 0; ok && after && e < after->len; e++)
+        {
+          uint32_t j = g_array_index (after, uint32_t, e);
+          if (--remaining[first[r] + j] == 0)
+            {
+              uint64_t next = (uint64_t) r << 32 | j;
+              g_array_append_val (ready, next);
+            }
+        }
+      if (ok && t->kind == WEFT_STEP_SEND)
+        {
+          uint32_t j = weft_schedule_matches (s, r)[i];
+          if (--remaining[first[t->peer] + j] == 0)
+            {
+              uint64_t next = (uint64_t) t->peer << 32 | j;
+              g_array_append_val (ready, next);
+            }
+        }
+    }
+  for (uint32_t r = 0; r < n && ok && before != NULL; r++)
+    ok = check_races (&x, r, before, first, words, error);
+  /* What every rank ends with, against what it must. */
+  for (uint32_t r = 0; r < n && ok; r++)
+    for (uint32_t c = 0; c < f->n_chunks && ok; c++)
+      {
+        Value want = value_at (f, r, c, FALSE), got = x.buffer[r][c];
+        if (!want.held || (got.held && got.sum == want.sum
+                           && got.count == want.count))
+          continue;
+        g_autofree char *holds
+            = !got.held ? g_strdup ("nothing")
+              : g_strdup_printf ("%u contribution%s%s", got.count,
+                                 got.count == 1 ? "" : "s",
+                                 got.count == want.count ? " (not each one "
+                                                           "once)"
+                                                         : "");
+        uint32_t last = x.wrote[r][c];
+        if (last == WEFT_NO_STEP)
+          {
+            g_set_error (error, WEFT_SCHEDULE_ERROR,
+                         WEFT_SCHEDULE_ERROR_INVALID,
+                         "%s: rank %u ends with chunk %u holding %s, not %s "
+                         "(%u contribution%s), and no step writes it",
+                         f->path, r, c, holds, what_of (f), want.count,
+                         want.count == 1 ? "" : "s");
+            ok = FALSE;
+          }
+        else
+          ok = step_error (error, f, r, last, "is the last to write chunk "
+                           "%u, which the rank ends with holding %s, not %s "
+                           "(%u contribution%s)", c, holds, what_of (f),
+                           want.count, want.count == 1 ? "" : "s");
+      }
+  for (uint32_t r = 0; r < n; r++)
+    {
+      for (uint32_t i = 0; i < f->steps[r]->len; i++)
+        {
+          g_free (x.message[r][i]);
+          if (dependents[first[r] + i])
+            g_array_unref (dependents[first[r] + i]);
+        }
+      g_free (x.message[r]);
+      g_free (x.reduced[r]);
+      g_free (x.buffer[r]);
+      g_free (x.wrote[r]);
+    }
+  g_free (x.message);
+  g_free (x.reduced);
+  g_free (x.buffer);
+  g_free (x.wrote);
+  return ok;
 }

@@ -21,10 +21,22 @@ uint32_t weft_schedule_file_ranks (const WeftScheduleFile *file);
 
 /* The schedule for a buffer of @size bytes (nccl-tests' size): chunk c is
  * piece c of the buffer split into the file's chunk count exactly.  It is
- * checked (matching, deadlock, bytes moved); failures name the file, the
- * rank and the step. */
+ * checked (matching, deadlock); failures name the file, the rank and the
+ * step. */
 WeftSchedule *weft_schedule_file_build (const WeftScheduleFile *file,
                                         uint64_t size, GError **error);
+
+/* Whether the schedule computes its operation: a run of it on symbols
+ * (each rank's contribution to each chunk) in an order its dependencies
+ * and pairs allow ends with every rank's buffer as the operation leaves
+ * it (all_reduce: every chunk the sum of every rank's, each once; the
+ * other operations likewise), and no two steps of a rank that touch a
+ * chunk, one writing it, are left to run in either order.  A receive that
+ * a reduce waits for and names a chunk of is added into the buffer by
+ * that reduce; any other receive is copied into it.  Failures name the
+ * file's line, the rank, the step and the chunk. */
+gboolean weft_schedule_file_verify (const WeftScheduleFile *file,
+                                    GError **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftScheduleFile, weft_schedule_file_free)
 

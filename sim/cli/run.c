@@ -32,6 +32,21 @@ list_sizes (const WeftRunArgs *args, int *n_sizes)
   return sizes;
 }
 
+/* A schedule file's line: what it is, whether what it computes was
+ * checked, and its bytes against a bandwidth-optimal algorithm's. */
+static void
+print_file (const WeftRunArgs *args, const WeftSizesPlan *plan)
+{
+  if (args->file == NULL)
+    return;
+  printf ("# algorithm: %s (%s): %s; moves %.2fx the bytes of a "
+          "bandwidth-optimal %s\n", weft_schedule_file_name (args->file),
+          args->alg_name,
+          args->unchecked_data ? "what it computes not checked"
+                               : "computes its operation (checked)",
+          plan->file_moves, weft_op_name (args->op));
+}
+
 /* `weft run --check`: what would run, once every option and the
  * scenario passed their checks.  Returns WEFT_EXIT_OK. */
 static int
@@ -43,6 +58,7 @@ print_plan (const WeftRunArgs *args, const WeftSizesPlan *plan)
   printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
           weft_op_name (args->op), args->scenario_path, plan->n,
           weft_fidelity_name (args->fidelity));
+  print_file (args, plan);
   printf ("# %d size%s from %s to %s; candidates:", plan->n_sizes,
           plan->n_sizes == 1 ? "" : "s", first, last);
   for (int a = 0; a < WEFT_ALG_COUNT; a++)
@@ -94,9 +110,7 @@ print_header (const WeftRunArgs *args, const WeftSizesPlan *plan)
   printf ("# weft %s: %s on %s, %u ranks, %s fidelity\n", WEFT_VERSION,
           weft_op_name (args->op), args->scenario_path, plan->n,
           weft_fidelity_name (args->fidelity));
-  if (args->file != NULL)
-    printf ("# algorithm: %s (%s)\n", weft_schedule_file_name (args->file),
-            args->alg_name);
+  print_file (args, plan);
   printf ("#\n");
   if (args->nccl_tests)
     {

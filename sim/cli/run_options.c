@@ -23,7 +23,7 @@ typedef struct {
   gint64 stepfactor, seed, jobs;
   gint64 channels, chunks;      /* 0: auto; read from the text above or
                                    the workload section */
-  gboolean check, nccl_tests, verbose;
+  gboolean check, nccl_tests, verbose, unchecked_data;
   char *collective, *redop;     /* -c, and -o as nccl-tests takes it */
   const WeftRunCommand *cmd;    /* the command they are for */
 } Flags;
@@ -238,6 +238,10 @@ add_run_entries (GOptionContext *context, Flags *f)
     { "check", 0, 0, G_OPTION_ARG_NONE, &f->check,
       "Check the options, the scenario and what can run, print the plan "
       "and stop, simulating and recording nothing (default: run)", NULL },
+    { "no-data-check", 0, 0, G_OPTION_ARG_NONE, &f->unchecked_data,
+      "Run a schedule file (--algorithm FILE.yaml) without checking that "
+      "it computes its operation (default: check, and refuse one that does "
+      "not)", NULL },
     G_OPTION_ENTRY_NULL
   };
 
@@ -578,8 +582,11 @@ load_schedule_file (const Flags *f, WeftRunArgs *args)
     return weft_cli_usage (f->cmd->name,
                            "unknown algorithm '%s'; valid: %s", name,
                            weft_algorithm_names ());
+  args->unchecked_data = f->unchecked_data;
   args->file = weft_schedule_file_load (path, &error);
-  if (args->file == NULL)
+  if (args->file == NULL
+      || (!args->unchecked_data
+          && !weft_schedule_file_verify (args->file, &error)))
     {
       fprintf (stderr, "%s\n", error->message);
       return WEFT_EXIT_USAGE;

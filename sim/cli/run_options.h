@@ -54,6 +54,8 @@ typedef struct {
   WeftTime bin_width;           /* ps; 0: widening within a budget */
   WeftLogLevel log_level;
   gboolean check;               /* plan only: simulate and record nothing */
+  gboolean unchecked_data;      /* a schedule file runs without the check of
+                                   what it computes */
   char *redop;                  /* the reduction operator, as printed */
   gboolean nccl_tests;          /* print nccl-tests' own table */
   gboolean verbose;             /* list each size's candidates */

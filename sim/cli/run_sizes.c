@@ -328,7 +328,7 @@ check_memory (const WeftRunArgs *args, const WeftSizesPlan *plan)
  * built once at the first size to find what it cannot do before
  * anything is recorded. */
 static int
-check_schedule_file (const WeftRunArgs *args, const WeftSizesPlan *plan)
+check_schedule_file (const WeftRunArgs *args, WeftSizesPlan *plan)
 {
   g_autoptr (GError) error = NULL;
   uint32_t ranks = weft_schedule_file_ranks (args->file);
@@ -342,6 +342,10 @@ check_schedule_file (const WeftRunArgs *args, const WeftSizesPlan *plan)
                                                              &error);
   if (trial == NULL)
     return weft_cli_usage (args->name, "%s", error->message);
+  uint64_t optimal = weft_op_bytes (args->op, ranks, plan->sizes[0]);
+  plan->file_moves = optimal ? (double) weft_schedule_bytes_sent (trial)
+                                   / (double) optimal
+                             : 1;
   return WEFT_EXIT_OK;
 }
 

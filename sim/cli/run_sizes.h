@@ -43,6 +43,9 @@ typedef struct {
   uint64_t largest_steps;       /* the largest schedule's steps... */
   int largest_alg;              /* ...its algorithm (-1: a file)... */
   uint64_t largest_size;        /* ...and size */
+  double file_moves;            /* a schedule file: the bytes it moves at
+                                   the first size over what a
+                                   bandwidth-optimal algorithm moves */
   int *pick;                    /* per size, the one pair simulated, or -1:
                                    each candidate is, and the fastest kept */
   double *estimate;             /* per size, WEFT_PAIRS of NCCL's estimates
