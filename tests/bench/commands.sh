@@ -34,6 +34,7 @@ sweep scenarios/dgx-h100.yaml --grid link_types.nvlink4.latency=100ns,200ns --gr
 large="
 run scenarios/h100-1024-fat-tree.yaml --algorithm ring -b 1G -e 1G --protocol Simple --chunks 1
 run scenarios/h100-131072-fat-tree.yaml --algorithm hierarchical-rhd -b 1G -e 1G
+run scenarios/h100-4096-star.yaml --algorithm ring --protocol raw --channels 1 --chunks 1 -b 1M -e 1M
 run scenarios/gb200-nvl72-x18-ndr.yaml -b 64M -e 16G
 run scenarios/gb200-nvl72-x128-ndr.yaml -b 256M -e 4G
 "
