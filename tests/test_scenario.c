@@ -144,8 +144,6 @@ static const Expect ready[] = {
     8 * 72 * 18, 18 * NV5, XDR },
   { "gb200-nvl72-x18-xdr.yaml", 1296, 18 * 18 + 32, 1296, 648, "nvlink5",
     18 * 72 * 18, 18 * NV5, XDR },
-  /* One crossbar; no NVLink. */
-  { "h100-4096-star.yaml", 4096, 1, 4096, 0, NULL, 0, 0, NDR },
   /* 8 planes of 512 leaves, 16 pods x 32 aggregation switches and 32 core
    * groups of 8. */
   { "h100-131072-fat-tree.yaml", 131072, 16384 * 8 + 8 * (512 + 512 + 256),
