@@ -158,6 +158,36 @@ ring_ranks (gpointer data)
   return NULL;
 }
 
+/* Each piece's bytes, by tag then piece, once: every step sends n of
+ * them. */
+static uint64_t *
+pieces_of (uint64_t size, uint32_t n, const WeftCollectiveParams *p)
+{
+  uint32_t chunks = p->chunks;
+  uint64_t *bytes_of = g_new (uint64_t,
+                              (size_t) n_channels (p) * chunks * n);
+
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
+    for (uint32_t k = 0; k < chunks; k++)
+      for (uint32_t c = 0; c < n; c++)
+        bytes_of[(size_t) (ch * chunks + k) * n + c]
+            = piece (size, n, p, ch, c, k);
+  return bytes_of;
+}
+
+/* Each rank's place in each ring along the links (none in rank order). */
+static uint32_t *
+positions_of (uint32_t n, const WeftCollectiveParams *p)
+{
+  uint32_t n_orders = p->rings ? p->rings->n_rings : 0;
+  uint32_t *position = g_new (uint32_t, MAX ((size_t) n_orders * n, 1));
+
+  for (uint32_t o = 0; o < n_orders; o++)
+    for (uint32_t q = 0; q < n; q++)
+      position[(size_t) o * n + p->rings->order[(size_t) o * n + q]] = q;
+  return position;
+}
+
 /* Whether every piece of each tag is as large as the others: then ranks
  * differ only in which of their ring neighbours are the same rank. */
 static gboolean
@@ -276,22 +306,11 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   uint32_t n = s->n_ranks, chunks = p->chunks;
   uint32_t tags = n_channels (p) * chunks;
   g_autofree uint32_t *base = g_new (uint32_t, n);
-  g_autofree uint64_t *bytes_of = g_new (uint64_t, (size_t) tags * n);
-  uint32_t n_orders = p->rings ? p->rings->n_rings : 0;
-  g_autofree uint32_t *position = g_new (uint32_t, (size_t) n_orders * n);
+  g_autofree uint64_t *bytes_of = pieces_of (size, n, p);
+  g_autofree uint32_t *position = positions_of (n, p);
 
   for (uint32_t r = 0; r < n; r++)
     base[r] = s->n_steps[r];
-  /* Each piece's bytes, once: every step sends n of them. */
-  for (uint32_t ch = 0; ch < n_channels (p); ch++)
-    for (uint32_t k = 0; k < chunks; k++)
-      for (uint32_t c = 0; c < n; c++)
-        bytes_of[(size_t) (ch * chunks + k) * n + c]
-            = piece (size, n, p, ch, c, k);
-  /* Each rank's place in each ring. */
-  for (uint32_t o = 0; o < n_orders; o++)
-    for (uint32_t q = 0; q < n; q++)
-      position[(size_t) o * n + p->rings->order[(size_t) o * n + q]] = q;
 
   RingPart whole = { s, p, phase, shift, after, base, position, bytes_of,
                      0, n, s->n_deps };
@@ -361,20 +380,10 @@ ring_stream (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
 {
   uint32_t n = s->n_ranks, chunks = p->chunks;
   uint32_t tags = n_channels (p) * chunks;
-  uint32_t n_orders = p->rings ? p->rings->n_rings : 0;
   g_autofree uint32_t *after = fresh_after (s, p);
-  g_autofree uint64_t *bytes_of = g_new (uint64_t, (size_t) tags * n);
-  g_autofree uint32_t *position = g_new (uint32_t, (size_t) n_orders * n);
+  g_autofree uint64_t *bytes_of = pieces_of (size, n, p);
+  g_autofree uint32_t *position = positions_of (n, p);
   g_autofree uint32_t *base = g_new (uint32_t, (size_t) n_phases * n);
-
-  for (uint32_t ch = 0; ch < n_channels (p); ch++)
-    for (uint32_t k = 0; k < chunks; k++)
-      for (uint32_t c = 0; c < n; c++)
-        bytes_of[(size_t) (ch * chunks + k) * n + c]
-            = piece (size, n, p, ch, c, k);
-  for (uint32_t o = 0; o < n_orders; o++)
-    for (uint32_t q = 0; q < n; q++)
-      position[(size_t) o * n + p->rings->order[(size_t) o * n + q]] = q;
   /* Every rank has as many steps before each phase. */
   uint32_t before = 0;
   for (uint32_t ph = 0; ph < n_phases; ph++)
