@@ -557,6 +557,54 @@ START_TEST (test_ranks_named_exactly)
                                    "1.00x the bytes of a bandwidth-optimal "
                                    "all_reduce"), "%s%s", r.out, r.err);
   result_clear (&r);
+  /* An MSCCL file runs with its protocol; one that does not compute its
+   * operation is refused at its line, with nothing written; one that does
+   * not name its collective takes --op. */
+  r = weft ("run", "--algorithm", WEFT_SOURCE_DIR
+            "/scenarios/algorithms/msccl-allpairs-allreduce-8.xml", "--check",
+            NULL);
+  ck_assert_msg (r.status == 0
+                 && strstr (r.out, "computes its operation (checked)")
+                 && strstr (r.out, "candidates: file/LL\n"), "%s%s", r.out,
+                 r.err);
+  result_clear (&r);
+  g_autofree char *xml = g_build_filename (dir, "bad.xml", NULL);
+  g_autofree char *db = g_build_filename (dir, "x.db", NULL);
+  static const char two[] =
+      "<algo nchunksperloop=\"2\" ngpus=\"2\"%s inplace=\"1\">\n"
+      " <gpu id=\"0\" i_chunks=\"2\"><tb id=\"0\" send=\"1\" recv=\"1\">\n"
+      "  <step s=\"0\" type=\"s\" srcoff=\"0\"/>\n"
+      "  <step s=\"1\" type=\"%s\" srcoff=\"1\" dstoff=\"1\"/>\n"
+      "  <step s=\"2\" type=\"r\" dstoff=\"0\"/></tb></gpu>\n"
+      " <gpu id=\"1\" i_chunks=\"2\"><tb id=\"0\" send=\"0\" recv=\"0\">\n"
+      "  <step s=\"0\" type=\"s\" srcoff=\"1\"/>\n"
+      "  <step s=\"1\" type=\"rrcs\" srcoff=\"0\" dstoff=\"0\"/>\n"
+      "  <step s=\"2\" type=\"r\" dstoff=\"1\"/></tb></gpu>\n</algo>\n";
+  g_autofree char *wrong = g_strdup_printf (two, " coll=\"allreduce\"",
+                                            "rcs");
+  ck_assert (g_file_set_contents (xml, wrong, -1, NULL));
+  r = weft ("run", "--algorithm", xml, "--ranks", "dgx/gpu[0-1]", "--db", db,
+            NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "bad.xml:4:3: gpu 0 thread block 0 step 1 "
+                         "(rcs) is the last to write output chunk i[1]"),
+                 "%s", r.err);
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+  result_clear (&r);
+  g_autofree char *unnamed = g_strdup_printf (two, "", "rrcs");
+  ck_assert (g_file_set_contents (xml, unnamed, -1, NULL));
+  r = weft ("run", "--algorithm", xml, "--ranks", "dgx/gpu[0-1]", "--check",
+            NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "does not say which collective it runs"),
+                 "%s", r.err);
+  result_clear (&r);
+  r = weft ("run", "--algorithm", xml, "--ranks", "dgx/gpu[0-1]", "--check",
+            "--op", "all_reduce", NULL);
+  ck_assert_msg (r.status == 0 && strstr (r.out, "computes its operation"),
+                 "%s%s", r.out, r.err);
+  result_clear (&r);
+  g_remove (xml);
   g_remove (bad);
   g_rmdir (dir);
 }

@@ -1117,11 +1117,15 @@ END_TEST
 
 START_TEST (test_schedule_file_ring_matches_builtin)
 {
-  /* The ring all_reduce written out as data gives the built-in ring's time,
-   * to the picosecond, at every fidelity and several sizes (some uneven). */
+  /* The ring all_reduce written out as data gives the built-in ring's
+   * time at every fidelity and several sizes (some uneven): weft's YAML to
+   * the picosecond, MSCCL's XML within 10 ppm. */
+  static const char *const files[] = { "ring-allreduce-8.yaml",
+                                       "msccl-ring-allreduce-8.xml" };
   g_autoptr (GError) error = NULL;
-  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (
-      SCENARIOS "/algorithms/ring-allreduce-8.yaml", &error);
+  g_autofree char *path = g_build_filename (SCENARIOS, "algorithms",
+                                            files[_i], NULL);
+  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path, &error);
   ck_assert_msg (file != NULL, "%s", error ? error->message : "");
   ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
@@ -1148,7 +1152,14 @@ START_TEST (test_schedule_file_ring_matches_builtin)
                                         WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                         WEFT_PROTOCOL_SIMPLE, sizes[i], &params,
                                         &(WeftRunOptions) { f, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL }, &b, NULL));
-        ck_assert_uint_eq (a.time, b.time);
+        /* MSCCL's thread block takes its steps one after another: a
+         * receive waits for the send before it, which the built-in ring's
+         * does not, and where links differ a little that shows. */
+        if (_i == 1)
+          ck_assert_double_eq_tol ((double) a.time, (double) b.time,
+                                   1e-5 * (double) b.time);
+        else
+          ck_assert_uint_eq (a.time, b.time);
         ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
       }
 }
@@ -1468,7 +1479,7 @@ collective_suite (void)
   tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
-  tcase_add_test (tc, test_schedule_file_ring_matches_builtin);
+  tcase_add_loop_test (tc, test_schedule_file_ring_matches_builtin, 0, 2);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("choosing");

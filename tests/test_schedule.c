@@ -4,6 +4,7 @@
 #include "collectives/collective-private.h"
 #include "collectives/executor.h"
 #include "collectives/schedule_file.h"
+#include "collectives/protocol.h"
 
 #include <glib/gstdio.h>
 
@@ -58,11 +59,12 @@ START_TEST (test_algorithm_table)
   ck_assert_str_eq (weft_algorithm_names (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree, or a schedule file");
+                    "nvls-tree, or a schedule file (YAML, or MSCCL's XML)");
   ck_assert_str_eq (weft_algorithm_help (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree, or a schedule file; auto runs each that fits "
+                    "nvls-tree, or a schedule file (YAML, or MSCCL's XML); auto "
+                    "runs each that fits "
                     "(all but rhd, hierarchical-rhd and hierarchical-tree, "
                     "which NCCL lacks) and keeps the fastest (default: "
                     "auto)");
@@ -805,6 +807,237 @@ START_TEST (test_schedule_data)
 }
 END_TEST
 
+/* ---- MSCCL's XML ---- */
+
+/* Write @text to a file named @name in a new folder; the caller removes
+ * both (remove_file()). */
+static char *
+write_file (const char *name, const char *text)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-msccl-XXXXXX", NULL);
+  char *path = g_build_filename (dir, name, NULL);
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  return path;
+}
+
+static void
+remove_file (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  g_remove (path);
+  g_rmdir (dir);
+}
+
+/* The MSCCL ring all_reduce over @n GPUs, in place, as msccl-tools writes
+ * it: chunk r goes round first from GPU r, reduced on the way (rrs), kept
+ * where it completes (rrcs), then passed round again (rcs, r). */
+static char *
+msccl_ring (uint32_t n)
+{
+  GString *x = g_string_new (NULL);
+
+  g_string_append_printf (x, "<algo name=\"ring\" proto=\"Simple\" "
+                          "nchannels=\"1\" nchunksperloop=\"%u\" "
+                          "ngpus=\"%u\" coll=\"allreduce\" inplace=\"1\" "
+                          "outofplace=\"0\">\n", n, n);
+  for (uint32_t r = 0; r < n; r++)
+    {
+      g_string_append_printf (x, " <gpu id=\"%u\" i_chunks=\"%u\" "
+                              "o_chunks=\"0\" s_chunks=\"0\">\n  <tb id=\"0\" "
+                              "send=\"%u\" recv=\"%u\" chan=\"0\">\n", r, n,
+                              (r + 1) % n, (r + n - 1) % n);
+      uint32_t s = 0;
+      g_string_append_printf (x, "   <step s=\"%u\" type=\"s\" srcbuf=\"i\" "
+                              "srcoff=\"%u\" dstbuf=\"i\" dstoff=\"%u\" "
+                              "cnt=\"1\" depid=\"-1\" deps=\"-1\" "
+                              "hasdep=\"0\"/>\n", s++, r, r);
+      for (uint32_t k = 1; k < n; k++)
+        {
+          uint32_t c = (r + n - k) % n;
+          g_string_append_printf (x, "   <step s=\"%u\" type=\"%s\" "
+                                  "srcbuf=\"i\" srcoff=\"%u\" dstbuf=\"i\" "
+                                  "dstoff=\"%u\" cnt=\"1\" depid=\"-1\" "
+                                  "deps=\"-1\" hasdep=\"0\"/>\n", s++,
+                                  k + 1 < n ? "rrs" : "rrcs", c, c);
+        }
+      for (uint32_t k = 0; k + 1 < n; k++)
+        {
+          uint32_t c = (r + n - k) % n;
+          g_string_append_printf (x, "   <step s=\"%u\" type=\"%s\" "
+                                  "dstbuf=\"i\" dstoff=\"%u\" cnt=\"1\"/>\n",
+                                  s++, k + 2 < n ? "rcs" : "r", c);
+        }
+      g_string_append (x, "  </tb>\n </gpu>\n");
+    }
+  g_string_append (x, "</algo>\n");
+  return g_string_free (x, FALSE);
+}
+
+/* Whether the MSCCL file @text loads and computes its operation (@op
+ * where the file names none), with the first error in @message. */
+static gboolean
+msccl_computes (const char *text, WeftOp op, char **message)
+{
+  g_autofree char *path = write_file ("a.xml", text);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path, &error);
+  gboolean ok = file != NULL;
+
+  if (ok && !weft_schedule_file_has_op (file))
+    weft_schedule_file_set_op (file, op);
+  ok = ok && weft_schedule_file_verify (file, &error);
+  *message = ok ? NULL
+                : g_strdup (strstr (error->message, "a.xml") ?: error->message);
+  remove_file (path);
+  return ok;
+}
+
+START_TEST (test_msccl_files)
+{
+  /* The shipped MSCCL files and the ring over 2 to 9 GPUs load, compute
+   * their operation, and move what a bandwidth-optimal algorithm moves. */
+  static const struct { const char *name; WeftOp op; WeftProtocolKind proto; }
+  shipped[] = {
+    { "msccl-ring-allreduce-8.xml", WEFT_OP_ALL_REDUCE, WEFT_PROTOCOL_SIMPLE },
+    { "msccl-allpairs-allreduce-8.xml", WEFT_OP_ALL_REDUCE, WEFT_PROTOCOL_LL },
+    { "msccl-ring-allgather-8.xml", WEFT_OP_ALL_GATHER, WEFT_PROTOCOL_SIMPLE },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (shipped); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *path = g_build_filename (
+          WEFT_SOURCE_DIR, "scenarios", "algorithms", shipped[i].name, NULL);
+      g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path,
+                                                                   &error);
+      ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+      ck_assert (weft_schedule_file_has_op (file));
+      ck_assert_int_eq (weft_schedule_file_op (file), shipped[i].op);
+      ck_assert_uint_eq (weft_schedule_file_ranks (file), 8);
+      WeftProtocolKind proto;
+      ck_assert (weft_schedule_file_protocol (file, &proto));
+      ck_assert_int_eq (proto, shipped[i].proto);
+      ck_assert_msg (weft_schedule_file_verify (file, &error), "%s: %s",
+                     shipped[i].name, error ? error->message : "");
+      const uint64_t size = 8 * 1000003;
+      g_autoptr (WeftSchedule) s = weft_schedule_file_build (file, size,
+                                                             &error);
+      ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+      ck_assert_uint_eq (weft_schedule_bytes_sent (s),
+                         weft_op_bytes (shipped[i].op, 8, size));
+    }
+  for (uint32_t n = 2; n <= 9; n++)
+    {
+      g_autofree char *text = msccl_ring (n), *message = NULL;
+      ck_assert_msg (msccl_computes (text, WEFT_OP_ALL_REDUCE, &message),
+                     "%u GPUs: %s", n, message);
+    }
+}
+END_TEST
+
+/* Two GPUs' ring all_reduce, in place, with each GPU's three steps' types
+ * and GPU 1's thread block's attributes from the caller. */
+#define MSCCL_RING2(t0, t1, t2, u0, u1, u2, tb1)                            \
+  "<algo name=\"r2\" nchannels=\"1\" nchunksperloop=\"2\" ngpus=\"2\" "     \
+  "coll=\"allreduce\" inplace=\"1\">\n"                                    \
+  " <gpu id=\"0\" i_chunks=\"2\">\n"                                       \
+  "  <tb id=\"0\" send=\"1\" recv=\"1\" chan=\"0\">\n"                     \
+  "   <step s=\"0\" type=\"" t0 "\" srcoff=\"0\" dstoff=\"0\"/>\n"         \
+  "   <step s=\"1\" type=\"" t1 "\" srcoff=\"1\" dstoff=\"1\"/>\n"         \
+  "   <step s=\"2\" type=\"" t2 "\" srcoff=\"0\" dstoff=\"0\"/>\n"         \
+  "  </tb>\n </gpu>\n"                                                     \
+  " <gpu id=\"1\" i_chunks=\"2\">\n"                                       \
+  "  <tb " tb1 ">\n"                                                        \
+  "   <step s=\"0\" type=\"" u0 "\" srcoff=\"1\" dstoff=\"1\"/>\n"         \
+  "   <step s=\"1\" type=\"" u1 "\" srcoff=\"0\" dstoff=\"0\"/>\n"         \
+  "   <step s=\"2\" type=\"" u2 "\" srcoff=\"1\" dstoff=\"1\"/>\n"         \
+  "  </tb>\n </gpu>\n</algo>\n"
+#define TB1 "id=\"0\" send=\"0\" recv=\"0\" chan=\"0\""
+
+START_TEST (test_msccl_refused)
+{
+  /* Files that do not compute their operation, or are not MSCCL's
+   * format, are refused at the line and column of what is wrong. */
+  static const struct { const char *text, *message; } cases[] = {
+    { MSCCL_RING2 ("s", "rrcs", "r", "s", "rrcs", "r", TB1), NULL },
+    /* GPU 0 receives chunk 1 and keeps it without adding its own. */
+    { MSCCL_RING2 ("s", "rcs", "r", "s", "rrcs", "r", TB1),
+      "a.xml:5:4: gpu 0 thread block 0 step 1 (rcs) is the last to write "
+      "output chunk i[1], which gpu 0 ends with holding 1 contribution, not "
+      "the sum of every GPU's (2 contributions)" },
+    /* GPU 0 never receives what GPU 1 sends last. */
+    { MSCCL_RING2 ("s", "rrs", "nop", "s", "rrcs", "r", TB1),
+      "a.xml:12:4: gpu 1 thread block 0 step 1 (rrcs) sends to gpu 0 on "
+      "channel 0, which receives nothing more from it" },
+    /* GPU 1 receives before it has sent: both wait. */
+    { MSCCL_RING2 ("r", "rrcs", "s", "rrcs", "s", "r", TB1),
+      "never runs" },
+    { MSCCL_RING2 ("s", "rrx", "r", "s", "rrcs", "r", TB1),
+      "a.xml:5:4: unknown step type 'rrx'; valid: s, r, rcs, rrs, rrc, "
+      "rrcs, re, cpy, nop" },
+    { MSCCL_RING2 ("s", "rrcs", "r", "s", "rrcs", "r",
+                   "id=\"0\" send=\"1\" recv=\"0\" chan=\"0\""),
+      "a.xml:10:3: gpu 1's thread block 0 names gpu 1 itself as a peer" },
+    { MSCCL_RING2 ("s", "rrcs", "r", "s", "rrcs", "r",
+                   "id=\"0\" send=\"0\" recv=\"0\" chan=\"1\""),
+      "a.xml:10:3: attribute 'chan' of <tb> is '1', not a whole number "
+      "from 0 to 0" },
+    { "<algo ngpus=\"2\" nchunksperloop=\"2\">\n <gpu id=\"0\"/>\n</algo>\n",
+      "a.xml: the algo is for 2 GPUs and has no <gpu id=\"1\">" },
+    { "<algo ngpus=\"2\" nchunksperloop=\"2\">\n <gpu id=\"0\">\n</algo>\n",
+      "a.xml:3:" },
+    { "<algo ngpus=\"1\" nchunksperloop=\"1\">\n <tb id=\"0\"/>\n</algo>\n",
+      "a.xml:2:2: <tb> where <gpu> belongs" },
+    /* The source passes the end of the input. */
+    { "<algo ngpus=\"2\" nchunksperloop=\"2\">\n <gpu id=\"0\" i_chunks=\"2\">"
+      "<tb id=\"0\" send=\"1\">\n  <step s=\"0\" type=\"s\" srcoff=\"1\" "
+      "cnt=\"2\"/>", "a.xml:3:3: the step's source chunks i[1..2] pass the "
+      "end of gpu 0's i buffer (2 chunks)" },
+    /* Two blocks add into chunk 0 in no fixed order. */
+    { "<algo ngpus=\"1\" nchunksperloop=\"1\" coll=\"allreduce\" "
+      "inplace=\"1\">\n <gpu id=\"0\" i_chunks=\"1\" s_chunks=\"2\">\n"
+      "  <tb id=\"0\"><step s=\"0\" type=\"cpy\" srcbuf=\"i\" dstbuf=\"s\"/>"
+      "</tb>\n"
+      "  <tb id=\"1\"><step s=\"0\" type=\"cpy\" srcbuf=\"s\" dstbuf=\"i\"/>"
+      "</tb>\n </gpu>\n</algo>\n",
+      "a.xml:4:14: gpu 0 thread block 1 step 0 (cpy) and thread block 0 "
+      "step 0 (line 3) both touch chunk" },
+    /* The same in order (block 1 waits for block 0's step) computes. */
+    { "<algo ngpus=\"1\" nchunksperloop=\"1\" coll=\"allreduce\" "
+      "inplace=\"1\">\n <gpu id=\"0\" i_chunks=\"1\" s_chunks=\"2\">\n"
+      "  <tb id=\"0\"><step s=\"0\" type=\"cpy\" srcbuf=\"i\" dstbuf=\"s\"/>"
+      "</tb>\n"
+      "  <tb id=\"1\"><step s=\"0\" type=\"cpy\" srcbuf=\"s\" dstbuf=\"i\" "
+      "depid=\"0\" deps=\"0\"/></tb>\n </gpu>\n</algo>\n", NULL },
+    /* Waiting in a circle. */
+    { "<algo ngpus=\"1\" nchunksperloop=\"1\">\n <gpu id=\"0\" "
+      "i_chunks=\"1\">\n"
+      "  <tb id=\"0\"><step s=\"0\" type=\"nop\" depid=\"1\" deps=\"0\"/>"
+      "</tb>\n"
+      "  <tb id=\"1\"><step s=\"0\" type=\"nop\" depid=\"0\" deps=\"0\"/>"
+      "</tb>\n </gpu>\n</algo>\n",
+      "a.xml:3:14: gpu 0 thread block 0 step 0 waits for thread block 1 "
+      "step 0, which waits, through its own, for it" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *message = NULL;
+      gboolean ok = msccl_computes (cases[i].text, WEFT_OP_ALL_REDUCE,
+                                    &message);
+      if (cases[i].message == NULL)
+        {
+          ck_assert_msg (ok, "case %u: %s", i, message);
+          continue;
+        }
+      ck_assert_msg (!ok, "case %u accepted", i);
+      ck_assert_msg (strstr (message, cases[i].message) != NULL,
+                     "case %u: expected '%s'\n got '%s'", i, cases[i].message,
+                     message);
+    }
+}
+END_TEST
+
 static Suite *
 schedule_suite (void)
 {
@@ -829,6 +1062,8 @@ schedule_suite (void)
   tcase_add_test (tc, test_bad_schedules);
   tcase_add_test (tc, test_bad_schedule_files);
   tcase_add_test (tc, test_schedule_data);
+  tcase_add_test (tc, test_msccl_files);
+  tcase_add_test (tc, test_msccl_refused);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -193,7 +193,8 @@ weft_algorithm_names (void)
 
   if (g_once_init_enter (&names))
     g_once_init_leave (&names, g_strconcat (weft_algorithm_list (),
-                                            ", or a schedule file", NULL));
+                                            ", or a schedule file (YAML, or MSCCL's XML)",
+                                            NULL));
   return names;
 }
 

@@ -11,6 +11,18 @@ weft_part (uint64_t size, uint64_t parts, uint64_t i)
   return size / parts + (i < size % parts ? 1 : 0);
 }
 
+/* A fixed random 64-bit value for @who: SplitMix64's finaliser (Steele,
+ * Lea and Flood, 2014).  The data checks give each contribution one, so
+ * that a sum of them shows a contribution missing or counted twice. */
+static inline uint64_t
+weft_signature (uint64_t who)
+{
+  uint64_t z = who + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 static inline uint32_t
 weft_mod (int64_t a, uint32_t n)
 {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "collectives/collective-private.h"
+#include "collectives/msccl.h"
 #include "config.h"
 
 typedef struct {
@@ -23,6 +24,9 @@ struct _WeftScheduleFile {
   GArray **steps;               /* per rank: Template */
   GArray *chunk_pool;           /* uint32_t */
   GArray *dep_pool;             /* uint32_t */
+  WeftMsccl *msccl;             /* an MSCCL XML file: all of the above but
+                                   path, name, op and n_ranks unused */
+  gboolean has_op;              /* op is known (an MSCCL file may not say) */
 };
 
 void
@@ -37,6 +41,7 @@ weft_schedule_file_free (WeftScheduleFile *f)
     g_array_unref (f->chunk_pool);
   if (f->dep_pool)
     g_array_unref (f->dep_pool);
+  weft_msccl_free (f->msccl);
   g_free (f->path);
   g_free (f->name);
   g_free (f);
@@ -46,6 +51,26 @@ WeftOp
 weft_schedule_file_op (const WeftScheduleFile *f)
 {
   return f->op;
+}
+
+gboolean
+weft_schedule_file_has_op (const WeftScheduleFile *f)
+{
+  return f->has_op;
+}
+
+void
+weft_schedule_file_set_op (WeftScheduleFile *f, WeftOp op)
+{
+  f->op = op;
+  f->has_op = TRUE;
+}
+
+gboolean
+weft_schedule_file_protocol (const WeftScheduleFile *f,
+                             WeftProtocolKind *kind)
+{
+  return f->msccl != NULL && weft_msccl_protocol (f->msccl, kind);
 }
 
 const char *
@@ -174,14 +199,35 @@ read_step (WeftScheduleFile *f, uint32_t rank, const WeftCfg *cfg,
   return TRUE;
 }
 
+/* An MSCCL XML file, in a WeftScheduleFile. */
+static WeftScheduleFile *
+load_msccl (const char *path, GError **error)
+{
+  WeftMsccl *m = weft_msccl_load (path, error);
+  WeftScheduleFile *f;
+
+  if (m == NULL)
+    return NULL;
+  f = g_new0 (WeftScheduleFile, 1);
+  f->msccl = m;
+  f->path = g_strdup (path);
+  f->name = g_strdup (weft_msccl_name (m));
+  f->n_ranks = weft_msccl_ranks (m);
+  f->has_op = weft_msccl_op (m, &f->op);
+  return f;
+}
+
 WeftScheduleFile *
 weft_schedule_file_load (const char *path, GError **error)
 {
-  g_autoptr (WeftCfg) root = weft_cfg_load_file (path, error);
+  g_autoptr (WeftCfg) root = NULL;
   g_autoptr (WeftScheduleFile) f = NULL;
   WeftCfg *v, *program;
   uint64_t n;
 
+  if (g_str_has_suffix (path, ".xml") || g_str_has_suffix (path, ".XML"))
+    return load_msccl (path, error);
+  root = weft_cfg_load_file (path, error);
   if (root == NULL)
     return NULL;
   if (!weft_cfg_expect_map (root, "a schedule file", error)
@@ -204,6 +250,7 @@ weft_schedule_file_load (const char *path, GError **error)
   if (!(v = weft_cfg_require (root, "op", error))
       || !weft_cfg_expect_scalar (v, "op", error))
     return NULL;
+  f->has_op = TRUE;
   if (!weft_op_parse (v->text, &f->op))
     {
       weft_cfg_error (error, v, "unknown operation '%s'; valid: %s", v->text,
@@ -252,9 +299,12 @@ WeftSchedule *
 weft_schedule_file_build (const WeftScheduleFile *f, uint64_t size,
                           GError **error)
 {
-  g_autoptr (WeftSchedule) s = weft_schedule_new (f->n_ranks);
+  g_autoptr (WeftSchedule) s = NULL;
   g_autoptr (GError) cause = NULL;
 
+  if (f->msccl != NULL)
+    return weft_msccl_build (f->msccl, size, error);
+  s = weft_schedule_new (f->n_ranks);
   for (uint32_t r = 0; r < f->n_ranks; r++)
     for (guint i = 0; i < f->steps[r]->len; i++)
       {
@@ -290,20 +340,10 @@ typedef struct {
   gboolean held;
 } Value;
 
-static uint64_t
-signature (uint64_t who)
-{
-  /* SplitMix64's finaliser (Steele, Lea and Flood, 2014). */
-  uint64_t z = who + 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 static Value
 one_of (uint64_t who)
 {
-  return (Value) { signature (who), 1, TRUE };
+  return (Value) { weft_signature (who), 1, TRUE };
 }
 
 /* Chunk @c's block: chunks are the buffer's blocks, n of them, in order. */
@@ -330,7 +370,7 @@ value_at (const WeftScheduleFile *f, uint32_t r, uint32_t c, gboolean start)
   Value all = { 0, n, TRUE };
 
   for (uint32_t q = 0; q < n; q++)
-    all.sum += signature (q);
+    all.sum += weft_signature (q);
   switch (f->op)
     {
     case WEFT_OP_ALL_REDUCE:
@@ -582,6 +622,19 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
 {
   uint32_t n = f->n_ranks;
 
+  g_return_val_if_fail (f->has_op, FALSE);
+  if (f->msccl != NULL)
+    return weft_msccl_verify (f->msccl, f->op, error);
+  if ((uint64_t) n * f->n_chunks > WEFT_CHECK_CHUNKS)
+    {
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
+                   "%s: the check would follow %" G_GUINT64_FORMAT " chunks "
+                   "(%u ranks' %u); it follows at most %u (run with "
+                   "--no-data-check to skip it)", f->path,
+                   (uint64_t) n * f->n_chunks, n, f->n_chunks,
+                   WEFT_CHECK_CHUNKS);
+      return FALSE;
+    }
   if (blocked (f->op) && f->n_chunks % n != 0)
     {
       g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,

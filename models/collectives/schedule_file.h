@@ -1,21 +1,30 @@
-/* weft: collective algorithms written as data: a YAML schedule file, run
- * by `weft run --algorithm FILE` like a built-in.  docs/collectives.md
- * documents the format. */
+/* weft: collective algorithms written as data: a YAML schedule file, or
+ * an MSCCL XML file (msccl.h), run by `weft run --algorithm FILE` like a
+ * built-in.  docs/collectives.md documents both. */
 #pragma once
 
 #include "collectives/collective.h"
+#include "collectives/protocol.h"
 
 G_BEGIN_DECLS
 
 typedef struct _WeftScheduleFile WeftScheduleFile;
 
-/* Load and check the schedule file at @path.  Bad input fails with
- * "file:line:col: what is wrong". */
+/* Load and check the schedule file at @path: MSCCL XML if its name ends
+ * in ".xml", else weft's YAML.  Bad input fails with "file:line:col: what
+ * is wrong". */
 WeftScheduleFile *weft_schedule_file_load (const char *path, GError **error);
 void weft_schedule_file_free (WeftScheduleFile *file);
 
-/* The operation it implements, its name, and the ranks it is written for. */
+/* The operation it implements, its name, and the ranks it is written for.
+ * An MSCCL file need not name its operation (has_op FALSE): the caller
+ * sets it before verifying or running it. */
 WeftOp weft_schedule_file_op (const WeftScheduleFile *file);
+gboolean weft_schedule_file_has_op (const WeftScheduleFile *file);
+void weft_schedule_file_set_op (WeftScheduleFile *file, WeftOp op);
+/* The protocol the file asks for (MSCCL's `proto`), or FALSE. */
+gboolean weft_schedule_file_protocol (const WeftScheduleFile *file,
+                                      WeftProtocolKind *kind);
 const char *weft_schedule_file_name (const WeftScheduleFile *file);
 uint32_t weft_schedule_file_ranks (const WeftScheduleFile *file);
 
@@ -37,6 +46,10 @@ WeftSchedule *weft_schedule_file_build (const WeftScheduleFile *file,
  * file's line, the rank, the step and the chunk. */
 gboolean weft_schedule_file_verify (const WeftScheduleFile *file,
                                     GError **error);
+
+/* The most chunks, over all ranks' buffers, the check follows (each a few
+ * words): a file over it is refused, not checked. */
+#define WEFT_CHECK_CHUNKS (1u << 24)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftScheduleFile, weft_schedule_file_free)
 

@@ -239,7 +239,8 @@ add_run_entries (GOptionContext *context, Flags *f)
       "Check the options, the scenario and what can run, print the plan "
       "and stop, simulating and recording nothing (default: run)", NULL },
     { "no-data-check", 0, 0, G_OPTION_ARG_NONE, &f->unchecked_data,
-      "Run a schedule file (--algorithm FILE.yaml) without checking that "
+      "Run a schedule file (--algorithm FILE.yaml or FILE.xml) without "
+      "checking that "
       "it computes its operation (default: check, and refuse one that does "
       "not)", NULL },
     G_OPTION_ENTRY_NULL
@@ -584,18 +585,28 @@ load_schedule_file (const Flags *f, WeftRunArgs *args)
                            weft_algorithm_names ());
   args->unchecked_data = f->unchecked_data;
   args->file = weft_schedule_file_load (path, &error);
-  if (args->file == NULL
-      || (!args->unchecked_data
-          && !weft_schedule_file_verify (args->file, &error)))
+  if (args->file == NULL)
     {
       fprintf (stderr, "%s\n", error->message);
       return WEFT_EXIT_USAGE;
     }
+  if (!weft_schedule_file_has_op (args->file) && f->op == NULL)
+    return weft_cli_usage (f->cmd->name, "%s does not say which collective "
+                           "it runs (MSCCL's coll): name it with --op",
+                           name);
+  if (!weft_schedule_file_has_op (args->file))
+    weft_schedule_file_set_op (args->file, args->op);
   WeftOp op = weft_schedule_file_op (args->file);
   if (f->op && op != args->op)
     return weft_cli_usage (f->cmd->name,
                            "%s is a schedule for %s, not %s", name,
                            weft_op_name (op), f->op);
+  if (!args->unchecked_data
+      && !weft_schedule_file_verify (args->file, &error))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
   args->op = op;
   args->alg = WEFT_ALG_RING;    /* for its protocol costs */
   return WEFT_EXIT_OK;
@@ -729,6 +740,10 @@ check_values (const Flags *f, WeftRunArgs *args)
     return weft_cli_usage (f->cmd->name,
                            "unknown protocol '%s'; valid: auto, LL, "
                            "LL128, Simple, raw", f->protocol);
+  /* An MSCCL file runs with the protocol it names, unless told another. */
+  if (args->auto_proto && args->file
+      && weft_schedule_file_protocol (args->file, &args->proto))
+    args->auto_proto = FALSE;
   args->select = WEFT_SELECT_NCCL;
   if (f->select && strcmp (f->select, "fastest") == 0)
     args->select = WEFT_SELECT_FASTEST;
