@@ -604,6 +604,25 @@ START_TEST (test_ranks_named_exactly)
   ck_assert_msg (r.status == 0 && strstr (r.out, "computes its operation"),
                  "%s%s", r.out, r.err);
   result_clear (&r);
+  /* A program for any number of ranks is expanded for the run's, and
+   * refused where it cannot be, with nothing written. */
+  r = weft ("run", "--algorithm", WEFT_SOURCE_DIR
+            "/scenarios/algorithms/recursive-doubling-allreduce.yaml",
+            "--ranks", "dgx/gpu[0-5]", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "recursive-doubling-allreduce.yaml:10:12: "
+                         "the schedule requires ispow2(n), which does not "
+                         "hold for 6 ranks"), "%s", r.err);
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+  result_clear (&r);
+  r = weft ("run", "--algorithm", WEFT_SOURCE_DIR
+            "/scenarios/algorithms/ring-allreduce.yaml", "--ranks",
+            "dgx/gpu[0-2]", "--check", NULL);
+  ck_assert_msg (r.status == 0
+                 && strstr (r.out, "3 ranks")
+                 && strstr (r.out, "computes its operation (checked); moves "
+                                   "1.00x"), "%s%s", r.out, r.err);
+  result_clear (&r);
   g_remove (xml);
   g_remove (bad);
   g_rmdir (dir);

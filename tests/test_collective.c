@@ -1165,6 +1165,65 @@ START_TEST (test_schedule_file_ring_matches_builtin)
 }
 END_TEST
 
+START_TEST (test_programs_match_builtins)
+{
+  /* Schedule files written once for any number of ranks give the
+   * built-in's time to the picosecond: the ring over 2 to 8 GPUs of a DGX
+   * H100 (one channel, one chunk), and the two-level all_reduce over four
+   * servers of the rail-optimized fabric (the built-in hierarchical). */
+  static const struct {
+    const char *scenario, *file;
+    WeftAlgorithm alg;
+    uint32_t ranks[4];
+    uint64_t size;
+  } cases[] = {
+    { "dgx-h100.yaml", "ring-allreduce.yaml", WEFT_ALG_RING, { 2, 3, 5, 8 },
+      1000003 },
+    { "h100-256-rail.yaml", "two-level-allreduce.yaml", WEFT_ALG_HIER,
+      { 32 }, 32 << 20 },
+  };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftRunOptions o = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1,
+                       NULL };
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *path = g_build_filename (SCENARIOS, "algorithms",
+                                                cases[c].file, NULL);
+      g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path,
+                                                                   &error);
+      ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+      ck_assert (weft_schedule_file_parametric (file));
+      g_autoptr (WeftScenario) s = load (cases[c].scenario);
+      g_autoptr (GArray) gpus = all_gpus (s->topo);
+      for (guint k = 0; k < 4 && cases[c].ranks[k]; k++)
+        {
+          uint32_t n = cases[c].ranks[k];
+          ck_assert_msg (weft_schedule_file_expand (file, n, &error), "%s",
+                         error ? error->message : "");
+          ck_assert_uint_eq (weft_schedule_file_ranks (file), n);
+          g_autoptr (WeftSchedule) sched
+              = weft_schedule_file_build (file, cases[c].size, &error);
+          ck_assert_msg (sched != NULL, "%s", error ? error->message : "");
+          WeftCollectiveResult a, b;
+          weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
+                             WEFT_OP_ALL_REDUCE,
+                             weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                                cases[c].alg),
+                             &o, &a);
+          ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data,
+                                          n, WEFT_OP_ALL_REDUCE,
+                                          cases[c].alg, WEFT_PROTOCOL_SIMPLE,
+                                          cases[c].size, &params, &o, &b,
+                                          NULL));
+          ck_assert_uint_eq (a.time, b.time);
+          ck_assert_uint_eq (a.bytes_sent, b.bytes_sent);
+        }
+    }
+}
+END_TEST
+
 /* ---- where routing puts a collective's bytes ---- */
 
 /* @file with each of @sets ("KEY=VALUE", NULL-terminated) applied. */
@@ -1480,6 +1539,7 @@ collective_suite (void)
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
   tcase_add_loop_test (tc, test_schedule_file_ring_matches_builtin, 0, 2);
+  tcase_add_test (tc, test_programs_match_builtins);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("choosing");

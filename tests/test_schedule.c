@@ -4,11 +4,13 @@
 #include "collectives/collective-private.h"
 #include "collectives/executor.h"
 #include "collectives/schedule_file.h"
+#include "collectives/expr.h"
 #include "collectives/protocol.h"
 
 #include <glib/gstdio.h>
 
 #include <check.h>
+#include <math.h>
 #include <string.h>
 
 START_TEST (test_bus_factors)
@@ -807,6 +809,196 @@ START_TEST (test_schedule_data)
 }
 END_TEST
 
+/* ---- schedules for any number of ranks ---- */
+
+START_TEST (test_expressions)
+{
+  /* Precedence, rounding down, the modulus never negative, functions, and
+   * the errors of parsing and evaluating. */
+  static const char *const names[] = { "r", "n", "k" };
+  const int64_t vars[] = { 3, 8, 2 };
+  static const struct { const char *text; int64_t value; } good[] = {
+    { "(r + 1) % n", 4 }, { "(r - 4) % n", 7 }, { "-7 / 2", -4 },
+    { "r / 2 ** k % 2", 0 }, { "2 ** k ** 2", 16 }, { "1 << k + 1", 8 },
+    { "n & (n - 1) == 0", 1 }, { "r | 4", 7 }, { "r < n && n <= 8", 1 },
+    { "r > 5 || !k", 0 }, { "r == 3 ? 10 : 20", 10 }, { "min(r, k)", 2 },
+    { "max(-r, k)", 2 }, { "abs(2 - n)", 6 }, { "log2(n - 1)", 2 },
+    { "ispow2(n) + ispow2(n + 1)", 1 }, { "(-1) ** 3", -1 },
+    { "r != 3 ? 1 / 0 : 5", 5 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      guint at;
+      g_autofree char *message = NULL;
+      g_autoptr (WeftExpr) e = weft_expr_parse (good[i].text, names, 3, &at,
+                                                &message);
+      ck_assert_msg (e != NULL, "%s: %s", good[i].text, message);
+      int64_t v;
+      ck_assert_msg (weft_expr_eval (e, vars, &v, &message), "%s: %s",
+                     good[i].text, message);
+      ck_assert_msg (v == good[i].value, "%s is %" G_GINT64_FORMAT ", not %"
+                     G_GINT64_FORMAT, good[i].text, v, good[i].value);
+    }
+  static const struct { const char *text, *message; guint at; } bad[] = {
+    { "r + ", "expected a number, a name or '(' at the end", 4 },
+    { "(r + 1", "expected ')'", 6 }, { "r + m", "no name 'm' here", 4 },
+    { "foo(r)", "no function 'foo'", 0 }, { "min(r)", "min takes 2", 6 },
+    { "r r", "unexpected 'r'", 2 }, { "r ? 1", "expected ':'", 5 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      guint at = 99;
+      g_autofree char *message = NULL;
+      ck_assert (weft_expr_parse (bad[i].text, names, 3, &at, &message)
+                 == NULL);
+      ck_assert_msg (strstr (message, bad[i].message) && at == bad[i].at,
+                     "%s: '%s' at %u", bad[i].text, message, at);
+    }
+  static const struct { const char *text, *message; } fails[] = {
+    { "r / (k - 2)", "divides by zero" }, { "r % -2", "must be above 0" },
+    { "n ** 22", "overflows" }, { "log2(k - 2)", "log2 takes 1 or more" },
+    { "1 << 63", "shifts take 0 to 62" }, { "2 ** -1", "0 or more" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (fails); i++)
+    {
+      guint at;
+      g_autofree char *message = NULL;
+      g_autoptr (WeftExpr) e = weft_expr_parse (fails[i].text, names, 3, &at,
+                                                &message);
+      ck_assert (e != NULL);
+      int64_t v;
+      ck_assert (!weft_expr_eval (e, vars, &v, &message));
+      ck_assert_msg (strstr (message, fails[i].message), "%s: %s",
+                     fails[i].text, message);
+    }
+}
+END_TEST
+
+START_TEST (test_programs)
+{
+  /* The shipped programs expand, for every number of ranks they take,
+   * into schedules that compute their operation and move the bytes their
+   * algorithm moves; where they do not take the number, they say why. */
+  static const struct {
+    const char *name;
+    WeftOp op;
+    uint32_t step;              /* ranks taken: multiples of, or 0 for
+                                   powers of two */
+    double moves;               /* times a bandwidth-optimal algorithm's
+                                   bytes; 0: log2 n n / (2(n - 1)) */
+  } shipped[] = {
+    { "ring-allreduce.yaml", WEFT_OP_ALL_REDUCE, 1, 1 },
+    { "recursive-doubling-allreduce.yaml", WEFT_OP_ALL_REDUCE, 0, 0 },
+    { "bruck-allgather.yaml", WEFT_OP_ALL_GATHER, 1, 1 },
+    { "two-level-allreduce.yaml", WEFT_OP_ALL_REDUCE, 8, 1 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (shipped); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *path = g_build_filename (
+          WEFT_SOURCE_DIR, "scenarios", "algorithms", shipped[i].name, NULL);
+      g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path,
+                                                                   &error);
+      ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+      ck_assert (weft_schedule_file_parametric (file));
+      ck_assert_int_eq (weft_schedule_file_op (file), shipped[i].op);
+      for (uint32_t n = 2; n <= 33; n++)
+        {
+          gboolean takes = shipped[i].step ? n % shipped[i].step == 0
+                                           : (n & (n - 1)) == 0;
+          g_clear_error (&error);
+          gboolean ok = weft_schedule_file_expand (file, n, &error);
+          ck_assert_msg (ok == takes, "%s, %u ranks: %s", shipped[i].name, n,
+                         error ? error->message : "expanded");
+          if (!ok)
+            {
+              ck_assert_msg (strstr (error->message, "the schedule requires"),
+                             "%s", error->message);
+              continue;
+            }
+          ck_assert_msg (weft_schedule_file_verify (file, &error),
+                         "%s, %u ranks: %s", shipped[i].name, n,
+                         error->message);
+          const uint64_t size = (uint64_t) n * 4096;
+          g_autoptr (WeftSchedule) s = weft_schedule_file_build (file, size,
+                                                                 &error);
+          ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+          double moves = shipped[i].moves;
+          if (moves == 0)
+            moves = log2 (n) * n / (2.0 * (n - 1));
+          ck_assert_double_eq_tol (
+              (double) weft_schedule_bytes_sent (s),
+              moves * (double) weft_op_bytes (shipped[i].op, n, size), 1);
+        }
+    }
+}
+END_TEST
+
+#define PROGRAM_HEAD "weft_schedule: 2\nop: all_reduce\nchunks: n\n"
+
+START_TEST (test_bad_programs)
+{
+  /* Mistakes are refused where they are, on reading or on expanding for
+   * a number of ranks; a wrong algorithm is refused by the check. */
+  static const struct { const char *text; uint32_t n; const char *message; }
+  cases[] = {
+    { PROGRAM_HEAD "program:\n  - {op: send, peer: (r + 1) % m, chunk: r}\n",
+      4, "s.yaml:5:32: in '(r + 1) % m': no name 'm' here; known: r, n" },
+    { PROGRAM_HEAD "program:\n  - {op: send, peer: r + 1, chunk: r}\n", 4,
+      "s.yaml:5:5: rank 3: peer r + 1 is 4, not a rank from 0 to 3 other "
+      "than 3" },
+    { PROGRAM_HEAD "program:\n  - for: s\n    from: 0\n    to: n\n"
+      "    steps:\n      - {op: reduce, chunk: s}\n", 4,
+      "s.yaml:9:9: rank 0 (s = 4): chunk s is 4, not from 0 to 3" },
+    { PROGRAM_HEAD "requires: [n % 3 == 0]\nprogram: []\n", 4,
+      "s.yaml:4:12: the schedule requires n % 3 == 0, which does not hold "
+      "for 4 ranks" },
+    { PROGRAM_HEAD "let: {g: n - 4}\nprogram:\n  - {op: reduce, chunk: r / g}\n",
+      4, "s.yaml:6:5: rank 0: r / g: 0 / 0 divides by zero" },
+    { PROGRAM_HEAD "program:\n  - {op: reduce, chunk: 0, after: [x]}\n", 4,
+      "s.yaml:5:36: no step has the id 'x'" },
+    { PROGRAM_HEAD "program:\n  - for: s\n    from: 0\n    to: 1\n"
+      "    steps: [{id: a, op: reduce, chunk: 0}]\n"
+      "  - {op: reduce, chunk: 0, after: [a]}\n", 4,
+      "s.yaml:9:36: 'a' is inside 1 loop and this step is not inside the "
+      "same outer ones: give all 1 index, as a(...)" },
+    { PROGRAM_HEAD "program:\n  - {op: reduce, chunk: 0, after: [\"a(1, 2)\"]}\n"
+      "  - {id: a, op: reduce, chunk: 0}\n", 4,
+      "s.yaml:5:36: 'a' is inside 0 loops: give at most 0 indices" },
+    { PROGRAM_HEAD "program:\n  - for: r\n    from: 0\n    to: 1\n"
+      "    steps: []\n", 4, "s.yaml:5:10: 'r' is already a name here" },
+    { PROGRAM_HEAD "program:\n  - {when: r > 0}\n", 4,
+      "s.yaml:5:5: an item of a program is a step (op: ...), a loop (for: "
+      "...) or a group (when: ..., steps: ...)" },
+    /* Every rank sends its chunk on and keeps what it gets: the data is
+     * moved, never added up. */
+    { PROGRAM_HEAD "program:\n  - {op: send, peer: (r + 1) % n, chunk: r}\n"
+      "  - {op: recv, peer: (r - 1) % n, chunk: (r - 1) % n}\n", 4,
+      "s.yaml: rank 0 ends with chunk 0 holding 1 contribution, not the sum "
+      "of every rank's (4 contributions), and no step writes it" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *dir = g_dir_make_tmp ("weft-sched-XXXXXX", NULL);
+      g_autofree char *path = g_build_filename (dir, "s.yaml", NULL);
+      g_autoptr (GError) error = NULL;
+      ck_assert (g_file_set_contents (path, cases[i].text, -1, NULL));
+      g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path,
+                                                                   &error);
+      gboolean ok = file != NULL
+                    && weft_schedule_file_expand (file, cases[i].n, &error)
+                    && weft_schedule_file_verify (file, &error);
+      ck_assert_msg (!ok, "case %u accepted", i);
+      const char *message = strstr (error->message, "s.yaml");
+      ck_assert_msg (message && strstr (message, cases[i].message) == message,
+                     "case %u: expected '%s'\n got '%s'", i, cases[i].message,
+                     error->message);
+      g_remove (path);
+      g_rmdir (dir);
+    }
+}
+END_TEST
+
 /* ---- MSCCL's XML ---- */
 
 /* Write @text to a file named @name in a new folder; the caller removes
@@ -1062,6 +1254,9 @@ schedule_suite (void)
   tcase_add_test (tc, test_bad_schedules);
   tcase_add_test (tc, test_bad_schedule_files);
   tcase_add_test (tc, test_schedule_data);
+  tcase_add_test (tc, test_expressions);
+  tcase_add_test (tc, test_programs);
+  tcase_add_test (tc, test_bad_programs);
   tcase_add_test (tc, test_msccl_files);
   tcase_add_test (tc, test_msccl_refused);
   suite_add_tcase (s, tc);

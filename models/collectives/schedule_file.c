@@ -5,6 +5,7 @@
 
 #include "collectives/collective-private.h"
 #include "collectives/msccl.h"
+#include "collectives/schedule_program.h"
 #include "config.h"
 
 typedef struct {
@@ -26,6 +27,9 @@ struct _WeftScheduleFile {
   GArray *dep_pool;             /* uint32_t */
   WeftMsccl *msccl;             /* an MSCCL XML file: all of the above but
                                    path, name, op and n_ranks unused */
+  WeftProgram *program;         /* a file for any number of ranks (version
+                                   2): the above are its expansion for
+                                   n_ranks, 0 until it is expanded */
   gboolean has_op;              /* op is known (an MSCCL file may not say) */
 };
 
@@ -42,6 +46,7 @@ weft_schedule_file_free (WeftScheduleFile *f)
   if (f->dep_pool)
     g_array_unref (f->dep_pool);
   weft_msccl_free (f->msccl);
+  weft_program_free (f->program);
   g_free (f->path);
   g_free (f->name);
   g_free (f);
@@ -88,6 +93,9 @@ weft_schedule_file_ranks (const WeftScheduleFile *f)
 static const char *const file_keys[] = { "weft_schedule", "name", "op",
                                          "ranks", "chunks", "program",
                                          "description", NULL };
+static const char *const program_keys[] = { "weft_schedule", "name", "op",
+                                            "let", "requires", "chunks",
+                                            "program", "description", NULL };
 static const char *const step_keys[] = { "id", "op", "peer", "chunk", "chunks",
                                          "tag", "after", "description", NULL };
 
@@ -199,6 +207,65 @@ read_step (WeftScheduleFile *f, uint32_t rank, const WeftCfg *cfg,
   return TRUE;
 }
 
+gboolean
+weft_schedule_file_parametric (const WeftScheduleFile *f)
+{
+  return f->program != NULL;
+}
+
+/* A step of a program's expansion, into the file's lists. */
+static void
+take_step (void *data, uint32_t rank, const WeftProgramStep *step)
+{
+  WeftScheduleFile *f = data;
+  Template t = { step->kind, step->peer, step->tag, f->chunk_pool->len,
+                 step->n_chunks, f->dep_pool->len, step->n_deps, step->line,
+                 step->col };
+
+  g_array_append_vals (f->chunk_pool, step->chunks, step->n_chunks);
+  g_array_append_vals (f->dep_pool, step->deps, step->n_deps);
+  g_array_append_val (f->steps[rank], t);
+}
+
+/* The most steps a program expands into, over all ranks (each some 40
+ * bytes, beside the schedule made of them). */
+#define PROGRAM_STEPS (1u << 26)
+
+gboolean
+weft_schedule_file_expand (WeftScheduleFile *f, uint32_t n, GError **error)
+{
+  if (f->program == NULL)
+    {
+      if (n == f->n_ranks)
+        return TRUE;
+      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
+                   "%s is written for %u ranks and the run has %u (choose "
+                   "GPUs with --ranks)", f->path, f->n_ranks, n);
+      return FALSE;
+    }
+  for (uint32_t r = 0; f->steps && r < f->n_ranks; r++)
+    g_array_unref (f->steps[r]);
+  g_free (f->steps);
+  if (f->chunk_pool)
+    g_array_unref (f->chunk_pool);
+  if (f->dep_pool)
+    g_array_unref (f->dep_pool);
+  f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->n_ranks = n;
+  f->steps = g_new (GArray *, n);
+  for (uint32_t r = 0; r < n; r++)
+    f->steps[r] = g_array_new (FALSE, FALSE, sizeof (Template));
+  if (weft_program_expand (f->program, n, PROGRAM_STEPS, &f->n_chunks,
+                           take_step, f, error))
+    return TRUE;
+  for (uint32_t r = 0; r < n; r++)
+    g_array_unref (f->steps[r]);
+  g_clear_pointer (&f->steps, g_free);
+  f->n_ranks = 0;
+  return FALSE;
+}
+
 /* An MSCCL XML file, in a WeftScheduleFile. */
 static WeftScheduleFile *
 load_msccl (const char *path, GError **error)
@@ -230,18 +297,22 @@ weft_schedule_file_load (const char *path, GError **error)
   root = weft_cfg_load_file (path, error);
   if (root == NULL)
     return NULL;
-  if (!weft_cfg_expect_map (root, "a schedule file", error)
-      || !weft_cfg_check_keys (root, file_keys, error))
+  if (!weft_cfg_expect_map (root, "a schedule file", error))
     return NULL;
   if (!(v = weft_cfg_require (root, "weft_schedule", error))
       || !weft_cfg_expect_scalar (v, "weft_schedule", error))
     return NULL;
-  if (strcmp (v->text, "1") != 0)
+  gboolean parametric = strcmp (v->text, "2") == 0;
+  if (strcmp (v->text, "1") != 0 && !parametric)
     {
       weft_cfg_error (error, v, "schedule format version '%s' is not one "
-                      "this weft reads; it reads version 1", v->text);
+                      "this weft reads; it reads 1 (steps for a number of "
+                      "ranks) and 2 (a program for any number)", v->text);
       return NULL;
     }
+  if (!weft_cfg_check_keys (root, parametric ? program_keys : file_keys,
+                            error))
+    return NULL;
 
   f = g_new0 (WeftScheduleFile, 1);
   f->path = g_strdup (path);
@@ -259,6 +330,11 @@ weft_schedule_file_load (const char *path, GError **error)
     }
   v = weft_cfg_get (root, "name");
   f->name = g_strdup (v && v->kind == WEFT_CFG_SCALAR ? v->text : path);
+  if (parametric)
+    {
+      f->program = weft_program_load (root, error);
+      return f->program ? g_steal_pointer (&f) : NULL;
+    }
   if (!(v = weft_cfg_require (root, "ranks", error))
       || !weft_cfg_uint (v, 1, 1 << 20, &n, error))
     return NULL;
@@ -304,6 +380,7 @@ weft_schedule_file_build (const WeftScheduleFile *f, uint64_t size,
 
   if (f->msccl != NULL)
     return weft_msccl_build (f->msccl, size, error);
+  g_return_val_if_fail (f->n_ranks > 0, NULL);
   s = weft_schedule_new (f->n_ranks);
   for (uint32_t r = 0; r < f->n_ranks; r++)
     for (guint i = 0; i < f->steps[r]->len; i++)
@@ -315,7 +392,9 @@ weft_schedule_file_build (const WeftScheduleFile *f, uint64_t size,
                               g_array_index (f->chunk_pool, uint32_t,
                                              t->first_chunk + c));
         weft_schedule_add (s, r, t->kind, t->peer, t->tag, bytes,
-                           &g_array_index (f->dep_pool, uint32_t, t->first_dep),
+                           t->n_deps ? &g_array_index (f->dep_pool, uint32_t,
+                                                       t->first_dep)
+                                     : NULL,
                            t->n_deps);
       }
   if (!weft_schedule_check (s, &cause))
@@ -623,6 +702,7 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
   uint32_t n = f->n_ranks;
 
   g_return_val_if_fail (f->has_op, FALSE);
+  g_return_val_if_fail (f->msccl != NULL || f->n_ranks > 0, FALSE);
   if (f->msccl != NULL)
     return weft_msccl_verify (f->msccl, f->op, error);
   if ((uint64_t) n * f->n_chunks > WEFT_CHECK_CHUNKS)

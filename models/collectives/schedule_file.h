@@ -28,6 +28,16 @@ gboolean weft_schedule_file_protocol (const WeftScheduleFile *file,
 const char *weft_schedule_file_name (const WeftScheduleFile *file);
 uint32_t weft_schedule_file_ranks (const WeftScheduleFile *file);
 
+/* Whether the file is a program for any number of ranks (format version
+ * 2), whose ranks are 0 until it is expanded for a number. */
+gboolean weft_schedule_file_parametric (const WeftScheduleFile *file);
+
+/* Make the file's steps for @n ranks: a program's expansion (again for
+ * each @n); a file written for a number of ranks fails unless it is @n.
+ * Failures name the line, the rank and the loops' indices. */
+gboolean weft_schedule_file_expand (WeftScheduleFile *file, uint32_t n,
+                                    GError **error);
+
 /* The schedule for a buffer of @size bytes (nccl-tests' size): chunk c is
  * piece c of the buffer split into the file's chunk count exactly.  It is
  * checked (matching, deadlock); failures name the file, the rank and the

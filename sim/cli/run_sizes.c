@@ -324,19 +324,30 @@ check_memory (const WeftRunArgs *args, const WeftSizesPlan *plan)
   return WEFT_EXIT_OK;
 }
 
-/* A schedule file runs as it is written: for its number of ranks, and
- * built once at the first size to find what it cannot do before
+/* A schedule file runs as it is written: for its number of ranks (a
+ * program for any number is expanded for the run's, and checked, here),
+ * and built once at the first size to find what it cannot do before
  * anything is recorded. */
 static int
 check_schedule_file (const WeftRunArgs *args, WeftSizesPlan *plan)
 {
   g_autoptr (GError) error = NULL;
-  uint32_t ranks = weft_schedule_file_ranks (args->file);
+  uint32_t ranks = plan->n;
 
-  if (ranks != plan->n)
+  if (!weft_schedule_file_parametric (args->file)
+      && weft_schedule_file_ranks (args->file) != ranks)
     return weft_cli_usage (args->name, "%s is written for %u ranks and the "
                            "run has %u (choose GPUs with --ranks)",
-                           args->alg_name, ranks, plan->n);
+                           args->alg_name,
+                           weft_schedule_file_ranks (args->file), ranks);
+  if (weft_schedule_file_parametric (args->file)
+      && (!weft_schedule_file_expand (args->file, ranks, &error)
+          || (!args->unchecked_data
+              && !weft_schedule_file_verify (args->file, &error))))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
   g_autoptr (WeftSchedule) trial = weft_schedule_file_build (args->file,
                                                              plan->sizes[0],
                                                              &error);

@@ -22,6 +22,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   fuzz_check (file != NULL, error);
   if (file && !weft_schedule_file_has_op (file))
     weft_schedule_file_set_op (file, WEFT_OP_ALL_REDUCE);
+  /* A program for any number of ranks, for a few numbers. */
+  for (uint32_t n = 4; file && weft_schedule_file_parametric (file) && n < 6;
+       n++)
+    {
+      g_autoptr (GError) why = NULL;
+      if (!weft_schedule_file_expand (file, n, &why))
+        {
+          fuzz_check (FALSE, why);
+          g_clear_pointer (&file, weft_schedule_file_free);
+        }
+    }
   if (file)
     {
       g_autoptr (GError) why = NULL;
