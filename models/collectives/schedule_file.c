@@ -441,15 +441,14 @@ blocked (WeftOp op)
 }
 
 /* What rank @r's chunk @c holds before the operation (@start) or must hold
- * after it (a Value not held: anything). */
+ * after it (a Value not held: anything); @all is every rank's contribution
+ * added up. */
 static Value
-value_at (const WeftScheduleFile *f, uint32_t r, uint32_t c, gboolean start)
+value_at (const WeftScheduleFile *f, uint32_t r, uint32_t c, gboolean start,
+          Value all)
 {
   uint32_t n = f->n_ranks, b = blocked (f->op) ? block_of (f, c) : 0;
-  Value all = { 0, n, TRUE };
 
-  for (uint32_t q = 0; q < n; q++)
-    all.sum += weft_signature (q);
   switch (f->op)
     {
     case WEFT_OP_ALL_REDUCE:
@@ -735,6 +734,9 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
   g_autofree uint32_t *first = g_new (uint32_t, n + 1);
   gboolean ok = TRUE;
 
+  Value all = { 0, n, TRUE };
+  for (uint32_t q = 0; q < n; q++)
+    all.sum += weft_signature (q);
   first[0] = 0;
   for (uint32_t r = 0; r < n; r++)
     {
@@ -744,7 +746,7 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
       x.wrote[r] = g_new (uint32_t, f->n_chunks);
       for (uint32_t c = 0; c < f->n_chunks; c++)
         {
-          x.buffer[r][c] = value_at (f, r, c, TRUE);
+          x.buffer[r][c] = value_at (f, r, c, TRUE, all);
           x.wrote[r][c] = WEFT_NO_STEP;
         }
       x.message[r] = g_new0 (Value *, MAX (steps, 1));
@@ -782,19 +784,33 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
             g_array_append_val (ready, key);
           }
       }
-  g_autofree GArray **dependents = g_new0 (GArray *, MAX (first[n], 1));
+  /* The steps that wait for each (its rank's), in one list: those of
+   * step k from after[k] to after[k + 1]. */
+  g_autofree uint32_t *after = g_new0 (uint32_t, first[n] + 1);
+  g_autofree uint32_t *dependents = NULL;
   for (uint32_t r = 0; r < n; r++)
     for (uint32_t i = 0; i < f->steps[r]->len; i++)
       {
         const Template *t = template_of (f, r, i);
         for (uint32_t d = 0; d < t->n_deps; d++)
-          {
-            uint32_t at = first[r] + dep_of (f, t, d);
-            if (dependents[at] == NULL)
-              dependents[at] = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-            g_array_append_val (dependents[at], i);
-          }
+          after[first[r] + dep_of (f, t, d) + 1]++;
       }
+  for (uint32_t k = 0; k < first[n]; k++)
+    after[k + 1] += after[k];
+  dependents = g_new (uint32_t, MAX (after[first[n]], 1));
+  {
+    g_autofree uint32_t *filled = g_new0 (uint32_t, MAX (first[n], 1));
+    for (uint32_t r = 0; r < n; r++)
+      for (uint32_t i = 0; i < f->steps[r]->len; i++)
+        {
+          const Template *t = template_of (f, r, i);
+          for (uint32_t d = 0; d < t->n_deps; d++)
+            {
+              uint32_t at = first[r] + dep_of (f, t, d);
+              dependents[after[at] + filled[at]++] = i;
+            }
+        }
+  }
   /* Which steps come before each, where there are few enough. */
   uint32_t total = first[n], words = (total + 63) / 64;
   g_autofree uint64_t *before = total <= RACE_STEPS
@@ -825,10 +841,10 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
             }
         }
       ok = apply (&x, r, i, error);
-      GArray *after = dependents[first[r] + i];
-      for (guint e = 0; ok && after && e < after->len; e++)
+      for (uint32_t e = after[first[r] + i]; ok && e < after[first[r] + i + 1];
+           e++)
         {
-          uint32_t j = g_array_index (after, uint32_t, e);
+          uint32_t j = dependents[e];
           if (--remaining[first[r] + j] == 0)
             {
               uint64_t next = (uint64_t) r << 32 | j;
@@ -851,7 +867,7 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
   for (uint32_t r = 0; r < n && ok; r++)
     for (uint32_t c = 0; c < f->n_chunks && ok; c++)
       {
-        Value want = value_at (f, r, c, FALSE), got = x.buffer[r][c];
+        Value want = value_at (f, r, c, FALSE, all), got = x.buffer[r][c];
         if (!want.held || (got.held && got.sum == want.sum
                            && got.count == want.count))
           continue;
@@ -882,11 +898,7 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
   for (uint32_t r = 0; r < n; r++)
     {
       for (uint32_t i = 0; i < f->steps[r]->len; i++)
-        {
-          g_free (x.message[r][i]);
-          if (dependents[first[r] + i])
-            g_array_unref (dependents[first[r] + i]);
-        }
+        g_free (x.message[r][i]);
       g_free (x.message[r]);
       g_free (x.reduced[r]);
       g_free (x.buffer[r]);

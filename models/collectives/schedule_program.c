@@ -576,7 +576,7 @@ typedef struct {
   uint32_t n_chunks;
   uint64_t steps, max_steps;
   uint32_t made;                /* the rank's steps so far */
-  GHashTable *ids;              /* "decl:i:j" -> step + 1 */
+  GHashTable *ids;              /* key_of() -> step + 1 */
   GArray *chunks, *deps;        /* uint32_t, the step's */
   const char *names[64 + MAX_DEPTH];   /* by slot: r, n, lets, loops */
   WeftProgramSink sink;
@@ -624,15 +624,15 @@ value (Expand *x, const Item *it, guint n_names, const WeftExpr *e,
                        message);
 }
 
-static char *
+/* A made step's key: its id and its loops' indices, as bytes. */
+static GBytes *
 key_of (int decl, const int64_t *idx, uint32_t n)
 {
-  GString *key = g_string_new (NULL);
+  int64_t key[1 + MAX_DEPTH];
 
-  g_string_append_printf (key, "%d", decl);
-  for (uint32_t k = 0; k < n; k++)
-    g_string_append_printf (key, ":%" G_GINT64_FORMAT, idx[k]);
-  return g_string_free (key, FALSE);
+  key[0] = decl;
+  memcpy (key + 1, idx, n * sizeof *idx);
+  return g_bytes_new (key, (1 + n) * sizeof *key);
 }
 
 static gboolean
@@ -709,7 +709,7 @@ expand_step (Expand *x, const Item *it, guint n_names, GError **error)
       for (uint32_t d = 0; d < ref->n_idx; d++)
         if (!value (x, it, n_names, ref->idx[d], &idx[outer + d], error))
           return FALSE;
-      g_autofree char *key = key_of (ref->decl, idx, on->depth);
+      g_autoptr (GBytes) key = key_of (ref->decl, idx, on->depth);
       gpointer at = g_hash_table_lookup (x->ids, key);
       if (at == NULL)
         continue;
@@ -855,7 +855,8 @@ weft_program_expand (const WeftProgram *p, uint32_t n, uint64_t max_steps,
       if (!ok)
         break;
       x.n_chunks = (uint32_t) c;
-      x.ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      x.ids = g_hash_table_new_full (g_bytes_hash, g_bytes_equal,
+                                     (GDestroyNotify) g_bytes_unref, NULL);
       ok = expand_items (&x, p->items, p->names->len, error);
       g_hash_table_unref (x.ids);
     }
