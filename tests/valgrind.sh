@@ -12,6 +12,8 @@ export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-10}
 # The property tests run a few cases of each property here: the release
 # suite runs hundreds, and memory errors show in any case.
 export WEFT_PROPERTY_CASES=${WEFT_PROPERTY_CASES:-8}
+# Likewise the engine's heap against its reference: fewer operations.
+export WEFT_HEAP_OPS=${WEFT_HEAP_OPS:-50000}
 per_suite=${PER_SUITE:-900}
 for suite in "$build"/tests/test-*; do
   [ -x "$suite" ] || continue
