@@ -9,13 +9,26 @@
 
 #include <string.h>
 
+/* A step of @rank that waits for both @a and @b: a reduction of @bytes
+ * (0 for a plain join, which takes no time). */
+static uint32_t join (WeftSchedule *s, uint32_t rank, uint64_t bytes,
+                      uint32_t a, uint32_t b);
+
 /* A ring over @members (m ranks) on a region of @region bytes, cut into m
  * pieces.  At step t member j sends piece (j - shift - t) to member j + 1;
  * with @reduce each received piece is added in.  @after[j] is what member
- * j's first send waits for, and becomes its last step. */
+ * j's first send waits for, and becomes its last step.
+ *
+ * With @held, what @after[j] ends is what made the region's data (the
+ * level before): each reduction waits for it too, not only for its
+ * receive; receives are taken in turn; and a ring that does not reduce
+ * ends once both its last receive and @after[j] are done, so that what
+ * follows has every piece, the member's own included.  Without it a piece
+ * could be added to before it is reduced inside the server. */
 static void
 ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
-      int shift, gboolean reduce, uint32_t tag, uint32_t *after)
+      int shift, gboolean reduce, gboolean held, uint32_t tag,
+      uint32_t *after)
 {
   if (s->counting && m > 1)
     {
@@ -27,10 +40,19 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
       for (uint32_t j = 0; j < m; j++)
         {
           uint32_t r = members[j];
-          s->counted_deps += (m - 2) + (after[j] != WEFT_NO_STEP)
-                             + (reduce ? m - 1 : 0);
+          gboolean start = after[j] != WEFT_NO_STEP;
+          uint64_t more = 0;
+          s->counted_deps += (m - 2) + start + (reduce ? m - 1 : 0);
+          if (held && reduce && start)
+            s->counted_deps += m - 1;
+          if (held && !reduce)
+            {
+              s->counted_deps += (m - 2) + (start ? 2 : 0);
+              more = start;
+            }
+          s->counted_steps += more;
           s->counted_roots += after[j] == WEFT_NO_STEP;
-          s->n_steps[r] = (uint32_t) MIN (s->n_steps[r] + steps,
+          s->n_steps[r] = (uint32_t) MIN (s->n_steps[r] + steps + more,
                                           UINT32_MAX - 1);
           after[j] = s->n_steps[r] - 1;
         }
@@ -43,7 +65,11 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
 
   g_autofree uint32_t *next = g_new (uint32_t, m);
   g_autofree uint32_t *sent = g_new (uint32_t, m);
+  g_autofree uint32_t *start = g_memdup2 (after, m * sizeof *after);
+  g_autofree uint32_t *last = g_new (uint32_t, m);
 
+  for (uint32_t j = 0; j < m; j++)
+    last[j] = WEFT_NO_STEP;
   for (uint32_t t = 0; t + 1 < m; t++)
     {
       for (uint32_t j = 0; j < m; j++)
@@ -58,18 +84,23 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
           uint64_t bytes = weft_part (region, m,
                                       weft_mod ((int64_t) from - shift - t, m));
           uint32_t got = weft_schedule_recv (s, members[j], members[from], tag,
-                                             bytes, WEFT_NO_STEP);
+                                             bytes, held && !reduce
+                                                        ? last[j]
+                                                        : WEFT_NO_STEP);
           weft_schedule_match (s, members[from], sent[from], members[j], got);
-          next[j] = reduce ? weft_schedule_reduce (s, members[j], bytes, got)
-                           : got;
+          last[j] = got;
+          next[j] = !reduce ? got
+                    : held ? join (s, members[j], bytes, start[j], got)
+                           : weft_schedule_reduce (s, members[j], bytes, got);
         }
       for (uint32_t j = 0; j < m; j++)
         after[j] = next[j];
     }
+  for (uint32_t j = 0; held && !reduce && m > 1 && j < m; j++)
+    if (start[j] != WEFT_NO_STEP)
+      after[j] = join (s, members[j], 0, start[j], after[j]);
 }
 
-/* A step of @rank that waits for both @a and @b: a reduction of @bytes
- * (0 for a plain join, which takes no time). */
 static uint32_t
 join (WeftSchedule *s, uint32_t rank, uint64_t bytes, uint32_t a, uint32_t b)
 {
@@ -164,8 +195,8 @@ static void
 ring_across (WeftSchedule *s, const uint32_t *members, uint32_t m,
              uint64_t region, uint32_t tag, uint32_t *after)
 {
-  ring (s, members, m, region, 0, TRUE, tag, after);
-  ring (s, members, m, region, -1, FALSE, tag, after);
+  ring (s, members, m, region, 0, TRUE, TRUE, tag, after);
+  ring (s, members, m, region, -1, FALSE, TRUE, tag, after);
 }
 
 /* A counted schedule's figures at a point of its making. */
@@ -212,7 +243,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
               members[i] = g * local + i;
               dep[i] = after[members[i]];
             }
-          ring (s, members, local, part, 1, TRUE, tag, dep);
+          ring (s, members, local, part, 1, TRUE, FALSE, tag, dep);
           for (uint32_t i = 0; i < local; i++)
             after[members[i]] = staged[members[i]] = dep[i];
         }
@@ -237,7 +268,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
               members[i] = g * local + i;
               dep[i] = after[members[i]];
             }
-          ring (s, members, local, part, 0, FALSE, tag + 2, dep);
+          ring (s, members, local, part, 0, FALSE, FALSE, tag + 2, dep);
         }
       /* Every piece adds the steps the first did, rank by rank, and the
        * dependencies the second did (the first waits for no piece before

@@ -70,7 +70,11 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
           uint32_t recv = weft_schedule_recv (s, r, partner, tag, hi - lo,
                                               WEFT_NO_STEP);
           half_recv[(size_t) j * levels + level] = recv;
-          dep = weft_schedule_reduce (s, r, hi - lo, recv);
+          /* The kept half is what the level before added up: the partner's
+           * copy goes in once that is done, not only once it has come. */
+          uint32_t deps[2] = { recv, dep };
+          dep = weft_schedule_add (s, r, WEFT_STEP_REDUCE, 0, 0, hi - lo, deps,
+                                   dep == WEFT_NO_STEP ? 1 : 2);
           if (mask == 1)
             break;
         }
@@ -83,8 +87,10 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
           uint64_t whole = stack_hi[depth] - stack_lo[depth];
           doub_send[(size_t) j * levels + level]
               = weft_schedule_send (s, r, partner, tag, hi - lo, dep);
+          /* What follows sends this segment and the one received: the
+           * receive ends once both are there. */
           dep = doub_recv[(size_t) j * levels + level] = weft_schedule_recv (
-              s, r, partner, tag, whole - (hi - lo), WEFT_NO_STEP);
+              s, r, partner, tag, whole - (hi - lo), dep);
           lo = stack_lo[depth];
           hi = stack_hi[depth];
         }
