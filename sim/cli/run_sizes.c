@@ -981,6 +981,10 @@ record_ops (const WeftRunArgs *args, const WeftSizesPlan *plan,
                                    : common_bin_width (out->rows);
   WeftTime clock = 0;
   WeftOp op = args->op;
+  /* A schedule file's rows name it, so that runs of several files tell
+   * apart in reports and plots. */
+  g_autofree char *file = args->file ? g_path_get_basename (args->alg_name)
+                                     : NULL;
 
   for (guint i = 0; i < out->rows->len; i++)
     {
@@ -992,7 +996,7 @@ record_ops (const WeftRunArgs *args, const WeftSizesPlan *plan,
       double algbw = row->size / (result->time * 1e-12) / 1e9;
       WeftOpRow op_row = {
         weft_op_name (op),
-        row->alg < 0 ? "file" : weft_algorithm_name (row->alg),
+        file ? file : weft_algorithm_name (row->alg),
         weft_protocol_name (row->proto), row->size, plan->n, clock,
         clock + result->time, algbw, algbw * weft_op_bus_factor (op, plan->n),
       };
