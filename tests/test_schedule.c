@@ -999,6 +999,41 @@ START_TEST (test_bad_programs)
 }
 END_TEST
 
+START_TEST (test_builtins_compute)
+{
+  /* Built-in algorithms whose builders say where each step's bytes lie
+   * compute their operation, run on symbols a byte a chunk: for 1 to 17
+   * ranks, servers of 1 to 4 GPUs, several channels and chunks, and sizes
+   * that divide by nothing. */
+  static const WeftAlgorithm algs[] = { WEFT_ALG_RHD, WEFT_ALG_HIER,
+                                        WEFT_ALG_HIER_RHD,
+                                        WEFT_ALG_HIER_TREE };
+  static const uint64_t sizes[] = { 1009, 5 };
+
+  for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
+    for (uint32_t n = 1; n <= 17; n++)
+      for (uint32_t local = 1; local <= 4; local++)
+        {
+          gboolean two_level = algs[a] != WEFT_ALG_RHD;
+          if ((two_level && n % local != 0) || (!two_level && local > 1))
+            continue;
+          WeftCollectiveParams params = { 2, 3, 0, NULL, local, NULL, NULL,
+                                          0, FALSE };
+          for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
+            {
+              g_autoptr (GError) error = NULL;
+              g_autoptr (WeftSchedule) s = weft_collective_schedule_regions (
+                  WEFT_OP_ALL_REDUCE, algs[a], n, sizes[z], &params);
+              ck_assert_msg (weft_schedule_verify_regions (
+                                 s, WEFT_OP_ALL_REDUCE, sizes[z],
+                                 weft_algorithm_name (algs[a]), &error),
+                             "n=%u local=%u size=%" G_GUINT64_FORMAT ": %s",
+                             n, local, sizes[z], error->message);
+            }
+        }
+}
+END_TEST
+
 /* ---- MSCCL's XML ---- */
 
 /* Write @text to a file named @name in a new folder; the caller removes
@@ -1257,6 +1292,7 @@ schedule_suite (void)
   tcase_add_test (tc, test_expressions);
   tcase_add_test (tc, test_programs);
   tcase_add_test (tc, test_bad_programs);
+  tcase_add_test (tc, test_builtins_compute);
   tcase_add_test (tc, test_msccl_files);
   tcase_add_test (tc, test_msccl_refused);
   suite_add_tcase (s, tc);

@@ -23,6 +23,13 @@ weft_signature (uint64_t who)
   return z ^ (z >> 31);
 }
 
+/* Where piece @i of @size split by weft_part() begins. */
+static inline uint64_t
+weft_part_offset (uint64_t size, uint64_t parts, uint64_t i)
+{
+  return i * (size / parts) + MIN (i, size % parts);
+}
+
 static inline uint32_t
 weft_mod (int64_t a, uint32_t n)
 {
@@ -78,11 +85,12 @@ uint32_t weft_tree_build (uint32_t lo, uint32_t hi, uint32_t *parent);
 void weft_rhd_all_reduce (WeftSchedule *s, uint64_t size,
                           const WeftCollectiveParams *p);
 
-/* Halving-doubling all_reduce of @size bytes among the @n ranks @members
- * on @tag.  @after[j] is what member j's first send waits for (WEFT_NO_STEP
+/* Halving-doubling all_reduce of @size bytes, at @base of the ranks'
+ * buffers, among the @n ranks @members on @tag.  @after[j] is what member j's first send waits for (WEFT_NO_STEP
  * for nothing), and becomes its last step. */
 void weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
-                     uint64_t size, uint32_t tag, uint32_t *after);
+                     uint64_t base, uint64_t size, uint32_t tag,
+                     uint32_t *after);
 
 /* nvls.c */
 void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,

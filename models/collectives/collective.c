@@ -75,7 +75,7 @@ weft_collective_ranks (WeftAlgorithm alg, uint32_t n,
   return n + (a->switch_ranks ? a->switch_ranks (n, params) : 0);
 }
 
-typedef enum { MAKE_KEPT, MAKE_COUNTED, MAKE_STREAMED } Make;
+typedef enum { MAKE_KEPT, MAKE_COUNTED, MAKE_STREAMED, MAKE_REGIONS } Make;
 
 /* weft_collective_schedule() into a schedule that keeps its steps, counts
  * them or streams them to @sink. */
@@ -92,6 +92,9 @@ build (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size,
                                                        sink_data)
                         : weft_schedule_new (ranks);
   WeftCollectiveParams p = *params;
+
+  if (make == MAKE_REGIONS)
+    weft_schedule_track_regions (s);
 
   g_assert (a->build[op] != NULL);
   s->n_gpus = n;
@@ -116,6 +119,14 @@ weft_collective_schedule (WeftOp op, WeftAlgorithm alg, uint32_t n,
                           uint64_t size, const WeftCollectiveParams *params)
 {
   return build (op, alg, n, size, params, MAKE_KEPT, NULL, NULL, NULL);
+}
+
+WeftSchedule *
+weft_collective_schedule_regions (WeftOp op, WeftAlgorithm alg, uint32_t n,
+                                  uint64_t size,
+                                  const WeftCollectiveParams *params)
+{
+  return build (op, alg, n, size, params, MAKE_REGIONS, NULL, NULL, NULL);
 }
 
 WeftSchedule *

@@ -128,6 +128,12 @@ WeftSchedule *weft_collective_schedule (WeftOp op, WeftAlgorithm alg,
                                         uint32_t n_ranks, uint64_t size,
                                         const WeftCollectiveParams *params);
 
+/* The same, keeping where each step's bytes lie in its rank's buffer
+ * (weft_schedule_track_regions()), for the data check. */
+WeftSchedule *weft_collective_schedule_regions (
+    WeftOp op, WeftAlgorithm alg, uint32_t n_ranks, uint64_t size,
+    const WeftCollectiveParams *params);
+
 /* The same, counted and not kept (weft_schedule_new_counting()): what the
  * schedule will hold, found without the memory it takes. */
 WeftSchedule *weft_collective_count (WeftOp op, WeftAlgorithm alg,

@@ -14,8 +14,8 @@
 static uint32_t join (WeftSchedule *s, uint32_t rank, uint64_t bytes,
                       uint32_t a, uint32_t b);
 
-/* A ring over @members (m ranks) on a region of @region bytes, cut into m
- * pieces.  At step t member j sends piece (j - shift - t) to member j + 1;
+/* A ring over @members (m ranks) on a region of @region bytes at @base of
+ * their buffers, cut into m pieces.  At step t member j sends piece (j - shift - t) to member j + 1;
  * with @reduce each received piece is added in.  @after[j] is what member
  * j's first send waits for, and becomes its last step.
  *
@@ -26,9 +26,9 @@ static uint32_t join (WeftSchedule *s, uint32_t rank, uint64_t bytes,
  * follows has every piece, the member's own included.  Without it a piece
  * could be added to before it is reduced inside the server. */
 static void
-ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
-      int shift, gboolean reduce, gboolean held, uint32_t tag,
-      uint32_t *after)
+ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t base,
+      uint64_t region, int shift, gboolean reduce, gboolean held,
+      uint32_t tag, uint32_t *after)
 {
   if (s->counting && m > 1)
     {
@@ -73,16 +73,20 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
   for (uint32_t t = 0; t + 1 < m; t++)
     {
       for (uint32_t j = 0; j < m; j++)
-        sent[j] = weft_schedule_send (s, members[j], members[(j + 1) % m], tag,
-                                      weft_part (region, m,
-                                                 weft_mod ((int64_t) j - shift
-                                                           - t, m)),
-                                      after[j]);
+        {
+          uint32_t piece = weft_mod ((int64_t) j - shift - t, m);
+          sent[j] = weft_schedule_send (s, members[j], members[(j + 1) % m],
+                                        tag, weft_part (region, m, piece),
+                                        after[j]);
+          weft_schedule_region (s, members[j], sent[j],
+                                base + weft_part_offset (region, m, piece));
+        }
       for (uint32_t j = 0; j < m; j++)
         {
           uint32_t from = (j + m - 1) % m;
-          uint64_t bytes = weft_part (region, m,
-                                      weft_mod ((int64_t) from - shift - t, m));
+          uint32_t piece = weft_mod ((int64_t) from - shift - t, m);
+          uint64_t bytes = weft_part (region, m, piece);
+          uint64_t at = base + weft_part_offset (region, m, piece);
           uint32_t got = weft_schedule_recv (s, members[j], members[from], tag,
                                              bytes, held && !reduce
                                                         ? last[j]
@@ -92,6 +96,8 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
           next[j] = !reduce ? got
                     : held ? join (s, members[j], bytes, start[j], got)
                            : weft_schedule_reduce (s, members[j], bytes, got);
+          weft_schedule_region (s, members[j], got, at);
+          weft_schedule_region (s, members[j], next[j], at);
         }
       for (uint32_t j = 0; j < m; j++)
         after[j] = next[j];
@@ -116,8 +122,8 @@ join (WeftSchedule *s, uint32_t rank, uint64_t bytes, uint32_t a, uint32_t b)
  * and down one in-order binary tree, half on the same tree shifted by one
  * member.  @after as for ring(). */
 static void
-tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
-      uint32_t tag, uint32_t *after)
+tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t base,
+      uint64_t region, uint32_t tag, uint32_t *after)
 {
   g_autofree uint32_t *pos_parent = g_new (uint32_t, m);
   g_autofree uint32_t *parent = g_new (uint32_t, m);
@@ -135,6 +141,7 @@ tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
   for (uint32_t t = 0; t < 2; t++)
     {
       uint64_t half = weft_part (region, 2, t);
+      uint64_t at = base + weft_part_offset (region, 2, t);
       for (uint32_t j = 0; j < m; j++)
         n_children[j] = 0;
       for (uint32_t q = 0; q < m; q++)
@@ -154,6 +161,8 @@ tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
                                                  half, WEFT_NO_STEP);
               child_recv[2 * (size_t) j + c] = got;
               have = join (s, members[j], half, have, got);
+              weft_schedule_region (s, members[j], got, at);
+              weft_schedule_region (s, members[j], have, at);
             }
           if (parent[j] != G_MAXUINT32)
             {
@@ -162,11 +171,17 @@ tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
                                                have);
               have = down_recv[j] = weft_schedule_recv (
                   s, members[j], members[parent[j]], tag, half, WEFT_NO_STEP);
+              weft_schedule_region (s, members[j], up_send[j], at);
+              weft_schedule_region (s, members[j], have, at);
             }
           for (uint32_t c = 0; c < n_children[j]; c++)
-            down_send[2 * (size_t) j + c] = weft_schedule_send (
-                s, members[j], members[children[2 * (size_t) j + c]], tag,
-                half, have);
+            {
+              down_send[2 * (size_t) j + c] = weft_schedule_send (
+                  s, members[j], members[children[2 * (size_t) j + c]], tag,
+                  half, have);
+              weft_schedule_region (s, members[j],
+                                    down_send[2 * (size_t) j + c], at);
+            }
           done[2 * (size_t) j + t] = have;
         }
       for (uint32_t j = 0; j < m; j++)
@@ -187,16 +202,16 @@ tree (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t region,
 /* An all_reduce of @region bytes among the @m ranks @members on @tag, the
  * level across servers; @after as for ring(). */
 typedef void (*AcrossFn) (WeftSchedule *s, const uint32_t *members,
-                          uint32_t m, uint64_t region, uint32_t tag,
-                          uint32_t *after);
+                          uint32_t m, uint64_t base, uint64_t region,
+                          uint32_t tag, uint32_t *after);
 
 /* The ring all_reduce across servers: reduce-scatter, then all-gather. */
 static void
 ring_across (WeftSchedule *s, const uint32_t *members, uint32_t m,
-             uint64_t region, uint32_t tag, uint32_t *after)
+             uint64_t base, uint64_t region, uint32_t tag, uint32_t *after)
 {
-  ring (s, members, m, region, 0, TRUE, TRUE, tag, after);
-  ring (s, members, m, region, -1, FALSE, TRUE, tag, after);
+  ring (s, members, m, base, region, 0, TRUE, TRUE, tag, after);
+  ring (s, members, m, base, region, -1, FALSE, TRUE, tag, after);
 }
 
 /* A counted schedule's figures at a point of its making. */
@@ -231,6 +246,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
   for (uint32_t k = 0; k < pieces; k++)
     {
       uint64_t part = weft_part (size, pieces, k);
+      uint64_t at = weft_part_offset (size, pieces, k);
       uint32_t tag = 3 * k;
       for (uint32_t r = 0; r < n; r++)
         after[r] = staged[r];
@@ -243,7 +259,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
               members[i] = g * local + i;
               dep[i] = after[members[i]];
             }
-          ring (s, members, local, part, 1, TRUE, FALSE, tag, dep);
+          ring (s, members, local, at, part, 1, TRUE, FALSE, tag, dep);
           for (uint32_t i = 0; i < local; i++)
             after[members[i]] = staged[members[i]] = dep[i];
         }
@@ -256,7 +272,9 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
               members[g] = g * local + i;
               dep[g] = after[members[g]];
             }
-          across (s, members, servers, slice, tag + 1, dep);
+          across (s, members, servers,
+                  at + weft_part_offset (part, local, i), slice, tag + 1,
+                  dep);
           for (uint32_t g = 0; g < servers; g++)
             after[members[g]] = dep[g];
         }
@@ -268,7 +286,7 @@ two_level (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
               members[i] = g * local + i;
               dep[i] = after[members[i]];
             }
-          ring (s, members, local, part, 0, FALSE, FALSE, tag + 2, dep);
+          ring (s, members, local, at, part, 0, FALSE, FALSE, tag + 2, dep);
         }
       /* Every piece adds the steps the first did, rank by rank, and the
        * dependencies the second did (the first waits for no piece before
@@ -409,7 +427,9 @@ weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
               members[g] = g * local + i;
               dep[g] = after[members[g]];
             }
-          tree (s, members, servers, slice, tag + 2, dep);
+          /* A slice here is a part of each switch's share, not one region
+           * of the buffer: NVLS-tree says no regions. */
+          tree (s, members, servers, 0, slice, tag + 2, dep);
           for (uint32_t g = 0; g < servers; g++)
             after[members[g]] = dep[g];
         }

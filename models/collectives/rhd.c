@@ -6,7 +6,7 @@
 
 void
 weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
-                uint64_t size, uint32_t tag, uint32_t *after)
+                uint64_t base, uint64_t size, uint32_t tag, uint32_t *after)
 {
   uint32_t p2 = 1, levels = 0;
 
@@ -33,6 +33,8 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
       handed[j - p2] = sent;
       after[j] = returned[j - p2] = weft_schedule_recv (
           s, members[j], members[j - p2], tag, size, sent);
+      weft_schedule_region (s, members[j], sent, base);
+      weft_schedule_region (s, members[j], after[j], base);
     }
   for (uint32_t j = 0; j < p2; j++)
     {
@@ -45,6 +47,8 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
           uint32_t deps[2] = { got, dep };
           dep = weft_schedule_add (s, r, WEFT_STEP_REDUCE, 0, 0, size, deps,
                                    dep == WEFT_NO_STEP ? 1 : 2);
+          weft_schedule_region (s, r, got, base);
+          weft_schedule_region (s, r, dep, base);
         }
 
       /* Halving: keep one half of the segment, send the other, and add
@@ -63,6 +67,8 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
           uint64_t give = lower ? hi - mid : mid - lo;
           half_send[(size_t) j * levels + level]
               = weft_schedule_send (s, r, partner, tag, give, dep);
+          weft_schedule_region (s, r, half_send[(size_t) j * levels + level],
+                                base + (lower ? mid : lo));
           if (lower)
             hi = mid;
           else
@@ -75,6 +81,8 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
           uint32_t deps[2] = { recv, dep };
           dep = weft_schedule_add (s, r, WEFT_STEP_REDUCE, 0, 0, hi - lo, deps,
                                    dep == WEFT_NO_STEP ? 1 : 2);
+          weft_schedule_region (s, r, recv, base + lo);
+          weft_schedule_region (s, r, dep, base + lo);
           if (mask == 1)
             break;
         }
@@ -87,18 +95,26 @@ weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
           uint64_t whole = stack_hi[depth] - stack_lo[depth];
           doub_send[(size_t) j * levels + level]
               = weft_schedule_send (s, r, partner, tag, hi - lo, dep);
+          weft_schedule_region (s, r, doub_send[(size_t) j * levels + level],
+                                base + lo);
           /* What follows sends this segment and the one received: the
            * receive ends once both are there. */
           dep = doub_recv[(size_t) j * levels + level] = weft_schedule_recv (
               s, r, partner, tag, whole - (hi - lo), dep);
+          /* The partner's half of the segment: the other side of ours. */
+          weft_schedule_region (s, r, dep,
+                                base + (lo == stack_lo[depth] ? hi
+                                                              : stack_lo[depth]));
           lo = stack_lo[depth];
           hi = stack_hi[depth];
         }
       if (j < extra)
-        weft_schedule_match (s, r,
-                             weft_schedule_send (s, r, members[j + p2], tag,
-                                                 size, dep),
-                             members[j + p2], returned[j]);
+        {
+          uint32_t back = weft_schedule_send (s, r, members[j + p2], tag, size,
+                                              dep);
+          weft_schedule_region (s, r, back, base);
+          weft_schedule_match (s, r, back, members[j + p2], returned[j]);
+        }
       after[j] = dep;
     }
   /* Each exchange's send with its partner's receive of the same level. */
@@ -134,5 +150,5 @@ weft_rhd_all_reduce (WeftSchedule *s, uint64_t size,
     }
   /* One piece: halving-doubling has no channels or chunks. */
   (void) p;
-  weft_rhd_group (s, members, n, size, 0, after);
+  weft_rhd_group (s, members, n, 0, size, 0, after);
 }

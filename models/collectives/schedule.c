@@ -115,7 +115,37 @@ weft_schedule_free (WeftSchedule *s)
   g_free (s->deps);
   if (s->fan_out)
     g_array_unref (s->fan_out);
+  for (uint32_t r = 0; s->offsets && r < s->n_ranks; r++)
+    g_free (s->offsets[r]);
+  g_free (s->offsets);
+  g_free (s->offsets_cap);
   g_free (s);
+}
+
+void
+weft_schedule_track_regions (WeftSchedule *s)
+{
+  if (s->offsets == NULL)
+    {
+      s->offsets = g_new0 (uint64_t *, MAX (s->n_ranks, 1));
+      s->offsets_cap = g_new0 (uint32_t, MAX (s->n_ranks, 1));
+    }
+}
+
+void
+weft_schedule_set_region (WeftSchedule *s, uint32_t rank, uint32_t step,
+                          uint64_t offset)
+{
+  g_assert (rank < s->n_ranks && step < s->n_steps[rank]);
+  if (step >= s->offsets_cap[rank])
+    {
+      uint32_t cap = MAX (s->n_steps[rank], 2 * s->offsets_cap[rank]);
+      s->offsets[rank] = g_renew (uint64_t, s->offsets[rank], cap);
+      for (uint32_t i = s->offsets_cap[rank]; i < cap; i++)
+        s->offsets[rank][i] = UINT64_MAX;
+      s->offsets_cap[rank] = cap;
+    }
+  s->offsets[rank][step] = offset;
 }
 
 size_t

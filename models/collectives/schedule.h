@@ -81,6 +81,11 @@ struct _WeftSchedule {
   WeftRankSink sink;            /* streaming: where ranks' steps go... */
   WeftAlikeSink alike;
   void *sink_data;
+  uint64_t **offsets;           /* weft_schedule_track_regions(): per
+                                   rank, per step, where in the rank's
+                                   buffer its bytes lie (UINT64_MAX: not
+                                   said); else NULL */
+  uint32_t *offsets_cap;
   gboolean streamed;            /* ...and whether the builder sent them
                                    there (else they are here) */
 };
@@ -125,6 +130,27 @@ void weft_schedule_flush (WeftSchedule *s, uint32_t rank);
 void weft_schedule_flush_alike (WeftSchedule *s, uint32_t rank, uint32_t like,
                                 const uint32_t *peers, uint32_t n_peers,
                                 uint64_t ends, uint64_t matched);
+
+/* Keep where each step's bytes lie in its rank's buffer, as the builder
+ * says with weft_schedule_region(), for the data check of built-in
+ * algorithms (weft_schedule_verify_regions()).  Off by default: a
+ * builder's calls then cost a test. */
+void weft_schedule_track_regions (WeftSchedule *s);
+
+/* Step @step of @rank moves, reduces or receives its bytes at @offset of
+ * the rank's buffer (the nccl-tests buffer of the operation: the whole
+ * output of an all_gather, the whole input of a reduce_scatter, n blocks
+ * of an all_to_all). */
+void weft_schedule_set_region (WeftSchedule *s, uint32_t rank,
+                               uint32_t step, uint64_t offset);
+
+static inline void
+weft_schedule_region (WeftSchedule *s, uint32_t rank, uint32_t step,
+                      uint64_t offset)
+{
+  if (G_UNLIKELY (s->offsets != NULL))
+    weft_schedule_set_region (s, rank, step, offset);
+}
 
 /* Forget rank @rank's steps (not their dependencies), for a caller done
  * with them, as it takes the ranks one by one. */

@@ -266,6 +266,58 @@ weft_schedule_file_expand (WeftScheduleFile *f, uint32_t n, GError **error)
   return FALSE;
 }
 
+gboolean
+weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
+                              uint64_t size, const char *name, GError **error)
+{
+  g_autoptr (WeftScheduleFile) f = g_new0 (WeftScheduleFile, 1);
+
+  g_return_val_if_fail (s->offsets != NULL && s->n_ranks == s->n_gpus,
+                        FALSE);
+  g_return_val_if_fail (size > 0 && size <= WEFT_CHECK_CHUNKS, FALSE);
+  f->path = g_strdup (name);
+  f->name = g_strdup (name);
+  f->op = op;
+  f->has_op = TRUE;
+  f->n_ranks = s->n_ranks;
+  f->n_chunks = (uint32_t) size;
+  f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->steps = g_new (GArray *, f->n_ranks);
+  for (uint32_t r = 0; r < f->n_ranks; r++)
+    f->steps[r] = g_array_new (FALSE, FALSE, sizeof (Template));
+  for (uint32_t r = 0; r < s->n_ranks; r++)
+    for (uint32_t i = 0; i < s->n_steps[r]; i++)
+      {
+        const WeftStep *st = weft_schedule_step (s, r, i);
+        uint64_t at = i < s->offsets_cap[r] ? s->offsets[r][i] : UINT64_MAX;
+        if (st->bytes > 0 && (at == UINT64_MAX || at + st->bytes > size))
+          {
+            g_set_error (error, WEFT_SCHEDULE_ERROR,
+                         WEFT_SCHEDULE_ERROR_INVALID, "%s: rank %u step %u "
+                         "(%" G_GUINT64_FORMAT " bytes) says no region of "
+                         "the %" G_GUINT64_FORMAT "-byte buffer", name, r, i,
+                         st->bytes, size);
+            return FALSE;
+          }
+        Template t = { st->kind, st->peer, st->tag, f->chunk_pool->len,
+                       (uint32_t) st->bytes, f->dep_pool->len, st->n_deps, 0,
+                       0 };
+        for (uint64_t b = 0; b < st->bytes; b++)
+          {
+            uint32_t c = (uint32_t) (at + b);
+            g_array_append_val (f->chunk_pool, c);
+          }
+        for (uint32_t d = 0; d < st->n_deps; d++)
+          {
+            uint32_t dep = weft_schedule_dep (s, st, d);
+            g_array_append_val (f->dep_pool, dep);
+          }
+        g_array_append_val (f->steps[r], t);
+      }
+  return weft_schedule_file_verify (f, error);
+}
+
 /* An MSCCL XML file, in a WeftScheduleFile. */
 static WeftScheduleFile *
 load_msccl (const char *path, GError **error)
@@ -425,11 +477,17 @@ one_of (uint64_t who)
   return (Value) { weft_signature (who), 1, TRUE };
 }
 
-/* Chunk @c's block: chunks are the buffer's blocks, n of them, in order. */
+/* Chunk @c's block: chunks are the buffer's blocks, n of them, in order,
+ * as even as whole chunks allow (weft_part(): the first ones a chunk
+ * larger). */
 static uint32_t
 block_of (const WeftScheduleFile *f, uint32_t c)
 {
-  return c / (f->n_chunks / f->n_ranks);
+  uint32_t q = f->n_chunks / f->n_ranks, rem = f->n_chunks % f->n_ranks;
+
+  if (c < rem * (q + 1))
+    return c / (q + 1);
+  return rem + (c - rem * (q + 1)) / q;
 }
 
 /* Whether @op's chunks must come in blocks, one a rank. */
@@ -712,14 +770,6 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
                    "--no-data-check to skip it)", f->path,
                    (uint64_t) n * f->n_chunks, n, f->n_chunks,
                    WEFT_CHECK_CHUNKS);
-      return FALSE;
-    }
-  if (blocked (f->op) && f->n_chunks % n != 0)
-    {
-      g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
-                   "%s: a %s's chunks come in one block a rank: %u chunks "
-                   "do not split over %u ranks", f->path,
-                   weft_op_name (f->op), f->n_chunks, n);
       return FALSE;
     }
   /* The pairs, from the schedule of one byte a chunk. */

@@ -61,6 +61,14 @@ gboolean weft_schedule_file_verify (const WeftScheduleFile *file,
  * words): a file over it is refused, not checked. */
 #define WEFT_CHECK_CHUNKS (1u << 24)
 
+/* The same check of a built-in algorithm's schedule @s of @op over a
+ * buffer of @size bytes, each byte a chunk: @s must keep its steps'
+ * regions (weft_schedule_track_regions()) and have no switch ranks.
+ * Failures name @name, the rank, the step and the byte. */
+gboolean weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
+                                       uint64_t size, const char *name,
+                                       GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftScheduleFile, weft_schedule_file_free)
 
 G_END_DECLS
