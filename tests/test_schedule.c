@@ -1005,8 +1005,8 @@ START_TEST (test_builtins_compute)
    * compute their operation, run on symbols a byte a chunk: for 1 to 17
    * ranks, servers of 1 to 4 GPUs, several channels and chunks, and sizes
    * that divide by nothing. */
-  static const WeftAlgorithm algs[] = { WEFT_ALG_RHD, WEFT_ALG_HIER,
-                                        WEFT_ALG_HIER_RHD,
+  static const WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RHD,
+                                        WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
                                         WEFT_ALG_HIER_TREE };
   static const uint64_t sizes[] = { 1009, 5 };
 
@@ -1014,11 +1014,17 @@ START_TEST (test_builtins_compute)
     for (uint32_t n = 1; n <= 17; n++)
       for (uint32_t local = 1; local <= 4; local++)
         {
-          gboolean two_level = algs[a] != WEFT_ALG_RHD;
-          if ((two_level && n % local != 0) || (!two_level && local > 1))
+          /* The tree takes servers as each rank's server (chains inside
+           * them), the two-level algorithms as ranks a server. */
+          gboolean tree = algs[a] == WEFT_ALG_TREE;
+          if ((algs[a] == WEFT_ALG_RHD && local > 1) || n % local != 0)
             continue;
-          WeftCollectiveParams params = { 2, 3, 0, NULL, local, NULL, NULL,
-                                          0, FALSE };
+          uint32_t server[17];
+          for (uint32_t r = 0; r < n; r++)
+            server[r] = r / local;
+          WeftCollectiveParams params = { 2, 3, 0, NULL, tree ? 0 : local,
+                                          tree ? server : NULL, NULL, 0,
+                                          FALSE };
           for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
             {
               g_autoptr (GError) error = NULL;

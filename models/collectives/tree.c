@@ -143,12 +143,14 @@ tree_make (Tree *t, const Servers *sv, const uint32_t *pos_parent,
       }
 }
 
-/* @size bytes up and down tree @t on @tag, in @chunks that follow each
- * other: each send waits for the same connection's send of the chunk
- * before (@prev_up, @prev_down: scratch, a rank's last sends). */
+/* @size bytes at @base of the buffer up and down tree @t on @tag, in
+ * @chunks that follow each other: each send waits for the same
+ * connection's send of the chunk before (@prev_up, @prev_down: scratch, a
+ * rank's last sends). */
 static void
-tree_run (WeftSchedule *s, const Tree *t, uint64_t size, uint32_t chunks,
-          uint32_t tag, uint32_t *prev_up, uint32_t *prev_down)
+tree_run (WeftSchedule *s, const Tree *t, uint64_t base, uint64_t size,
+          uint32_t chunks, uint32_t tag, uint32_t *prev_up,
+          uint32_t *prev_down)
 {
   uint32_t n = s->n_gpus;
 
@@ -161,6 +163,7 @@ tree_run (WeftSchedule *s, const Tree *t, uint64_t size, uint32_t chunks,
   for (uint32_t k = 0; k < chunks; k++)
     {
       uint64_t bytes = weft_part (size, chunks, k);
+      uint64_t at = base + weft_part_offset (size, chunks, k);
       for (uint32_t r = 0; r < n; r++)
         {
           const uint32_t *kids = t->children + MAX_CHILDREN * (size_t) r;
@@ -173,6 +176,8 @@ tree_run (WeftSchedule *s, const Tree *t, uint64_t size, uint32_t chunks,
               uint32_t deps[2] = { recv, have };
               have = weft_schedule_add (s, r, WEFT_STEP_REDUCE, 0, 0, bytes,
                                         deps, 2);
+              weft_schedule_region (s, r, recv, at);
+              weft_schedule_region (s, r, have, at);
             }
           if (t->parent[r] != G_MAXUINT32)
             {
@@ -183,6 +188,8 @@ tree_run (WeftSchedule *s, const Tree *t, uint64_t size, uint32_t chunks,
               /* Down: the result comes back from the parent. */
               have = weft_schedule_recv (s, r, t->parent[r], tag, bytes,
                                          WEFT_NO_STEP);
+              weft_schedule_region (s, r, prev_up[r], at);
+              weft_schedule_region (s, r, have, at);
             }
           for (uint32_t c = 0; c < t->n_children[r]; c++)
             {
@@ -190,6 +197,7 @@ tree_run (WeftSchedule *s, const Tree *t, uint64_t size, uint32_t chunks,
               uint32_t deps[2] = { have, *prev };
               *prev = weft_schedule_add (s, r, WEFT_STEP_SEND, kids[c], tag,
                                          bytes, deps, 2);
+              weft_schedule_region (s, r, *prev, at);
             }
         }
     }
@@ -221,23 +229,29 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
 
   pos_parent[weft_tree_build (0, sv.n - 1, pos_parent)] = G_MAXUINT32;
   for (uint32_t half = 0; half < 2; half++)
-    for (uint32_t i = 0; i < n_rings; i++)
-      {
-        uint64_t mine = weft_part (size, 2, half);
-        /* With rings, the one server's members in ring i's order. */
-        Servers chains = sv;
-        if (rings)
-          {
-            mine = weft_rings_bytes (rings, mine, i);
-            chains.member = rings->order + (size_t) i * n;
-          }
-        for (uint32_t c = 0; c < trees; c++)
-          {
-            tree_make (&t, &chains, pos_parent, half, c, n);
-            tree_run (s, &t, weft_part (mine, trees, c), p->chunks,
-                      (half * n_rings + i) * trees + c, prev_up, prev_down);
-          }
-      }
+    {
+      /* Where ring i's share of the half begins. */
+      uint64_t at = weft_part_offset (size, 2, half);
+      for (uint32_t i = 0; i < n_rings; i++)
+        {
+          uint64_t mine = weft_part (size, 2, half);
+          /* With rings, the one server's members in ring i's order. */
+          Servers chains = sv;
+          if (rings)
+            {
+              mine = weft_rings_bytes (rings, mine, i);
+              chains.member = rings->order + (size_t) i * n;
+            }
+          for (uint32_t c = 0; c < trees; c++)
+            {
+              tree_make (&t, &chains, pos_parent, half, c, n);
+              tree_run (s, &t, at + weft_part_offset (mine, trees, c),
+                        weft_part (mine, trees, c), p->chunks,
+                        (half * n_rings + i) * trees + c, prev_up, prev_down);
+            }
+          at += mine;
+        }
+    }
 }
 
 /* The tree runs anywhere; it takes each rank's server from the fabric (its
