@@ -1001,40 +1001,68 @@ END_TEST
 
 START_TEST (test_builtins_compute)
 {
-  /* Built-in algorithms whose builders say where each step's bytes lie
+  /* Built-in algorithms, whose builders say where each step's bytes lie,
    * compute their operation, run on symbols a byte a chunk: for 1 to 17
-   * ranks, servers of 1 to 4 GPUs, several channels and chunks, and sizes
-   * that divide by nothing. */
-  static const WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RHD,
-                                        WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
-                                        WEFT_ALG_HIER_TREE };
-  static const uint64_t sizes[] = { 1009, 5 };
+   * ranks, servers of 1 to 4 GPUs, two channels of three chunks, and sizes
+   * that divide by nothing (all_gather and reduce_scatter, whose pieces
+   * the ring cuts channel by channel but whose blocks are the ranks', at
+   * sizes that divide).  all_to_all and send_recv run out of place, which
+   * a check of one buffer a rank cannot follow; nvls-tree's slices across
+   * servers are parts of every switch's share, not regions. */
+  static const struct { WeftOp op; WeftAlgorithm alg; } cases[] = {
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_RING },
+    { WEFT_OP_REDUCE_SCATTER, WEFT_ALG_RING },
+    { WEFT_OP_ALL_GATHER, WEFT_ALG_RING },
+    { WEFT_OP_BROADCAST, WEFT_ALG_RING },
+    { WEFT_OP_REDUCE, WEFT_ALG_RING },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_RHD },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_RHD },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS },
+  };
+  static const double shares[] = { 5, 4, 4, 5 };
 
-  for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
+  for (guint a = 0; a < G_N_ELEMENTS (cases); a++)
     for (uint32_t n = 1; n <= 17; n++)
       for (uint32_t local = 1; local <= 4; local++)
         {
+          WeftAlgorithm alg = cases[a].alg;
+          WeftOp op = cases[a].op;
           /* The tree takes servers as each rank's server (chains inside
-           * them), the two-level algorithms as ranks a server. */
-          gboolean tree = algs[a] == WEFT_ALG_TREE;
-          if ((algs[a] == WEFT_ALG_RHD && local > 1) || n % local != 0)
+           * them), the two-level algorithms as ranks a server; the others
+           * have none. */
+          gboolean tree = alg == WEFT_ALG_TREE;
+          gboolean two_level = alg == WEFT_ALG_HIER
+                               || alg == WEFT_ALG_HIER_RHD
+                               || alg == WEFT_ALG_HIER_TREE;
+          if ((!tree && !two_level && local > 1) || n % local != 0)
             continue;
           uint32_t server[17];
           for (uint32_t r = 0; r < n; r++)
             server[r] = r / local;
-          WeftCollectiveParams params = { 2, 3, 0, NULL, tree ? 0 : local,
+          gboolean nvls = alg == WEFT_ALG_NVLS;
+          WeftCollectiveParams params = { 2, 3, nvls ? 4 : 0,
+                                          nvls ? shares : NULL,
+                                          tree ? 0 : local,
                                           tree ? server : NULL, NULL, 0,
                                           FALSE };
+          gboolean blocked = op == WEFT_OP_ALL_GATHER
+                             || op == WEFT_OP_REDUCE_SCATTER;
+          const uint64_t sizes[] = { blocked ? 42 * n : 1009,
+                                     blocked ? 6 * n : 5 };
           for (guint z = 0; z < G_N_ELEMENTS (sizes); z++)
             {
               g_autoptr (GError) error = NULL;
               g_autoptr (WeftSchedule) s = weft_collective_schedule_regions (
-                  WEFT_OP_ALL_REDUCE, algs[a], n, sizes[z], &params);
+                  op, alg, n, sizes[z], &params);
               ck_assert_msg (weft_schedule_verify_regions (
-                                 s, WEFT_OP_ALL_REDUCE, sizes[z],
-                                 weft_algorithm_name (algs[a]), &error),
-                             "n=%u local=%u size=%" G_GUINT64_FORMAT ": %s",
-                             n, local, sizes[z], error->message);
+                                 s, op, sizes[z], weft_algorithm_name (alg),
+                                 &error),
+                             "%s n=%u local=%u size=%" G_GUINT64_FORMAT ": %s",
+                             weft_op_name (op), n, local, sizes[z],
+                             error->message);
             }
         }
 }

@@ -29,7 +29,8 @@ weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
     }
   share[0] += size - given;
 
-  for (uint32_t j = 0; j < m; j++)
+  uint64_t at = 0;                /* where switch j's share begins */
+  for (uint32_t j = 0; j < m; at += share[j], j++)
     {
       uint32_t sw = n + j;
       /* Pieces go one after another on each GPU's way to a switch and
@@ -41,26 +42,38 @@ weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
       for (uint32_t k = 0; k < pieces; k++)
         {
           uint64_t bytes = weft_part (share[j], pieces, k);
+          uint64_t where = at + weft_part_offset (share[j], pieces, k);
           uint32_t up = 2 * k, down = 2 * k + 1;
           if (bytes == 0)
             continue;
           for (uint32_t r = 0; r < n; r++)
-            prev_up[r] = weft_schedule_send (s, r, sw, up, bytes, prev_up[r]);
+            {
+              prev_up[r] = weft_schedule_send (s, r, sw, up, bytes,
+                                               prev_up[r]);
+              weft_schedule_region (s, r, prev_up[r], where);
+            }
           /* The switch adds the n inputs as they stream in: one pass of
            * its engine over the piece once all have arrived. */
           g_autofree uint32_t *got = g_new (uint32_t, n);
           for (uint32_t r = 0; r < n; r++)
-            got[r] = weft_schedule_recv (s, sw, r, up, bytes, WEFT_NO_STEP);
+            {
+              got[r] = weft_schedule_recv (s, sw, r, up, bytes, WEFT_NO_STEP);
+              weft_schedule_region (s, sw, got[r], where);
+            }
           uint32_t sum = weft_schedule_add (s, sw, WEFT_STEP_REDUCE, 0, 0,
                                             bytes, got, n);
+          weft_schedule_region (s, sw, sum, where);
           for (uint32_t r = 0; r < n; r++)
             {
               uint32_t deps[2] = { sum, prev_down[r] };
               prev_down[r] = weft_schedule_add (s, sw, WEFT_STEP_SEND, r, down,
                                                 bytes, deps, 2);
+              weft_schedule_region (s, sw, prev_down[r], where);
             }
           for (uint32_t r = 0; r < n; r++)
-            weft_schedule_recv (s, r, sw, down, bytes, WEFT_NO_STEP);
+            weft_schedule_region (
+                s, r, weft_schedule_recv (s, r, sw, down, bytes, WEFT_NO_STEP),
+                where);
         }
     }
 }

@@ -87,6 +87,8 @@ typedef struct {
   const uint64_t *bytes_of;     /* each piece's bytes, by tag */
   uint32_t r_lo, r_hi;          /* the share: these ranks... */
   uint32_t cursor;              /* ...their dependencies from here */
+  const uint64_t *offset_of;    /* where each piece lies, by tag, where
+                                   the schedule keeps regions; or NULL */
 } RingPart;
 
 /* Dependencies rank @r's steps of the phase have: a send waits for the
@@ -137,11 +139,12 @@ ring_ranks (gpointer data)
                 uint32_t deps[2] = {
                   dep, k > 0 ? base[r] + (t - (n - 1)) * per : WEFT_NO_STEP
                 };
-                weft_schedule_add_at (s, r, WEFT_STEP_SEND, to, tag,
-                                      bytes[at (order, n, q - w->shift - step)],
-                                      deps, 2, base[to] + t * per + 1,
-                                      &w->cursor);
-                uint64_t got = bytes[at (order, n, q - 1 - w->shift - step)];
+                uint32_t out = at (order, n, q - w->shift - step);
+                uint32_t in = at (order, n, q - 1 - w->shift - step);
+                uint32_t sent = weft_schedule_add_at (
+                    s, r, WEFT_STEP_SEND, to, tag, bytes[out], deps, 2,
+                    base[to] + t * per + 1, &w->cursor);
+                uint64_t got = bytes[in];
                 uint32_t recv = weft_schedule_add_at (
                     s, r, WEFT_STEP_RECV, from, tag, got, NULL, 0,
                     base[from] + t * per, &w->cursor);
@@ -151,6 +154,13 @@ ring_ranks (gpointer data)
                                               &w->cursor);
                 else
                   dep = recv;
+                if (w->offset_of)
+                  {
+                    const uint64_t *where = &w->offset_of[(size_t) tag * n];
+                    weft_schedule_region (s, r, sent, where[out]);
+                    weft_schedule_region (s, r, recv, where[in]);
+                    weft_schedule_region (s, r, dep, where[in]);
+                  }
               }
             w->after[(size_t) tag * n + r] = dep;
           }
@@ -173,6 +183,58 @@ pieces_of (uint64_t size, uint32_t n, const WeftCollectiveParams *p)
         bytes_of[(size_t) (ch * chunks + k) * n + c]
             = piece (size, n, p, ch, c, k);
   return bytes_of;
+}
+
+/* Where a channel's bytes begin: its ring's share, then its part of it. */
+static uint64_t
+channel_offset (uint64_t size, const WeftCollectiveParams *p, uint32_t ch)
+{
+  uint64_t at = 0;
+
+  if (p->rings == NULL)
+    return weft_part_offset (size, p->channels, ch);
+  for (uint32_t i = 0; i < ch / p->channels; i++)
+    at += weft_rings_bytes (p->rings, size, i);
+  return at + weft_part_offset (weft_rings_bytes (p->rings, size,
+                                                  ch / p->channels),
+                                p->channels, ch % p->channels);
+}
+
+/* Where each piece of pieces_of() lies in a rank's buffer, for a schedule
+ * that keeps regions (else NULL): channel by channel, piece c of each, or
+ * with @blocked (all_gather, reduce_scatter: rank c's block is one region
+ * of the buffer) block by block, each channel's part of block c; the
+ * two agree on the pieces' bytes where the size divides evenly. */
+static uint64_t *
+offsets_of (const WeftSchedule *s, uint64_t size, uint32_t n,
+            const WeftCollectiveParams *p, gboolean blocked)
+{
+  uint32_t chunks = p->chunks;
+  uint64_t *where;
+
+  if (s->offsets == NULL)
+    return NULL;
+  where = g_new (uint64_t, (size_t) n_channels (p) * chunks * n);
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
+    for (uint32_t c = 0; c < n; c++)
+      {
+        uint64_t cb = channel_bytes (size, p, ch), at;
+        if (blocked && p->rings == NULL)
+          {
+            uint64_t block = weft_part (size, n, c);
+            at = weft_part_offset (size, n, c)
+                 + weft_part_offset (block, p->channels, ch);
+            cb = weft_part (block, p->channels, ch) * n;
+          }
+        else
+          at = channel_offset (size, p, ch) + weft_part_offset (cb, n, c);
+        uint64_t mine = blocked && p->rings == NULL ? cb / n
+                                                    : weft_part (cb, n, c);
+        for (uint32_t k = 0; k < chunks; k++)
+          where[(size_t) (ch * chunks + k) * n + c]
+              = at + weft_part_offset (mine, chunks, k);
+      }
+  return where;
 }
 
 /* Each rank's place in each ring along the links (none in rank order). */
@@ -301,19 +363,20 @@ count_classes (const WeftSchedule *s, const WeftCollectiveParams *p,
  * same phases plainly, and the tests hold the two to the same schedule. */
 static void
 ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
-            Phase phase, int shift, uint32_t *after)
+            Phase phase, int shift, gboolean blocked, uint32_t *after)
 {
   uint32_t n = s->n_ranks, chunks = p->chunks;
   uint32_t tags = n_channels (p) * chunks;
   g_autofree uint32_t *base = g_new (uint32_t, n);
   g_autofree uint64_t *bytes_of = pieces_of (size, n, p);
   g_autofree uint32_t *position = positions_of (n, p);
+  g_autofree uint64_t *offset_of = offsets_of (s, size, n, p, blocked);
 
   for (uint32_t r = 0; r < n; r++)
     base[r] = s->n_steps[r];
 
   RingPart whole = { s, p, phase, shift, after, base, position, bytes_of,
-                     0, n, s->n_deps };
+                     0, n, s->n_deps, offset_of };
   uint64_t steps = (uint64_t) n * tags * (n - 1) * steps_per (phase);
   uint32_t parts = steps < RING_SPLIT ? 1 : CLAMP (p->threads, 1, RING_THREADS);
   RingPart part[RING_THREADS];
@@ -417,7 +480,7 @@ ring_stream (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
         {
           RingPart w = { s, p, phases[ph], shifts[ph], after,
                          base + (size_t) ph * n, position, bytes_of, r, r + 1,
-                         s->n_deps };
+                         s->n_deps, NULL };
           weft_schedule_reserve (s, r, tags * (n - 1) * steps_per (phases[ph]),
                                  rank_deps (&w, r));
           ring_ranks (&w);
@@ -472,8 +535,8 @@ weft_ring_all_reduce (WeftSchedule *s, uint64_t size,
   g_autofree uint32_t *after = fresh_after (s, p);
 
   reserve (s, p, 2, 1);
-  ring_phase (s, size, p, phases[0], shifts[0], after);
-  ring_phase (s, size, p, phases[1], shifts[1], after);
+  ring_phase (s, size, p, phases[0], shifts[0], FALSE, after);
+  ring_phase (s, size, p, phases[1], shifts[1], FALSE, after);
 }
 
 void
@@ -492,7 +555,7 @@ weft_ring_reduce_scatter (WeftSchedule *s, uint64_t size,
   g_autofree uint32_t *after = fresh_after (s, p);
 
   reserve (s, p, 1, 1);
-  ring_phase (s, size, p, phase, shift, after);
+  ring_phase (s, size, p, phase, shift, TRUE, after);
 }
 
 void
@@ -511,7 +574,7 @@ weft_ring_all_gather (WeftSchedule *s, uint64_t size,
   g_autofree uint32_t *after = fresh_after (s, p);
 
   reserve (s, p, 1, 0);
-  ring_phase (s, size, p, phase, shift, after);
+  ring_phase (s, size, p, phase, shift, TRUE, after);
 }
 
 /* A chain from rank 0 along the ring (0 -> 1 -> ... -> n-1 in rank order)
@@ -541,6 +604,9 @@ chain (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
           uint32_t tag = ch * p->chunks + k;
           uint64_t bytes = weft_part (channel_bytes (size, p, ch), p->chunks,
                                       k);
+          uint64_t where = channel_offset (size, p, ch)
+                           + weft_part_offset (channel_bytes (size, p, ch),
+                                               p->chunks, k);
           for (uint32_t pos = 0; pos < n; pos++)
             {
               /* Position 0 starts the chain; data flows to pos + 1. */
@@ -552,13 +618,18 @@ chain (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
                   /* Where it comes from. */
                   uint32_t up = link[reduce ? i + 1 : i - 1];
                   have = weft_schedule_recv (s, r, up, tag, bytes, WEFT_NO_STEP);
+                  weft_schedule_region (s, r, have, where);
                   if (reduce)
                     have = weft_schedule_reduce (s, r, bytes, have);
+                  weft_schedule_region (s, r, have, where);
                 }
               if (pos + 1 < n)
-                prev[r] = add2 (s, r, WEFT_STEP_SEND,
-                                link[reduce ? i - 1 : i + 1], tag, bytes, have,
-                                prev[r]);
+                {
+                  prev[r] = add2 (s, r, WEFT_STEP_SEND,
+                                  link[reduce ? i - 1 : i + 1], tag, bytes,
+                                  have, prev[r]);
+                  weft_schedule_region (s, r, prev[r], where);
+                }
             }
         }
     }

@@ -21,6 +21,8 @@ struct _WeftScheduleFile {
   char *name;
   WeftOp op;
   uint32_t n_ranks;
+  uint32_t switches;            /* the last ranks are switches that reduce
+                                   (a built-in's NVLS), not GPUs */
   uint32_t n_chunks;
   GArray **steps;               /* per rank: Template */
   GArray *chunk_pool;           /* uint32_t */
@@ -272,14 +274,14 @@ weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
 {
   g_autoptr (WeftScheduleFile) f = g_new0 (WeftScheduleFile, 1);
 
-  g_return_val_if_fail (s->offsets != NULL && s->n_ranks == s->n_gpus,
-                        FALSE);
+  g_return_val_if_fail (s->offsets != NULL, FALSE);
   g_return_val_if_fail (size > 0 && size <= WEFT_CHECK_CHUNKS, FALSE);
   f->path = g_strdup (name);
   f->name = g_strdup (name);
   f->op = op;
   f->has_op = TRUE;
   f->n_ranks = s->n_ranks;
+  f->switches = s->n_ranks - s->n_gpus;
   f->n_chunks = (uint32_t) size;
   f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
@@ -483,7 +485,8 @@ one_of (uint64_t who)
 static uint32_t
 block_of (const WeftScheduleFile *f, uint32_t c)
 {
-  uint32_t q = f->n_chunks / f->n_ranks, rem = f->n_chunks % f->n_ranks;
+  uint32_t gpus = f->n_ranks - f->switches;
+  uint32_t q = f->n_chunks / gpus, rem = f->n_chunks % gpus;
 
   if (c < rem * (q + 1))
     return c / (q + 1);
@@ -505,8 +508,12 @@ static Value
 value_at (const WeftScheduleFile *f, uint32_t r, uint32_t c, gboolean start,
           Value all)
 {
-  uint32_t n = f->n_ranks, b = blocked (f->op) ? block_of (f, c) : 0;
+  uint32_t n = f->n_ranks - f->switches;
+  uint32_t b = blocked (f->op) ? block_of (f, c) : 0;
 
+  /* A switch starts with a sum of nothing, and may end with anything. */
+  if (r >= n)
+    return start ? (Value) { 0, 0, TRUE } : (Value) { 0 };
   switch (f->op)
     {
     case WEFT_OP_ALL_REDUCE:
@@ -784,8 +791,8 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
   g_autofree uint32_t *first = g_new (uint32_t, n + 1);
   gboolean ok = TRUE;
 
-  Value all = { 0, n, TRUE };
-  for (uint32_t q = 0; q < n; q++)
+  Value all = { 0, n - f->switches, TRUE };
+  for (uint32_t q = 0; q < n - f->switches; q++)
     all.sum += weft_signature (q);
   first[0] = 0;
   for (uint32_t r = 0; r < n; r++)

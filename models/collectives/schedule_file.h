@@ -63,7 +63,8 @@ gboolean weft_schedule_file_verify (const WeftScheduleFile *file,
 
 /* The same check of a built-in algorithm's schedule @s of @op over a
  * buffer of @size bytes, each byte a chunk: @s must keep its steps'
- * regions (weft_schedule_track_regions()) and have no switch ranks.
+ * regions (weft_schedule_track_regions()).  Its switch ranks (NVLS) start
+ * with a sum of nothing and may end with anything.
  * Failures name @name, the rank, the step and the byte. */
 gboolean weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
                                        uint64_t size, const char *name,
