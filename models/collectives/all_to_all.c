@@ -14,11 +14,20 @@ weft_direct_all_to_all (WeftSchedule *s, uint64_t size,
   for (uint32_t r = 0; r < n; r++)
     for (uint32_t q = 0; q < n; q++)
       if (q != r)
-        weft_schedule_send (s, r, q, 0, weft_part (size, n, q), WEFT_NO_STEP);
+        weft_schedule_region (
+            s, r,
+            weft_schedule_send (s, r, q, 0, weft_part (size, n, q),
+                                WEFT_NO_STEP),
+            weft_part_offset (size, n, q));
+  /* Rank q's block for r lands in block q of r's output. */
   for (uint32_t r = 0; r < n; r++)
     for (uint32_t q = 0; q < n; q++)
       if (q != r)
-        weft_schedule_recv (s, r, q, 0, weft_part (size, n, r), WEFT_NO_STEP);
+        weft_schedule_region (
+            s, r,
+            weft_schedule_recv (s, r, q, 0, weft_part (size, n, r),
+                                WEFT_NO_STEP),
+            size + weft_part_offset (size, n, q));
 }
 
 void
@@ -39,6 +48,9 @@ weft_pairwise_all_to_all (WeftSchedule *s, uint64_t size,
                                     weft_part (size, n, to), deps, 2);
           got = weft_schedule_add (s, r, WEFT_STEP_RECV, from, 0,
                                    weft_part (size, n, r), deps, 2);
+          weft_schedule_region (s, r, sent, weft_part_offset (size, n, to));
+          weft_schedule_region (s, r, got,
+                                size + weft_part_offset (size, n, from));
         }
     }
 }

@@ -662,10 +662,21 @@ weft_ring_send_recv (WeftSchedule *s, uint64_t size,
         uint32_t tag = ch * p->chunks + k;
         uint64_t bytes = weft_part (weft_part (size, p->channels, ch),
                                     p->chunks, k);
+        uint64_t where = weft_part_offset (size, p->channels, ch)
+                         + weft_part_offset (weft_part (size, p->channels, ch),
+                                             p->chunks, k);
         for (uint32_t r = 0; r < n; r++)
-          weft_schedule_send (s, r, (r + 1) % n, tag, bytes, WEFT_NO_STEP);
+          weft_schedule_region (
+              s, r,
+              weft_schedule_send (s, r, (r + 1) % n, tag, bytes, WEFT_NO_STEP),
+              where);
+        /* Out of place: into the output, after the input. */
         for (uint32_t r = 0; r < n; r++)
-          weft_schedule_recv (s, r, (r + n - 1) % n, tag, bytes, WEFT_NO_STEP);
+          weft_schedule_region (
+              s, r,
+              weft_schedule_recv (s, r, (r + n - 1) % n, tag, bytes,
+                                  WEFT_NO_STEP),
+              size + where);
       }
 }
 

@@ -139,8 +139,9 @@ void weft_schedule_track_regions (WeftSchedule *s);
 
 /* Step @step of @rank moves, reduces or receives its bytes at @offset of
  * the rank's buffer (the nccl-tests buffer of the operation: the whole
- * output of an all_gather, the whole input of a reduce_scatter, n blocks
- * of an all_to_all). */
+ * output of an all_gather, the whole input of a reduce_scatter).  The
+ * operations that run out of place (all_to_all, send_recv) have an output
+ * after their input: a receive there is at size + its offset in it. */
 void weft_schedule_set_region (WeftSchedule *s, uint32_t rank,
                                uint32_t step, uint64_t offset);
 

@@ -23,6 +23,9 @@ struct _WeftScheduleFile {
   uint32_t n_ranks;
   uint32_t switches;            /* the last ranks are switches that reduce
                                    (a built-in's NVLS), not GPUs */
+  gboolean out_of_place;        /* a built-in's all_to_all or send_recv:
+                                   the chunks are an input, then an output
+                                   of as many */
   uint32_t n_chunks;
   GArray **steps;               /* per rank: Template */
   GArray *chunk_pool;           /* uint32_t */
@@ -282,7 +285,8 @@ weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
   f->has_op = TRUE;
   f->n_ranks = s->n_ranks;
   f->switches = s->n_ranks - s->n_gpus;
-  f->n_chunks = (uint32_t) size;
+  f->out_of_place = op == WEFT_OP_ALL_TO_ALL || op == WEFT_OP_SEND_RECV;
+  f->n_chunks = (uint32_t) (f->out_of_place ? 2 * size : size);
   f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   f->steps = g_new (GArray *, f->n_ranks);
@@ -293,7 +297,8 @@ weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
       {
         const WeftStep *st = weft_schedule_step (s, r, i);
         uint64_t at = i < s->offsets_cap[r] ? s->offsets[r][i] : UINT64_MAX;
-        if (st->bytes > 0 && (at == UINT64_MAX || at + st->bytes > size))
+        if (st->bytes > 0
+            && (at == UINT64_MAX || at + st->bytes > f->n_chunks))
           {
             g_set_error (error, WEFT_SCHEDULE_ERROR,
                          WEFT_SCHEDULE_ERROR_INVALID, "%s: rank %u step %u "
@@ -486,7 +491,11 @@ static uint32_t
 block_of (const WeftScheduleFile *f, uint32_t c)
 {
   uint32_t gpus = f->n_ranks - f->switches;
-  uint32_t q = f->n_chunks / gpus, rem = f->n_chunks % gpus;
+  uint32_t chunks = f->out_of_place ? f->n_chunks / 2 : f->n_chunks;
+  uint32_t q = chunks / gpus, rem = chunks % gpus;
+
+  if (f->out_of_place && c >= chunks)
+    c -= chunks;
 
   if (c < rem * (q + 1))
     return c / (q + 1);
@@ -514,6 +523,14 @@ value_at (const WeftScheduleFile *f, uint32_t r, uint32_t c, gboolean start,
   /* A switch starts with a sum of nothing, and may end with anything. */
   if (r >= n)
     return start ? (Value) { 0, 0, TRUE } : (Value) { 0 };
+  /* Out of place: the input starts as the operation's input and may end
+   * as anything; the output starts empty and ends as its output, but for
+   * a rank's own block of an all_to_all, a copy inside the GPU that the
+   * schedules leave out. */
+  if (f->out_of_place && (c < f->n_chunks / 2) != start)
+    return (Value) { 0 };
+  if (f->out_of_place && !start && f->op == WEFT_OP_ALL_TO_ALL && b == r)
+    return (Value) { 0 };
   switch (f->op)
     {
     case WEFT_OP_ALL_REDUCE:
