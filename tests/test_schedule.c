@@ -1008,8 +1008,7 @@ START_TEST (test_builtins_compute)
    * the ring cuts channel by channel but whose blocks are the ranks', at
    * sizes that divide).  all_to_all and send_recv run out of place: their
    * output follows their input, and a rank's own block of an all_to_all,
-   * copied inside the GPU, is not in the schedule.  nvls-tree's slices across servers are
-   * parts of every switch's share, not regions: it is left out. */
+   * copied inside the GPU, is not in the schedule. */
   static const struct { WeftOp op; WeftAlgorithm alg; } cases[] = {
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_RING },
     { WEFT_OP_REDUCE_SCATTER, WEFT_ALG_RING },
@@ -1022,6 +1021,7 @@ START_TEST (test_builtins_compute)
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_RHD },
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE },
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE },
     { WEFT_OP_SEND_RECV, WEFT_ALG_RING },
     { WEFT_OP_ALL_TO_ALL, WEFT_ALG_DIRECT },
     { WEFT_OP_ALL_TO_ALL, WEFT_ALG_PAIRWISE },
@@ -1043,7 +1043,8 @@ START_TEST (test_builtins_compute)
           gboolean tree = alg == WEFT_ALG_TREE;
           gboolean two_level = alg == WEFT_ALG_HIER
                                || alg == WEFT_ALG_HIER_RHD
-                               || alg == WEFT_ALG_HIER_TREE;
+                               || alg == WEFT_ALG_HIER_TREE
+                               || alg == WEFT_ALG_NVLS_TREE;
           if ((!tree && !two_level && local > 1) || n % local != 0)
             continue;
           /* One rank sends itself nothing, out of place or not. */
@@ -1052,7 +1053,7 @@ START_TEST (test_builtins_compute)
           uint32_t server[17];
           for (uint32_t r = 0; r < n; r++)
             server[r] = r / local;
-          gboolean nvls = alg == WEFT_ALG_NVLS;
+          gboolean nvls = alg == WEFT_ALG_NVLS || alg == WEFT_ALG_NVLS_TREE;
           WeftCollectiveParams params = { 2, 3, nvls ? 4 : 0,
                                           nvls ? shares : NULL,
                                           tree ? 0 : local,

@@ -364,6 +364,11 @@ weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
   g_autofree uint32_t *dep = g_new (uint32_t, servers);
   g_autofree uint64_t *share = g_new (uint64_t, m);
   g_autofree uint32_t *got = g_new (uint32_t, MAX (local, m));
+  /* Where slice i's part of switch j's share lies in the piece: slice by
+   * slice, each switch's part in turn, so that a slice is one region; a
+   * share is then `local` places (for the data check). */
+  g_autofree uint64_t *place = g_new (uint64_t, (size_t) m * local);
+  g_autofree uint64_t *places = g_new (uint64_t, 2 * (size_t) local);
   double total = 0;
 
   g_assert (local >= 1 && n % local == 0 && m > 0);
@@ -381,6 +386,13 @@ weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
           given += share[j];
         }
       share[0] += part - given;
+      uint64_t at = weft_part_offset (size, pieces, k);
+      for (uint32_t i = 0; i < local; i++)
+        for (uint32_t j = 0; j < m; j++)
+          {
+            place[(size_t) j * local + i] = at;
+            at += weft_part (share[j], local, i);
+          }
       for (uint32_t r = 0; r < n; r++)
         after[r] = staged[r];
 
@@ -393,25 +405,44 @@ weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
               if (share[j] == 0)
                 continue;
               for (uint32_t i = 0; i < local; i++)
-                weft_schedule_send (s, g * local + i, sw, tag, share[j],
-                                    after[g * local + i]);
+                {
+                  places[2 * i] = place[(size_t) j * local + i];
+                  places[2 * i + 1] = weft_part (share[j], local, i);
+                }
               for (uint32_t i = 0; i < local; i++)
-                got[i] = weft_schedule_recv (s, sw, g * local + i, tag,
-                                             share[j], WEFT_NO_STEP);
+                weft_schedule_region_list (
+                    s, g * local + i,
+                    weft_schedule_send (s, g * local + i, sw, tag, share[j],
+                                        after[g * local + i]),
+                    places, local);
+              for (uint32_t i = 0; i < local; i++)
+                {
+                  got[i] = weft_schedule_recv (s, sw, g * local + i, tag,
+                                               share[j], WEFT_NO_STEP);
+                  weft_schedule_region_list (s, sw, got[i], places, local);
+                }
               uint32_t sum = weft_schedule_add (s, sw, WEFT_STEP_REDUCE, 0, 0,
                                                 share[j], got, local);
+              weft_schedule_region_list (s, sw, sum, places, local);
               for (uint32_t i = 0; i < local; i++)
-                weft_schedule_send (s, sw, g * local + i, tag + 1,
-                                    weft_part (share[j], local, i), sum);
+                weft_schedule_region (
+                    s, sw,
+                    weft_schedule_send (s, sw, g * local + i, tag + 1,
+                                        weft_part (share[j], local, i), sum),
+                    place[(size_t) j * local + i]);
             }
           for (uint32_t i = 0; i < local; i++)
             {
               uint32_t r = g * local + i, have = 0;
               for (uint32_t j = 0; j < m; j++)
                 if (share[j] > 0)
-                  got[have++] = weft_schedule_recv (
-                      s, r, n + g * m + j, tag + 1,
-                      weft_part (share[j], local, i), WEFT_NO_STEP);
+                  {
+                    got[have] = weft_schedule_recv (
+                        s, r, n + g * m + j, tag + 1,
+                        weft_part (share[j], local, i), WEFT_NO_STEP);
+                    weft_schedule_region (s, r, got[have++],
+                                          place[(size_t) j * local + i]);
+                  }
               after[r] = staged[r] = weft_schedule_add (
                   s, r, WEFT_STEP_REDUCE, 0, 0, 0, got, have);
             }
@@ -427,9 +458,7 @@ weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
               members[g] = g * local + i;
               dep[g] = after[members[g]];
             }
-          /* A slice here is a part of each switch's share, not one region
-           * of the buffer: NVLS-tree says no regions. */
-          tree (s, members, servers, 0, slice, tag + 2, dep);
+          tree (s, members, servers, place[i], slice, tag + 2, dep);
           for (uint32_t g = 0; g < servers; g++)
             after[members[g]] = dep[g];
         }
@@ -441,27 +470,38 @@ weft_nvls_tree_all_reduce (WeftSchedule *s, uint64_t size,
             uint32_t sw = n + g * m + j;
             if (share[j] == 0)
               continue;
+            const uint64_t *where = &place[(size_t) j * local];
             for (uint32_t i = 0; i < local; i++)
-              weft_schedule_send (s, g * local + i, sw, tag + 3,
-                                  weft_part (share[j], local, i),
-                                  after[g * local + i]);
+              weft_schedule_region (
+                  s, g * local + i,
+                  weft_schedule_send (s, g * local + i, sw, tag + 3,
+                                      weft_part (share[j], local, i),
+                                      after[g * local + i]),
+                  where[i]);
             for (uint32_t i = 0; i < local; i++)
               {
                 uint64_t bytes = weft_part (share[j], local, i);
                 uint32_t in = weft_schedule_recv (s, sw, g * local + i,
                                                   tag + 3, bytes,
                                                   WEFT_NO_STEP);
+                weft_schedule_region (s, sw, in, where[i]);
                 for (uint32_t o = 0; o < local; o++)
                   if (o != i)
-                    weft_schedule_send (s, sw, g * local + o, tag + 4, bytes,
-                                        in);
+                    weft_schedule_region (
+                        s, sw,
+                        weft_schedule_send (s, sw, g * local + o, tag + 4,
+                                            bytes, in),
+                        where[i]);
               }
             for (uint32_t o = 0; o < local; o++)
               for (uint32_t i = 0; i < local; i++)
                 if (i != o)
-                  weft_schedule_recv (s, g * local + o, sw, tag + 4,
-                                      weft_part (share[j], local, i),
-                                      WEFT_NO_STEP);
+                  weft_schedule_region (
+                      s, g * local + o,
+                      weft_schedule_recv (s, g * local + o, sw, tag + 4,
+                                          weft_part (share[j], local, i),
+                                          WEFT_NO_STEP),
+                      where[i]);
           }
     }
 }

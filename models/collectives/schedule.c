@@ -119,7 +119,25 @@ weft_schedule_free (WeftSchedule *s)
     g_free (s->offsets[r]);
   g_free (s->offsets);
   g_free (s->offsets_cap);
+  if (s->region_lists)
+    g_array_unref (s->region_lists);
   g_free (s);
+}
+
+void
+weft_schedule_region_list (WeftSchedule *s, uint32_t rank, uint32_t step,
+                           const uint64_t *places, uint32_t count)
+{
+  uint64_t n = count;
+
+  if (s->offsets == NULL)
+    return;
+  if (s->region_lists == NULL)
+    s->region_lists = g_array_new (FALSE, FALSE, sizeof (uint64_t));
+  weft_schedule_set_region (s, rank, step,
+                            WEFT_REGION_LIST | s->region_lists->len);
+  g_array_append_val (s->region_lists, n);
+  g_array_append_vals (s->region_lists, places, 2 * (guint) count);
 }
 
 void

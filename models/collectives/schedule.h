@@ -86,6 +86,11 @@ struct _WeftSchedule {
                                    buffer its bytes lie (UINT64_MAX: not
                                    said); else NULL */
   uint32_t *offsets_cap;
+  GArray *region_lists;         /* uint64_t: for a step whose bytes lie in
+                                   several places, its offset is
+                                   WEFT_REGION_LIST | i, and here from i a
+                                   count, then each place's offset and
+                                   length */
   gboolean streamed;            /* ...and whether the builder sent them
                                    there (else they are here) */
 };
@@ -152,6 +157,13 @@ weft_schedule_region (WeftSchedule *s, uint32_t rank, uint32_t step,
   if (G_UNLIKELY (s->offsets != NULL))
     weft_schedule_set_region (s, rank, step, offset);
 }
+
+#define WEFT_REGION_LIST (UINT64_C (1) << 63)
+
+/* weft_schedule_region() for a step whose bytes lie in @count places:
+ * @places holds each one's offset and length. */
+void weft_schedule_region_list (WeftSchedule *s, uint32_t rank, uint32_t step,
+                                const uint64_t *places, uint32_t count);
 
 /* Forget rank @rank's steps (not their dependencies), for a caller done
  * with them, as it takes the ranks one by one. */

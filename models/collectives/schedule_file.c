@@ -297,8 +297,22 @@ weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
       {
         const WeftStep *st = weft_schedule_step (s, r, i);
         uint64_t at = i < s->offsets_cap[r] ? s->offsets[r][i] : UINT64_MAX;
-        if (st->bytes > 0
-            && (at == UINT64_MAX || at + st->bytes > f->n_chunks))
+        /* Its places: one, or a list. */
+        uint64_t one[2] = { at, st->bytes }, count = 1, total = 0;
+        const uint64_t *places = one;
+        if (at != UINT64_MAX && (at & WEFT_REGION_LIST))
+          {
+            const uint64_t *list = &g_array_index (
+                s->region_lists, uint64_t, at & ~WEFT_REGION_LIST);
+            count = list[0];
+            places = list + 1;
+          }
+        for (uint64_t k = 0; k < count; k++)
+          total += places[2 * k + 1];
+        gboolean inside = at != UINT64_MAX && total == st->bytes;
+        for (uint64_t k = 0; inside && k < count; k++)
+          inside = places[2 * k] + places[2 * k + 1] <= f->n_chunks;
+        if (st->bytes > 0 && !inside)
           {
             g_set_error (error, WEFT_SCHEDULE_ERROR,
                          WEFT_SCHEDULE_ERROR_INVALID, "%s: rank %u step %u "
@@ -310,11 +324,12 @@ weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
         Template t = { st->kind, st->peer, st->tag, f->chunk_pool->len,
                        (uint32_t) st->bytes, f->dep_pool->len, st->n_deps, 0,
                        0 };
-        for (uint64_t b = 0; b < st->bytes; b++)
-          {
-            uint32_t c = (uint32_t) (at + b);
-            g_array_append_val (f->chunk_pool, c);
-          }
+        for (uint64_t k = 0; st->bytes > 0 && k < count; k++)
+          for (uint64_t b = 0; b < places[2 * k + 1]; b++)
+            {
+              uint32_t c = (uint32_t) (places[2 * k] + b);
+              g_array_append_val (f->chunk_pool, c);
+            }
         for (uint32_t d = 0; d < st->n_deps; d++)
           {
             uint32_t dep = weft_schedule_dep (s, st, d);
