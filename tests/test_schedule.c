@@ -874,6 +874,19 @@ START_TEST (test_expressions)
 }
 END_TEST
 
+/* The shipped algorithm file @name, loaded. */
+static WeftScheduleFile *
+load_shipped (const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = g_build_filename (WEFT_SOURCE_DIR, "scenarios",
+                                            "algorithms", name, NULL);
+  WeftScheduleFile *file = weft_schedule_file_load (path, &error);
+
+  ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+  return file;
+}
+
 START_TEST (test_programs)
 {
   /* The shipped programs expand, for every number of ranks they take,
@@ -895,11 +908,7 @@ START_TEST (test_programs)
   for (guint i = 0; i < G_N_ELEMENTS (shipped); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autofree char *path = g_build_filename (
-          WEFT_SOURCE_DIR, "scenarios", "algorithms", shipped[i].name, NULL);
-      g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path,
-                                                                   &error);
-      ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+      g_autoptr (WeftScheduleFile) file = load_shipped (shipped[i].name);
       ck_assert (weft_schedule_file_parametric (file));
       ck_assert_int_eq (weft_schedule_file_op (file), shipped[i].op);
       for (uint32_t n = 2; n <= 33; n++)
@@ -1177,11 +1186,7 @@ START_TEST (test_msccl_files)
   for (guint i = 0; i < G_N_ELEMENTS (shipped); i++)
     {
       g_autoptr (GError) error = NULL;
-      g_autofree char *path = g_build_filename (
-          WEFT_SOURCE_DIR, "scenarios", "algorithms", shipped[i].name, NULL);
-      g_autoptr (WeftScheduleFile) file = weft_schedule_file_load (path,
-                                                                   &error);
-      ck_assert_msg (file != NULL, "%s", error ? error->message : "");
+      g_autoptr (WeftScheduleFile) file = load_shipped (shipped[i].name);
       ck_assert (weft_schedule_file_has_op (file));
       ck_assert_int_eq (weft_schedule_file_op (file), shipped[i].op);
       ck_assert_uint_eq (weft_schedule_file_ranks (file), 8);

@@ -30,6 +30,15 @@ weft_part_offset (uint64_t size, uint64_t parts, uint64_t i)
   return i * (size / parts) + MIN (i, size % parts);
 }
 
+/* What a chunk holds in the data checks, symbolically: how many
+ * contributions it adds up and the sum of their signatures
+ * (weft_signature()), or nothing at all. */
+typedef struct {
+  uint64_t sum;
+  uint32_t count;
+  gboolean held;
+} WeftHeld;
+
 static inline uint32_t
 weft_mod (int64_t a, uint32_t n)
 {

@@ -15,8 +15,9 @@ static uint32_t join (WeftSchedule *s, uint32_t rank, uint64_t bytes,
                       uint32_t a, uint32_t b);
 
 /* A ring over @members (m ranks) on a region of @region bytes at @base of
- * their buffers, cut into m pieces.  At step t member j sends piece (j - shift - t) to member j + 1;
- * with @reduce each received piece is added in.  @after[j] is what member
+ * their buffers, cut into m pieces.  At step t member j sends piece
+ * (j - shift - t) to member j + 1; with @reduce each received piece is
+ * added in.  @after[j] is what member
  * j's first send waits for, and becomes its last step.
  *
  * With @held, what @after[j] ends is what made the region's data (the
@@ -66,10 +67,7 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t base,
   g_autofree uint32_t *next = g_new (uint32_t, m);
   g_autofree uint32_t *sent = g_new (uint32_t, m);
   g_autofree uint32_t *start = g_memdup2 (after, m * sizeof *after);
-  g_autofree uint32_t *last = g_new (uint32_t, m);
 
-  for (uint32_t j = 0; j < m; j++)
-    last[j] = WEFT_NO_STEP;
   for (uint32_t t = 0; t + 1 < m; t++)
     {
       for (uint32_t j = 0; j < m; j++)
@@ -87,12 +85,12 @@ ring (WeftSchedule *s, const uint32_t *members, uint32_t m, uint64_t base,
           uint32_t piece = weft_mod ((int64_t) from - shift - t, m);
           uint64_t bytes = weft_part (region, m, piece);
           uint64_t at = base + weft_part_offset (region, m, piece);
+          /* Without reductions, after[j] is the receive before (at t > 0). */
           uint32_t got = weft_schedule_recv (s, members[j], members[from], tag,
-                                             bytes, held && !reduce
-                                                        ? last[j]
+                                             bytes, held && !reduce && t > 0
+                                                        ? after[j]
                                                         : WEFT_NO_STEP);
           weft_schedule_match (s, members[from], sent[from], members[j], got);
-          last[j] = got;
           next[j] = !reduce ? got
                     : held ? join (s, members[j], bytes, start[j], got)
                            : weft_schedule_reduce (s, members[j], bytes, got);

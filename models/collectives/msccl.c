@@ -804,13 +804,8 @@ weft_msccl_build (const WeftMsccl *m, uint64_t size, GError **error)
 
 /* ---- what it computes ---- */
 
-/* What a chunk holds: how many contributions it adds up and the sum of
- * their signatures (one a rank's chunk), or nothing. */
-typedef struct {
-  uint64_t sum;
-  uint32_t count;
-  gboolean held;
-} Value;
+/* What a chunk holds: a contribution is a rank's chunk's signature. */
+typedef WeftHeld Value;
 
 static Value
 one_of (const WeftMsccl *m, uint32_t rank, uint32_t chunk)

@@ -38,18 +38,35 @@ struct _WeftScheduleFile {
   gboolean has_op;              /* op is known (an MSCCL file may not say) */
 };
 
+/* Forget @f's steps and their pools. */
+static void
+clear_steps (WeftScheduleFile *f)
+{
+  for (uint32_t r = 0; f->steps && r < f->n_ranks; r++)
+    g_array_unref (f->steps[r]);
+  g_clear_pointer (&f->steps, g_free);
+  g_clear_pointer (&f->chunk_pool, g_array_unref);
+  g_clear_pointer (&f->dep_pool, g_array_unref);
+}
+
+/* Room for @n ranks' steps, none yet. */
+static void
+new_steps (WeftScheduleFile *f, uint32_t n)
+{
+  f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  f->n_ranks = n;
+  f->steps = g_new (GArray *, n);
+  for (uint32_t r = 0; r < n; r++)
+    f->steps[r] = g_array_new (FALSE, FALSE, sizeof (Template));
+}
+
 void
 weft_schedule_file_free (WeftScheduleFile *f)
 {
   if (f == NULL)
     return;
-  for (uint32_t r = 0; f->steps && r < f->n_ranks; r++)
-    g_array_unref (f->steps[r]);
-  g_free (f->steps);
-  if (f->chunk_pool)
-    g_array_unref (f->chunk_pool);
-  if (f->dep_pool)
-    g_array_unref (f->dep_pool);
+  clear_steps (f);
   weft_msccl_free (f->msccl);
   weft_program_free (f->program);
   g_free (f->path);
@@ -248,25 +265,12 @@ weft_schedule_file_expand (WeftScheduleFile *f, uint32_t n, GError **error)
                    "GPUs with --ranks)", f->path, f->n_ranks, n);
       return FALSE;
     }
-  for (uint32_t r = 0; f->steps && r < f->n_ranks; r++)
-    g_array_unref (f->steps[r]);
-  g_free (f->steps);
-  if (f->chunk_pool)
-    g_array_unref (f->chunk_pool);
-  if (f->dep_pool)
-    g_array_unref (f->dep_pool);
-  f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->n_ranks = n;
-  f->steps = g_new (GArray *, n);
-  for (uint32_t r = 0; r < n; r++)
-    f->steps[r] = g_array_new (FALSE, FALSE, sizeof (Template));
+  clear_steps (f);
+  new_steps (f, n);
   if (weft_program_expand (f->program, n, PROGRAM_STEPS, &f->n_chunks,
                            take_step, f, error))
     return TRUE;
-  for (uint32_t r = 0; r < n; r++)
-    g_array_unref (f->steps[r]);
-  g_clear_pointer (&f->steps, g_free);
+  clear_steps (f);
   f->n_ranks = 0;
   return FALSE;
 }
@@ -283,15 +287,10 @@ weft_schedule_verify_regions (const WeftSchedule *s, WeftOp op,
   f->name = g_strdup (name);
   f->op = op;
   f->has_op = TRUE;
-  f->n_ranks = s->n_ranks;
+  new_steps (f, s->n_ranks);
   f->switches = s->n_ranks - s->n_gpus;
   f->out_of_place = op == WEFT_OP_ALL_TO_ALL || op == WEFT_OP_SEND_RECV;
   f->n_chunks = (uint32_t) (f->out_of_place ? 2 * size : size);
-  f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->steps = g_new (GArray *, f->n_ranks);
-  for (uint32_t r = 0; r < f->n_ranks; r++)
-    f->steps[r] = g_array_new (FALSE, FALSE, sizeof (Template));
   for (uint32_t r = 0; r < s->n_ranks; r++)
     for (uint32_t i = 0; i < s->n_steps[r]; i++)
       {
@@ -390,8 +389,6 @@ weft_schedule_file_load (const char *path, GError **error)
 
   f = g_new0 (WeftScheduleFile, 1);
   f->path = g_strdup (path);
-  f->chunk_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  f->dep_pool = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   if (!(v = weft_cfg_require (root, "op", error))
       || !weft_cfg_expect_scalar (v, "op", error))
     return NULL;
@@ -412,15 +409,12 @@ weft_schedule_file_load (const char *path, GError **error)
   if (!(v = weft_cfg_require (root, "ranks", error))
       || !weft_cfg_uint (v, 1, 1 << 20, &n, error))
     return NULL;
-  f->n_ranks = (uint32_t) n;
+  uint32_t ranks = (uint32_t) n;
   if (!(v = weft_cfg_require (root, "chunks", error))
       || !weft_cfg_uint (v, 1, 1 << 24, &n, error))
     return NULL;
   f->n_chunks = (uint32_t) n;
-
-  f->steps = g_new (GArray *, f->n_ranks);
-  for (uint32_t r = 0; r < f->n_ranks; r++)
-    f->steps[r] = g_array_new (FALSE, FALSE, sizeof (Template));
+  new_steps (f, ranks);
   if (!(program = weft_cfg_require (root, "program", error))
       || !weft_cfg_expect_map (program, "program (rank: list of steps)", error))
     return NULL;
@@ -482,16 +476,10 @@ weft_schedule_file_build (const WeftScheduleFile *f, uint64_t size,
 
 /* ---- what the schedule computes ---- */
 
-/* What a chunk of a rank's buffer holds, symbolically: how many ranks'
- * contributions it adds up and a sum of their signatures (each rank's a
- * fixed random 64-bit value; for all_to_all and send_recv, each rank's for
- * each destination), so that a contribution missing or counted twice
- * shows; or nothing at all. */
-typedef struct {
-  uint64_t sum;
-  uint32_t count;
-  gboolean held;
-} Value;
+/* What a chunk of a rank's buffer holds: a rank's contribution is its
+ * signature (for all_to_all and send_recv, each rank's for each
+ * destination), so that a contribution missing or counted twice shows. */
+typedef WeftHeld Value;
 
 static Value
 one_of (uint64_t who)
