@@ -150,7 +150,9 @@ exact_whole (const char *text, uint64_t digits, int exp10, const Unit *u,
       if (num > limit * den)
         goto too_large;
     }
-  for (; exp10 < 0; exp10++)
+  /* Once the divisor passes the number the quotient is 0 and the rest the
+   * number, however far the exponent goes: stop before it overflows. */
+  for (; exp10 < 0 && den <= num; exp10++)
     den *= 10;
   if (num / den > limit)
     goto too_large;

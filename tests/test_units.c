@@ -95,6 +95,10 @@ START_TEST (test_errors)
                 WEFT_UNITS_ERROR_UNIT, "unknown size unit 'GiG'");
   EXPECT (weft_parse_size ("1.5B", &bytes, &error),
                 WEFT_UNITS_ERROR_RANGE, "not a whole number of bytes");
+  /* A fraction of 130 decimal places is a fraction, not a division by
+   * zero. */
+  EXPECT (weft_parse_size ("0.00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000005GB", &bytes, &error),
+                WEFT_UNITS_ERROR_RANGE, "not a whole number of bytes");
   EXPECT (weft_parse_size ("-1B", &bytes, &error),
                 WEFT_UNITS_ERROR_RANGE, "negative");
   EXPECT (weft_parse_size ("99999999999TiB", &bytes, &error),
