@@ -582,6 +582,10 @@ typedef struct {
                                    (its chunks' values), for its receive */
   gboolean **reduced;           /* per rank, per step: a receive a reduce
                                    adds in, not copied into the buffer */
+  Value *adding;                /* per chunk: what the reduce in hand adds
+                                   to it, where... */
+  uint64_t *adding_stamp;       /* ...this is its stamp */
+  uint64_t stamp;
 } Check;
 
 static const Template *
@@ -748,31 +752,38 @@ apply (Check *x, uint32_t r, uint32_t i, GError **error)
         return TRUE;
       }
     case WEFT_STEP_REDUCE:
+      /* What the receives it adds in bring, chunk by chunk. */
+      x->stamp++;
+      for (uint32_t d = 0; d < t->n_deps; d++)
+        {
+          uint32_t on = dep_of (f, t, d);
+          const Template *from = template_of (f, r, on);
+          if (!x->reduced[r][on])
+            continue;
+          for (uint32_t e = 0; e < from->n_chunks; e++)
+            {
+              uint32_t c = chunk_of (f, from, e);
+              const Value *v = &x->message[r][on][e];
+              if (x->adding_stamp[c] != x->stamp)
+                {
+                  x->adding_stamp[c] = x->stamp;
+                  x->adding[c] = (Value) { 0, 0, TRUE };
+                }
+              x->adding[c].sum += v->sum;
+              x->adding[c].count += v->count;
+            }
+        }
       for (uint32_t k = 0; k < t->n_chunks; k++)
         {
           uint32_t c = chunk_of (f, t, k);
-          gboolean got = FALSE;
           if (!buf[c].held)
             return step_error (error, f, r, i, "reduces into chunk %u, "
                                "which the rank does not hold", c);
-          for (uint32_t d = 0; d < t->n_deps; d++)
-            {
-              uint32_t on = dep_of (f, t, d);
-              const Template *from = template_of (f, r, on);
-              if (!x->reduced[r][on])
-                continue;
-              for (uint32_t e = 0; e < from->n_chunks; e++)
-                if (chunk_of (f, from, e) == c)
-                  {
-                    const Value *v = &x->message[r][on][e];
-                    buf[c].sum += v->sum;
-                    buf[c].count += v->count;
-                    got = TRUE;
-                  }
-            }
-          if (!got)
+          if (x->adding_stamp[c] != x->stamp)
             return step_error (error, f, r, i, "reduces chunk %u, but no "
                                "receive it waits for brings chunk %u", c, c);
+          buf[c].sum += x->adding[c].sum;
+          buf[c].count += x->adding[c].count;
           x->wrote[r][c] = i;
         }
       return TRUE;
@@ -805,10 +816,15 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
   if (s == NULL)
     return FALSE;
   Check x = { f, s, g_new (Value *, n), g_new (uint32_t *, n),
-              g_new (Value **, n), g_new (gboolean *, n) };
+              g_new (Value **, n), g_new (gboolean *, n),
+              g_new (Value, MAX (f->n_chunks, 1)),
+              g_new0 (uint64_t, MAX (f->n_chunks, 1)), 0 };
   g_autofree uint32_t *remaining = NULL;
   g_autoptr (GArray) ready = g_array_new (FALSE, FALSE, sizeof (uint64_t));
   g_autofree uint32_t *first = g_new (uint32_t, n + 1);
+  /* The chunks of the reduce in hand, by the reduce's stamp. */
+  g_autofree uint64_t *mark = g_new0 (uint64_t, MAX (f->n_chunks, 1));
+  uint64_t stamp = 0;
   gboolean ok = TRUE;
 
   Value all = { 0, n - f->switches, TRUE };
@@ -833,16 +849,18 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
       for (uint32_t i = 0; i < steps; i++)
         {
           const Template *t = template_of (f, r, i);
-          for (uint32_t d = 0; t->kind == WEFT_STEP_REDUCE && d < t->n_deps;
-               d++)
+          if (t->kind != WEFT_STEP_REDUCE)
+            continue;
+          stamp++;
+          for (uint32_t b = 0; b < t->n_chunks; b++)
+            mark[chunk_of (f, t, b)] = stamp;
+          for (uint32_t d = 0; d < t->n_deps; d++)
             {
               uint32_t on = dep_of (f, t, d);
               const Template *from = template_of (f, r, on);
               for (uint32_t a = 0; from->kind == WEFT_STEP_RECV
                                    && a < from->n_chunks; a++)
-                for (uint32_t b = 0; b < t->n_chunks; b++)
-                  x.reduced[r][on] |= chunk_of (f, from, a)
-                                      == chunk_of (f, t, b);
+                x.reduced[r][on] |= mark[chunk_of (f, from, a)] == stamp;
             }
         }
     }
@@ -983,6 +1001,8 @@ weft_schedule_file_verify (const WeftScheduleFile *f, GError **error)
     }
   g_free (x.message);
   g_free (x.reduced);
+  g_free (x.adding);
+  g_free (x.adding_stamp);
   g_free (x.buffer);
   g_free (x.wrote);
   return ok;
