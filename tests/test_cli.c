@@ -336,6 +336,53 @@ START_TEST (test_select_simulates_one)
 }
 END_TEST
 
+START_TEST (test_pat_where_nccl_has_it)
+{
+  /* NCCL considers PAT for all_gather and reduce_scatter with one GPU a
+   * node, and there picks it for small sizes (log2 n steps, not n - 1);
+   * never on a server of 8 GPUs, where it still runs when asked for. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-pat-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "p.db", NULL);
+  const char *star = WEFT_SOURCE_DIR "/scenarios/h100-4096-star.yaml";
+  const char *ops[] = { "all_gather", "reduce_scatter" };
+
+  for (int k = 0; k < 2; k++)
+    {
+      Result r = weft ("run", star, "--set", "nodes.0.name=host[0-63]",
+                       "--set", "fabrics.0.nodes=host[0-63]/nic0", "-c",
+                       ops[k], "-b", "64K", "-e", "64K", "-v", "--db", db,
+                       NULL);
+      ck_assert_msg (r.status == 0, "%s", r.err);
+      const char *row = strstr (r.out, "\n       65536");
+      ck_assert_msg (row && strstr (row, " pat ") < strstr (row + 1, "\n")
+                     && strstr (row, " pat ") != NULL, "%s", r.out);
+      ck_assert_ptr_nonnull (strstr (r.out, "pat/Simple NCCL "));
+      result_clear (&r);
+      r = weft ("run", "-c", ops[k], "-b", "64K", "-e", "64K", "-v",
+                "--select", "fastest", "--db", db, NULL);
+      ck_assert_msg (r.status == 0, "%s", r.err);
+      ck_assert_msg (strstr (r.out, "pat") == NULL, "%s", r.out);
+      result_clear (&r);
+      r = weft ("run", "-c", ops[k], "-a", "pat", "-b", "64K", "-e", "64K",
+                "--db", db, NULL);
+      ck_assert_msg (r.status == 0 && strstr (r.out, " pat "), "%s%s",
+                     r.out, r.err);
+      result_clear (&r);
+    }
+  Result bad = weft ("run", "-a", "pat", "--db", db, NULL);
+  ck_assert_int_eq (bad.status, 2);
+  ck_assert_ptr_nonnull (strstr (bad.err, "'pat' cannot run all_reduce"));
+  result_clear (&bad);
+  bad = weft ("run", "-c", "all_gather", "-a", "pat", "-p", "LL", "--db", db,
+              NULL);
+  ck_assert_int_eq (bad.status, 2);
+  ck_assert_ptr_nonnull (strstr (bad.err, "does not run with the LL"));
+  result_clear (&bad);
+  g_unlink (db);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_run_options)
 {
   Result r = weft ("run", "--op", "all_gather", "-b", "1M", "-e", "4M",
@@ -1057,6 +1104,7 @@ cli_suite (void)
   tcase_add_test (tc, test_run_default_job);
   tcase_add_test (tc, test_select_fastest_never_slower);
   tcase_add_test (tc, test_select_simulates_one);
+  tcase_add_test (tc, test_pat_where_nccl_has_it);
   tcase_add_test (tc, test_run_options);
   tcase_add_test (tc, test_run_channels_auto);
   tcase_add_test (tc, test_run_bad_requests);

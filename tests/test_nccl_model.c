@@ -94,6 +94,43 @@ START_TEST (test_tree_and_others)
 }
 END_TEST
 
+START_TEST (test_pat_closed_form)
+{
+  /* tuning.cc for PAT on 64 nodes of one Hopper GPU: all_gather and
+   * reduce_scatter only, Simple only; latency baseLat 8 + log2 (nodes)
+   * x hwLat[NET][TREE][Simple] / 3.5 + 2.8 a rank; bus bandwidth 0.75 of
+   * the tree graph's nChannels x bwInter, which NCCL does not convert to
+   * algorithm bandwidth. */
+  WeftNcclSystem sys = { 64, 64, 90, FALSE, FALSE, 35.0, { { 0, 0, 0 } } };
+  WeftNcclModel m;
+
+  sys.graph[WEFT_COSTS_RING] = (WeftNcclGraph) { 2, 24, 24 };
+  sys.graph[WEFT_COSTS_TREE] = (WeftNcclGraph) { 2, 20, 20 };
+  sys.graph[WEFT_COSTS_PAT] = sys.graph[WEFT_COSTS_TREE];
+  double lat = 8 + 6 * 14 / 3.5 + 64 * 2.8, bw = 0.75 * 2 * 20;
+  for (WeftOp op = WEFT_OP_ALL_GATHER; op <= WEFT_OP_REDUCE_SCATTER; op++)
+    {
+      weft_nccl_model_tune (&m, &sys, op);
+      ck_assert (CLOSE (m.latency[WEFT_COSTS_PAT][WEFT_PROTOCOL_SIMPLE], lat));
+      ck_assert (CLOSE (m.bandwidth[WEFT_COSTS_PAT][WEFT_PROTOCOL_SIMPLE],
+                        bw));
+      ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_PAT, WEFT_PROTOCOL_LL,
+                                       1024) < 0);
+      ck_assert (CLOSE (weft_nccl_model_time (&m, WEFT_COSTS_PAT,
+                                              WEFT_PROTOCOL_SIMPLE, 1 << 20),
+                        lat + (1 << 20) / (1000.0 * bw)));
+    }
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_REDUCE);
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_PAT, WEFT_PROTOCOL_SIMPLE,
+                                   1024) < 0);
+  /* Not with more than one GPU a node (ncclPatEnable()). */
+  sys.n_nodes = 8;
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_GATHER);
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_PAT, WEFT_PROTOCOL_SIMPLE,
+                                   1024) < 0);
+}
+END_TEST
+
 START_TEST (test_search)
 {
   /* DGX H100: 18 NVLinks of 20.6 GB/s to NVSwitch.  NCCL's first pass
@@ -210,6 +247,7 @@ nccl_model_suite (void)
   tc = tcase_create ("closed form");
   tcase_add_test (tc, test_ring_closed_form);
   tcase_add_test (tc, test_tree_and_others);
+  tcase_add_test (tc, test_pat_closed_form);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("search");

@@ -265,6 +265,103 @@ START_TEST (test_small_message_latency)
 }
 END_TEST
 
+/* @n GPUs on one switch, each by a link of 25 GB/s and 500 ns, the
+ * switch 100 ns: every transfer crosses two links and the switch. */
+static WeftScenario *
+star (uint32_t n)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-star-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: %u}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-%u]', device: g}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'g[0-%u]', switch: s, "
+      "link: nv}]\n", n, n - 1, n - 1);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  WeftScenario *s = weft_scenario_load (path, &error);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_remove (path);
+  g_rmdir (dir);
+  return s;
+}
+
+START_TEST (test_pat_is_alpha_beta)
+{
+  /* PAT with the raw protocol, one channel and one chunk, on one switch:
+   * each of the log2 n dimensions sends its blocks in messages of at most
+   * NCCL's aggregation A, one after another, so all_gather takes the sum
+   * over dimensions of its messages' latencies, plus n - 1 blocks over
+   * the link; reduce_scatter adds each block once through the reduction,
+   * a message's blocks while the next message of its dimension moves but
+   * for the last.  With 8 ranks A = 4 (NCCL_STEPS' 8 slots, up to n / 2):
+   * one message a dimension.  With 32 ranks and blocks larger than a
+   * chunk A = 8: the nearest dimension's 16 blocks go in two messages,
+   * the first's 8 added while the second moves. */
+  const struct { uint32_t n, messages, hidden; } cases[] = { { 8, 3, 0 },
+                                                             { 32, 6, 8 } };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    for (WeftOp op = WEFT_OP_ALL_GATHER; op <= WEFT_OP_REDUCE_SCATTER; op++)
+      {
+        uint32_t n = cases[i].n;
+        g_autoptr (WeftScenario) s = star (n);
+        g_autoptr (GArray) gpus = all_gpus (s->topo);
+        WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0,
+                                        FALSE };
+        WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0,
+                                   0, NULL, 1, NULL };
+        WeftCollectiveResult r;
+        uint64_t size = (uint64_t) n << 20;
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                        op, WEFT_ALG_PAT, WEFT_PROTOCOL_RAW,
+                                        size, &params, &options, &r, NULL));
+        g_free (r.spans);
+        double block = size / (double) n, latency = 2 * 500e-9 + 100e-9;
+        double closed = cases[i].messages * latency
+                        + (n - 1) * block / 25e9
+                        + (op == WEFT_OP_REDUCE_SCATTER
+                               ? (n - 1 - cases[i].hidden) * block / 1e12
+                               : 0);
+        double t = r.time * 1e-12;
+        ck_assert_msg (fabs (t / closed - 1) < 1e-3, "%s over %u: %.4f us "
+                       "against %.4f us", weft_op_name (op), n, t * 1e6,
+                       closed * 1e6);
+      }
+}
+END_TEST
+
+START_TEST (test_pat_beats_ring_small)
+{
+  /* NCCL's reason for PAT: at 32 ranks a small all_gather takes log2 n
+   * steps, not the ring's n - 1, with NCCL's own costs (Simple). */
+  g_autoptr (WeftScenario) s = star (32);
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1, NULL };
+  WeftTime t[2];
+  const WeftAlgorithm algs[2] = { WEFT_ALG_PAT, WEFT_ALG_RING };
+
+  for (int i = 0; i < 2; i++)
+    {
+      WeftCollectiveResult r;
+      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
+                                      WEFT_OP_ALL_GATHER, algs[i],
+                                      WEFT_PROTOCOL_SIMPLE, 32 << 10, &params,
+                                      &options, &r, NULL));
+      g_free (r.spans);
+      t[i] = r.time;
+    }
+  ck_assert_msg (t[0] < t[1], "pat %.2f us, ring %.2f us", t[0] / 1e6,
+                 t[1] / 1e6);
+}
+END_TEST
+
 static Suite *
 protocol_suite (void)
 {
@@ -279,6 +376,8 @@ protocol_suite (void)
   tcase_add_test (tc, test_ll_across_a_narrow_network);
   tcase_add_test (tc, test_nvls_pieces_by_size);
   tcase_add_test (tc, test_small_message_latency);
+  tcase_add_test (tc, test_pat_is_alpha_beta);
+  tcase_add_test (tc, test_pat_beats_ring_small);
   suite_add_tcase (s, tc);
   return s;
 }

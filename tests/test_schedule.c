@@ -57,19 +57,20 @@ START_TEST (test_algorithm_table)
   ck_assert_str_eq (weft_algorithm_list (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree");
+                    "nvls-tree, pat");
   ck_assert_str_eq (weft_algorithm_names (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree, or a schedule file (YAML, or MSCCL's XML)");
+                    "nvls-tree, pat, or a schedule file (YAML, or MSCCL's "
+                    "XML)");
   ck_assert_str_eq (weft_algorithm_help (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree, or a schedule file (YAML, or MSCCL's XML); auto "
-                    "runs each that fits "
+                    "nvls-tree, pat, or a schedule file (YAML, or MSCCL's "
+                    "XML); auto runs each that fits "
                     "(all but rhd, hierarchical-rhd and hierarchical-tree, "
-                    "which NCCL lacks) and keeps the fastest (default: "
-                    "auto)");
+                    "which NCCL lacks), pat only with one GPU a server, as "
+                    "NCCL, and keeps the fastest (default: auto)");
   /* NCCL's sets: the tree's own, NVLS Simple only. */
   ck_assert_uint_eq (weft_protocol_get (WEFT_PROTOCOL_LL,
                                         WEFT_ALG_TREE)->hop_network,
@@ -1008,6 +1009,32 @@ START_TEST (test_bad_programs)
 }
 END_TEST
 
+START_TEST (test_pat_split_computes)
+{
+  /* PAT's blocks in more messages than one a dimension: 18 ranks whose
+   * blocks are over half NCCL's smallest PAT chunk (64 KiB) aggregate 8
+   * a message, and the nearest dimension has 9; its chunks NCCL's. */
+  WeftCollectiveParams params = { 1, 0, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  uint32_t n = 18;
+  uint64_t size = (uint64_t) n * (32 << 10 | 1);
+
+  for (WeftOp op = WEFT_OP_ALL_GATHER; op <= WEFT_OP_REDUCE_SCATTER; op++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftSchedule) s = weft_collective_schedule_regions (
+          op, WEFT_ALG_PAT, n, size, &params);
+      ck_assert_msg (weft_schedule_verify_regions (s, op, size, "pat",
+                                                   &error),
+                     "%s", error ? error->message : "");
+      /* Each rank sends 17 blocks: the last dimension's 9 in two. */
+      uint32_t sends = 0;
+      for (uint32_t i = 0; i < s->n_steps[0]; i++)
+        sends += weft_schedule_step (s, 0, i)->kind == WEFT_STEP_SEND;
+      ck_assert_uint_eq (sends, 6);
+    }
+}
+END_TEST
+
 START_TEST (test_builtins_compute)
 {
   /* Built-in algorithms, whose builders say where each step's bytes lie,
@@ -1034,6 +1061,8 @@ START_TEST (test_builtins_compute)
     { WEFT_OP_SEND_RECV, WEFT_ALG_RING },
     { WEFT_OP_ALL_TO_ALL, WEFT_ALG_DIRECT },
     { WEFT_OP_ALL_TO_ALL, WEFT_ALG_PAIRWISE },
+    { WEFT_OP_ALL_GATHER, WEFT_ALG_PAT },
+    { WEFT_OP_REDUCE_SCATTER, WEFT_ALG_PAT },
   };
   static const double shares[] = { 5, 4, 4, 5 };
 
@@ -1332,6 +1361,7 @@ schedule_suite (void)
   tcase_add_test (tc, test_ring_schedule_threads);
   tcase_add_test (tc, test_ring_reference);
   tcase_add_test (tc, test_builtins_compute);
+  tcase_add_test (tc, test_pat_split_computes);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("checks");

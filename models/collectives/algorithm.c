@@ -101,6 +101,22 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
     .nccl = TRUE,
     .hierarchical = TRUE,
   },
+  /* NCCL enables PAT by itself only with one GPU a node (ncclPatEnable()
+   * in tuning.cc), and so does auto; asked for, it runs anywhere, as
+   * NCCL_PAT_ENABLE=1 lets it. */
+  [WEFT_ALG_PAT] = {
+    .name = "pat",
+    .build = {
+      [WEFT_OP_ALL_GATHER] = weft_pat_all_gather,
+      [WEFT_OP_REDUCE_SCATTER] = weft_pat_reduce_scatter,
+    },
+    .defaults = weft_pat_defaults,
+    .costs = WEFT_COSTS_PAT,
+    .protocols = ONLY (WEFT_PROTOCOL_SIMPLE),
+    .in_auto = TRUE,
+    .nccl = TRUE,
+    .auto_one_per_server = TRUE,
+  },
 };
 
 const WeftAlgorithmInfo *
@@ -212,6 +228,10 @@ weft_algorithm_help (void)
       if (left_out->len > 0)
         g_string_append_printf (text, " (all but %s, which NCCL lacks)",
                                 left_out->str);
+      for (int i = 0; i < WEFT_ALG_COUNT; i++)
+        if (algorithms[i].auto_one_per_server)
+          g_string_append_printf (text, ", %s only with one GPU a server, "
+                                  "as NCCL,", algorithms[i].name);
       g_string_append (text, " and keeps the fastest (default: auto)");
       g_string_free (left_out, TRUE);
       g_once_init_leave (&help, g_string_free (text, FALSE));

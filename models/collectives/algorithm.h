@@ -54,6 +54,8 @@ typedef struct {
                                    as NCCL does (nccl_model.h) */
   gboolean hierarchical;        /* two levels: needs the ranks server by
                                    server, params->local in each */
+  gboolean auto_one_per_server; /* auto considers it only with one GPU a
+                                   server, as NCCL does PAT */
 } WeftAlgorithmInfo;
 
 /* @alg's row.  @alg must be below WEFT_ALG_COUNT. */

@@ -101,6 +101,13 @@ void weft_rhd_group (WeftSchedule *s, const uint32_t *members, uint32_t n,
                      uint64_t base, uint64_t size, uint32_t tag,
                      uint32_t *after);
 
+/* pat.c */
+void weft_pat_all_gather (WeftSchedule *s, uint64_t size,
+                          const WeftCollectiveParams *p);
+void weft_pat_reduce_scatter (WeftSchedule *s, uint64_t size,
+                              const WeftCollectiveParams *p);
+void weft_pat_defaults (WeftOp op, WeftCollectiveParams *p);
+
 /* nvls.c */
 void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);

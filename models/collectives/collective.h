@@ -32,6 +32,7 @@ typedef enum {
   WEFT_ALG_HIER_RHD,            /* ... halving-doubling across */
   WEFT_ALG_HIER_TREE,           /* ... double binary tree across */
   WEFT_ALG_NVLS_TREE,           /* NVLS inside servers, tree across */
+  WEFT_ALG_PAT,                 /* parallel aggregated trees (NCCL's PAT) */
   WEFT_ALG_COUNT,
 } WeftAlgorithm;
 

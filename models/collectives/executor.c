@@ -909,6 +909,7 @@ exec_new (WeftNetwork *net, const WeftExecImage *image, WeftExecImage *own,
     image = x->own = own;
   g_assert (image->index == NULL);
   x->image = image;
+  x->protocol.base += protocol->per_rank * image->n_gpus;
   x->total = image->total;
   x->n_ranks = image->n_ranks;
   x->ranks = g_new0 (XRank, MAX (x->n_ranks, 1));

@@ -12,6 +12,7 @@ G_BEGIN_DECLS
 typedef struct {
   const char *name;
   WeftTime base;                /* ps, once per collective */
+  WeftTime per_rank;            /* ps per GPU of the collective, once */
   WeftTime hop_nvlink;          /* ps per send over NVLink only */
   WeftTime hop_pcie;            /* ps per send that crosses PCIe */
   WeftTime hop_network;         /* ps per send that crosses the network */

@@ -51,6 +51,9 @@ static const double nvls_efficiency[ARCHS] = { 0.0, 0.0, 0.85, 0.74 };
 #define TREE_LL128_ONE_NODE (7.0 / 9.0)
 #define TREE_LL128_NODES (120.0 / 128.0)
 #define TREE_RATIO 0.5                  /* tree busBw to algBw */
+#define PAT_SHARE 0.75                  /* PAT busBw * .75 */
+/* ncclPatEnable(): PAT needs CUDA's atomics of sm60 and later. */
+#define PAT_MIN_CC 60
 /* getNetOverhead(): 1 us per network post (x86 Intel, and anything but
  * AMD, 2 us), three times for Simple; a ring across servers pays at least
  * that per step. */
@@ -109,9 +112,10 @@ static const double speeds_inter[3][19] = {
 #define FALLBACK_BW 0.1
 
 /* The order NCCL goes through its algorithms, which decides between equal
- * estimates (NCCL_ALGO_TREE is 0, RING 1, NVLS 4, NVLS_TREE 5). */
+ * estimates (NCCL_ALGO_TREE is 0, RING 1, NVLS 4, NVLS_TREE 5, PAT 6). */
 static const WeftCostSet nccl_order[WEFT_COSTS_COUNT] = {
   WEFT_COSTS_TREE, WEFT_COSTS_RING, WEFT_COSTS_NVLS, WEFT_COSTS_NVLS_TREE,
+  WEFT_COSTS_PAT,
 };
 
 /* How many channels of @speed fit: each takes @speed of every GPU's
@@ -364,6 +368,8 @@ weft_nccl_system_from_topology (WeftNcclSystem *sys, const WeftTopology *topo,
                                                   WEFT_NCCL_PATTERN_RING);
   sys->graph[WEFT_COSTS_TREE] = weft_nccl_search (&server,
                                                   WEFT_NCCL_PATTERN_TREE);
+  /* PAT runs on the tree's graph (init.cc's graphs[]). */
+  sys->graph[WEFT_COSTS_PAT] = sys->graph[WEFT_COSTS_TREE];
   if (sys->nvls)
     sys->graph[WEFT_COSTS_NVLS] = sys->graph[WEFT_COSTS_NVLS_TREE]
         = weft_nccl_search (&server, WEFT_NCCL_PATTERN_NVLS);
@@ -387,7 +393,7 @@ considered (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
 {
   gboolean nvls = set == WEFT_COSTS_NVLS || set == WEFT_COSTS_NVLS_TREE;
 
-  if (nvls && p != WEFT_PROTOCOL_SIMPLE)
+  if ((nvls || set == WEFT_COSTS_PAT) && p != WEFT_PROTOCOL_SIMPLE)
     return FALSE;
   switch (set)
     {
@@ -407,6 +413,13 @@ considered (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
       break;
     case WEFT_COSTS_NVLS_TREE:
       if (op != WEFT_OP_ALL_REDUCE || !sys->nvls || sys->n_nodes == 1)
+        return FALSE;
+      break;
+    case WEFT_COSTS_PAT:
+      /* ncclPatEnable(): one GPU a node. */
+      if ((op != WEFT_OP_ALL_GATHER && op != WEFT_OP_REDUCE_SCATTER)
+          || sys->n_nodes != sys->n_ranks
+          || sys->compute_capability < PAT_MIN_CC)
         return FALSE;
       break;
     default:
@@ -447,6 +460,8 @@ bus_bandwidth (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
     }
   double bus = g->channels * bw;
   double share = weft_protocol_costs (set, p)->efficiency;
+  if (set == WEFT_COSTS_PAT)
+    return bus * PAT_SHARE;
   if (set == WEFT_COSTS_RING && p == WEFT_PROTOCOL_LL)
     bus = MIN (ll_max, bus * share);
   if (set == WEFT_COSTS_RING && p == WEFT_PROTOCOL_LL128)
@@ -502,6 +517,9 @@ latency (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
       return intra + (sys->n_nodes > 1 ? inter : 0);
     case WEFT_COSTS_NVLS_TREE:
       return base + intra + 2 * log_nodes * inter;
+    case WEFT_COSTS_PAT:
+      return base + log_nodes * (inter / WEFT_PAT_LOG_DIVISOR)
+             + sys->n_ranks * WEFT_PAT_PER_RANK;
     default:
       g_assert_not_reached ();
     }
@@ -525,9 +543,10 @@ weft_nccl_model_tune (WeftNcclModel *m, const WeftNcclSystem *sys, WeftOp op)
           continue;
         double bus = bus_bandwidth (sys, op, set, p);
         /* Bus bandwidth to algorithm bandwidth: a tree moves the buffer
-         * up and down. */
-        double ratio = set == WEFT_COSTS_TREE ? TREE_RATIO
-                                              : (double) n / nsteps;
+         * up and down; NCCL leaves PAT's as it is. */
+        double ratio = set == WEFT_COSTS_TREE  ? TREE_RATIO
+                       : set == WEFT_COSTS_PAT ? 1.0
+                                               : (double) n / nsteps;
         m->bandwidth[set][p] = bus * ratio;
         m->latency[set][p] = latency (sys, op, set, p, nsteps);
       }

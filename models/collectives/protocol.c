@@ -22,9 +22,10 @@ static const double base_lat[WEFT_COSTS_COUNT][WEFT_PROTOCOL_RAW] = {
   [WEFT_COSTS_TREE] = { 6.8, 14.0, 8.4 },
   [WEFT_COSTS_NVLS] = { 0, 0, 0 },
   [WEFT_COSTS_NVLS_TREE] = { 0, 0, 0 },
+  [WEFT_COSTS_PAT] = { 8.0, 8.0, 8.0 },
 };
 
-/* [hardware][set][protocol]; NVLS and NVLS_TREE run Simple only. */
+/* [hardware][set][protocol]; NVLS, NVLS_TREE and PAT run Simple only. */
 static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
                           [WEFT_PROTOCOL_RAW] = {
   [WEFT_NCCL_HW_NVLINK] = {
@@ -32,16 +33,19 @@ static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
     [WEFT_COSTS_TREE] = { 0.6, 1.25, 4.0 },
     [WEFT_COSTS_NVLS] = { 0, 0, 25.0 },
     [WEFT_COSTS_NVLS_TREE] = { 0, 0, 25.0 },
+    [WEFT_COSTS_PAT] = { 0, 0, 4.0 },
   },
   [WEFT_NCCL_HW_PCI] = {
     [WEFT_COSTS_RING] = { 1.0, 2.5, 5.7 },
     [WEFT_COSTS_TREE] = { 1.0, 1.9, 4.0 },
+    [WEFT_COSTS_PAT] = { 0, 0, 4.0 },
   },
   [WEFT_NCCL_HW_NET] = {
     [WEFT_COSTS_RING] = { 2.7, 4.0, 14.0 },
     [WEFT_COSTS_TREE] = { 5.0, 8.5, 14.0 },
     [WEFT_COSTS_NVLS] = { 0, 0, 18.0 },
     [WEFT_COSTS_NVLS_TREE] = { 0, 0, 20.9 },
+    [WEFT_COSTS_PAT] = { 0, 0, 14.0 },
   },
 };
 
@@ -55,7 +59,7 @@ static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
 
 /* The links alone: no latency but the fabric's, every byte at each link's
  * own rate (WeftNetworkConfig.nccl 0), whatever the algorithm. */
-static const WeftProtocol raw = { "raw", 0, 0, 0, 0, 1.0, FALSE, TRUE };
+static const WeftProtocol raw = { "raw", 0, 0, 0, 0, 0, 1.0, FALSE, TRUE };
 
 static const char *const names[WEFT_PROTOCOL_RAW] = { "LL", "LL128",
                                                       "Simple" };
@@ -82,13 +86,25 @@ fill_table (void)
     for (int p = 0; p < WEFT_PROTOCOL_RAW; p++)
       {
         gboolean nvls = set == WEFT_COSTS_NVLS || set == WEFT_COSTS_NVLS_TREE;
-        if (nvls && p != WEFT_PROTOCOL_SIMPLE)
+        if ((nvls || set == WEFT_COSTS_PAT) && p != WEFT_PROTOCOL_SIMPLE)
           continue;
+        if (set == WEFT_COSTS_PAT)
+          {
+            /* Each send is one step of a tree's dimensions. */
+            table[set][p] = (WeftProtocol) {
+              names[p], US (base_lat[set][p]), US (WEFT_PAT_PER_RANK),
+              US (hw_lat[WEFT_NCCL_HW_NVLINK][set][p] / WEFT_PAT_LOG_DIVISOR),
+              US (hw_lat[WEFT_NCCL_HW_PCI][set][p] / WEFT_PAT_LOG_DIVISOR),
+              US (hw_lat[WEFT_NCCL_HW_NET][set][p] / WEFT_PAT_LOG_DIVISOR),
+              1.0, FALSE, FALSE,
+            };
+            continue;
+          }
         double split = set == WEFT_COSTS_NVLS ? 2 : set == WEFT_COSTS_NVLS_TREE
                                                     ? 4 : 1;
         double nvlink = hw_lat[WEFT_NCCL_HW_NVLINK][set][p] / split;
         table[set][p] = (WeftProtocol) {
-          names[p], US (base_lat[set][p]), US (nvlink),
+          names[p], US (base_lat[set][p]), 0, US (nvlink),
           US (nvls ? nvlink : hw_lat[WEFT_NCCL_HW_PCI][set][p]),
           US (hw_lat[WEFT_NCCL_HW_NET][set][p]
               / (set == WEFT_COSTS_NVLS ? 2 : 1)),

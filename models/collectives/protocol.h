@@ -23,8 +23,15 @@ typedef enum {
   WEFT_COSTS_TREE,
   WEFT_COSTS_NVLS,              /* Simple only */
   WEFT_COSTS_NVLS_TREE,         /* Simple only */
+  WEFT_COSTS_PAT,               /* Simple only */
   WEFT_COSTS_COUNT,
 } WeftCostSet;
+
+/* NCCL's PAT latency (tuning.cc): baseLat, plus interLat / 3.5 for each
+ * of log2 (nodes) steps ("log latency"), plus 2.8 us a rank ("still a
+ * linear part"). */
+#define WEFT_PAT_LOG_DIVISOR 3.5
+#define WEFT_PAT_PER_RANK 2.8
 
 /* What a send crosses, as NCCL's latencies tell it apart. */
 typedef enum {

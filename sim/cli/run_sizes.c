@@ -360,13 +360,30 @@ check_schedule_file (const WeftRunArgs *args, WeftSizesPlan *plan)
   return WEFT_EXIT_OK;
 }
 
-/* Whether the options ask for algorithm @a with protocol @pr: auto asks
- * for every algorithm NCCL would choose among that can run the op. */
+/* Whether no two of @plan's GPUs share a server (as NCCL counts nodes). */
 static gboolean
-asked_for (const WeftRunArgs *args, int a, int pr)
+one_per_server (const WeftRunArgs *args, const WeftSizesPlan *plan)
+{
+  g_autofree uint32_t *server = weft_fit_servers (
+      args->scenario->topo, (const uint32_t *) plan->gpus->data, plan->n);
+  g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
+
+  for (uint32_t r = 0; r < plan->n; r++)
+    if (!g_hash_table_add (seen, GUINT_TO_POINTER (server[r])))
+      return FALSE;
+  return TRUE;
+}
+
+/* Whether the options ask for algorithm @a with protocol @pr: auto asks
+ * for every algorithm NCCL would choose among that can run the op, where
+ * NCCL would consider it. */
+static gboolean
+asked_for (const WeftRunArgs *args, const WeftSizesPlan *plan, int a, int pr)
 {
   if (args->auto_alg ? !weft_algorithm_supports (a, args->op)
                            || !weft_algorithm_in_auto (a)
+                           || (weft_algorithm_get (a)->auto_one_per_server
+                               && !one_per_server (args, plan))
                      : a != (int) args->alg)
     return FALSE;
   return args->auto_proto ? weft_protocol_in_auto (pr)
@@ -389,7 +406,7 @@ find_candidates (const WeftRunArgs *args, WeftSizesPlan *plan)
   for (int a = 0; a < WEFT_ALG_COUNT && args->file == NULL; a++)
     for (int pr = 0; pr < WEFT_PROTOCOL_COUNT; pr++)
       {
-        if (!asked_for (args, a, pr))
+        if (!asked_for (args, plan, a, pr))
           continue;
         g_clear_error (&why);
         plan->fits[a][pr] = weft_collective_fits (args->scenario->topo,
