@@ -574,7 +574,7 @@ fabric_run (const WeftTopology *topo, const FabricRun *run, WeftTime bins,
 {
   g_autoptr (GArray) gpus = fabric_gpus (topo);
   WeftCollectiveParams params = { run->channels, run->chunks, 0, NULL, 1,
-                                  NULL, NULL, 0, FALSE };
+                                  NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { run->fidelity, 1, bins, NULL, FALSE, 0, 0, NULL,
                              1, NULL };
 

@@ -616,7 +616,7 @@ pair (const WeftScenario *s, const FabricCase *c, WeftRng *rng, GString *why)
   guint a = (guint) weft_rng_below (rng, gpus->len);
   guint b = (a + 1 + (guint) weft_rng_below (rng, gpus->len - 1)) % gpus->len;
   uint64_t size = fabric_draw_size (rng, 20, 23);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftTime t[3];
 
   ends[0] = g_array_index (gpus, uint32_t, a);

@@ -365,7 +365,7 @@ static double
 busbw (const WeftScenario *s, const GArray *gpus, WeftAlgorithm alg,
        WeftProtocolKind protocol, uint64_t size, WeftFidelity fidelity)
 {
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { fidelity, 1, 0, NULL, FALSE, 0, 0, NULL, 1,
                              NULL };
   WeftCollectiveResult r;
@@ -472,7 +472,7 @@ START_TEST (test_same_times_plain_or_not)
       g_autofree char *name = g_strdup_printf ("dgx/gpu%d", g);
       gpus[g] = node (s->topo, name);
     }
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   WeftTime time[3];
 
   for (int i = 0; i < 3; i++)
@@ -547,7 +547,7 @@ START_TEST (test_send_recv_agrees)
   ck_assert (s != NULL);
   uint32_t gpus[] = { node (s->topo, "node0/gpu0"),
                       node (s->topo, "node1/gpu0") };
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   WeftTime time[G_N_ELEMENTS (every)];
 
   for (guint f = 0; f < G_N_ELEMENTS (every); f++)

@@ -383,6 +383,44 @@ START_TEST (test_pat_where_nccl_has_it)
 }
 END_TEST
 
+START_TEST (test_collnet_where_the_network_reduces)
+{
+  /* CollNet is a candidate where the switches between servers reduce
+   * (SHARP), and there NCCL picks it for a small all_reduce (one trip
+   * into the network and back); elsewhere asking for it says why not. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-collnet-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "c.db", NULL);
+  const char *tree = WEFT_SOURCE_DIR "/scenarios/h100-256-fat-tree.yaml";
+
+  Result r = weft ("run", tree, "--set",
+                   "devices.quantum2.reduce_bandwidth=3200GB/s", "-b", "1K",
+                   "-e", "1K", "-v", "--db", db, NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  const char *row = strstr (r.out, "\n        1024");
+  ck_assert_msg (row && strstr (row, "collnet") != NULL
+                 && strstr (row, "collnet") < strstr (row, "#"), "%s", r.out);
+  ck_assert_ptr_nonnull (strstr (r.out, "collnet/Simple NCCL "));
+  result_clear (&r);
+  r = weft ("run", tree, "-b", "1K", "-e", "1K", "-v", "--db", db, NULL);
+  ck_assert_msg (r.status == 0 && strstr (r.out, "collnet") == NULL, "%s",
+                 r.out);
+  result_clear (&r);
+  r = weft ("run", tree, "-a", "collnet", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "collnet needs switches that reduce (SHARP: "
+                         "reduce_bandwidth above 0) between the servers: "
+                         "ib/leaf0 has none"), "%s", r.err);
+  result_clear (&r);
+  r = weft ("run", "-a", "collnet", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "collnet needs GPUs in two servers or more"),
+                 "%s", r.err);
+  result_clear (&r);
+  g_unlink (db);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_run_options)
 {
   Result r = weft ("run", "--op", "all_gather", "-b", "1M", "-e", "4M",
@@ -1105,6 +1143,7 @@ cli_suite (void)
   tcase_add_test (tc, test_select_fastest_never_slower);
   tcase_add_test (tc, test_select_simulates_one);
   tcase_add_test (tc, test_pat_where_nccl_has_it);
+  tcase_add_test (tc, test_collnet_where_the_network_reduces);
   tcase_add_test (tc, test_run_options);
   tcase_add_test (tc, test_run_channels_auto);
   tcase_add_test (tc, test_run_bad_requests);

@@ -53,7 +53,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * from every GPU and hides the reductions behind the transfers: busbw =
    * 2(n-1)/n S / T approaches the GPU's NVLink bandwidth (NCCL measures
    * about 370 GB/s on a DGX H100, hardware.md section 3). */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
                                   WEFT_PROTOCOL_SIMPLE, size, &piped,
@@ -67,7 +67,7 @@ START_TEST (test_ring_all_reduce_closed_form)
    * piece p = S/8 and 7 reductions, each send paying Simple's NVLink hop
    * (3.4 us) and the path (two 100 ns links and a 100 ns switch), plus
    * Simple's base latency (8.4 us). */
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   double p = size / 8.0;
   double closed = 8.4e6 + 14 * (3.4e6 + 300e3) + 14 * p * 1e12 / link
                   + 7 * p * 1e12 / reduce;
@@ -106,7 +106,7 @@ START_TEST (test_tree_chain_in_a_server)
   const uint64_t size = 64 << 20;
   const double link = 18 * 20.6e9, reduce = 1117e9;
   WeftCollectiveResult r;
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
@@ -146,7 +146,7 @@ START_TEST (test_tree_chain_in_a_server)
    * pipeline: every middle GPU's 2S leave at no more than its NVLink
    * rate, and little slower, the chain's 14 hops costing about a chunk
    * each. */
-  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams piped = { 1, 64, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE,
                                   WEFT_PROTOCOL_SIMPLE, 1 << 30, &piped,
@@ -208,7 +208,7 @@ START_TEST (test_channels_across_servers)
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   const uint64_t size = 16 << 20;
-  WeftCollectiveParams piped = { 0, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams piped = { 0, 4, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER };
   const WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
   const uint64_t across[] = { 6 * (uint64_t) size, 31 * 4 * (size / 32) };
@@ -239,7 +239,7 @@ START_TEST (test_channels_across_servers)
   /* One channel is one ring in rank order: GPU 7 of every server sends to
    * GPU 0 of the next, and the ring's traffic between servers takes one
    * or two NICs a server (whichever the routes to GPU 0 pass), not all. */
-  WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams one = { 1, 4, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftCollectiveResult r;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_GATHER, WEFT_ALG_RING,
@@ -310,7 +310,7 @@ START_TEST (test_rings_along_the_links)
     }
 
   /* Each ring carries its share at its width, so all finish together. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftCollectiveResult r;
   const uint64_t size = 1 << 30;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -453,7 +453,7 @@ static double
 hier_time (const WeftScenario *s, const GArray *gpus, uint32_t servers,
            WeftAlgorithm alg, uint64_t size)
 {
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -476,7 +476,7 @@ START_TEST (test_nvls_tree)
    * m servers), the tree across servers (2 (m - 1) S), the slices up again
    * (m S) and multicast to the other GPUs (m (8 - 1) S): (2n + 3m - 2) S. */
   const double halves[] = { 1, 1 };
-  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 2, 3, 2, halves, 4, NULL, NULL, 0, FALSE, NULL };
   for (uint32_t n = 8; n <= 28; n += 4)
     {
       g_autoptr (WeftSchedule) sched = weft_collective_schedule (
@@ -494,7 +494,7 @@ START_TEST (test_nvls_tree)
    * test_hierarchical_across_servers finds) and the few bytes' time. */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
@@ -510,7 +510,7 @@ START_TEST (test_nvls_tree)
    * servers as hierarchical-tree carries it, only the server's part
    * differs (the switches add up instead of a ring), so the two take the
    * same time within a few percent. */
-  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams piped = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftCollectiveResult t;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 32,
                                   WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE,
@@ -577,7 +577,7 @@ fat_tree_run (const WeftScenario *s, const GArray *gpus, uint32_t n,
               WeftAlgorithm alg, uint32_t chunks, uint64_t size,
               gboolean plain, WeftTime bins, uint32_t threads)
 {
-  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, chunks, 0, NULL, 8, NULL, NULL, 0, FALSE, NULL };
   WeftCollectiveResult r;
   g_autoptr (GError) error = NULL;
 
@@ -642,7 +642,7 @@ START_TEST (test_give_up_past_a_time)
    * a run told nothing does, to the picosecond. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult free_run, r;
 
@@ -735,7 +735,7 @@ START_TEST (test_plans_shared)
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   uint32_t n = gpus->len;
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   int order[WEFT_PAIRS], n_order = 0;
@@ -804,7 +804,7 @@ START_TEST (test_routing_handed_on)
   g_autoptr (WeftScenario) warm = load ("gb200-nvl72.yaml");
   g_autoptr (WeftScenario) cold = load ("gb200-nvl72.yaml");
   g_autoptr (GArray) gpus = all_gpus (warm->topo);
-  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 2, 4, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, WEFT_US, NULL, FALSE, 0,
                              0, NULL, 1, NULL };
   WeftAlgorithm algs[] = { WEFT_ALG_TREE, WEFT_ALG_RING };
@@ -892,7 +892,7 @@ planes_run (WeftScenario *s, GArray *gpus, uint32_t n, WeftAlgorithm alg,
 {
   /* Two channels of two pieces: pieces in flight beside each other, on
    * the same links, at a cost valgrind can take. */
-  WeftCollectiveParams params = { 2, 2, 0, NULL, 1, NULL, NULL, 0, split };
+  WeftCollectiveParams params = { 2, 2, 0, NULL, 1, NULL, NULL, 0, split, NULL };
   WeftRunOptions options = { fidelity, 1, 1000000000, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   WeftCollectiveResult r;
@@ -1026,7 +1026,7 @@ START_TEST (test_lower_bounds_prune)
     uint32_t n;
   } cases[] = { { "dgx-h100.yaml", 8 }, { "h100-256-rail.yaml", 32 } };
   const uint64_t sizes[] = { 64 << 10, 4 << 20, 256 << 20 };
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   int pruned = 0;
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
@@ -1098,7 +1098,7 @@ START_TEST (test_fidelities_agree_uncontended)
    * puts one transfer on a link at a time: the three fidelities agree. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftTime t[3];
 
   for (int f = 0; f < 3; f++)
@@ -1130,7 +1130,7 @@ START_TEST (test_schedule_file_ring_matches_builtin)
   ck_assert_int_eq (weft_schedule_file_op (file), WEFT_OP_ALL_REDUCE);
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   const uint64_t sizes[] = { 8, 1000003, 64 << 20 };
 
   for (int f = 0; f < 3; f++)
@@ -1189,7 +1189,7 @@ START_TEST (test_programs_match_builtins)
     { "h100-256-rail.yaml", "two-level-allreduce.yaml", WEFT_ALG_HIER,
       { 32 }, 256 << 20, slow },
   };
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions o = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1,
                        NULL };
 
@@ -1429,7 +1429,7 @@ START_TEST (test_fat_tree_hierarchical_closed_form)
                   + 7 * (2 * hop_in + p * 1e12 / reduce)
                   + 31 * (2 * hop_out + q * 1e12 / reduce);
 
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   WeftCollectiveResult r = hier_run (s, &serial, 1);
   weft_link_stats_free (r.stats);
   ck_assert_msg (fabs ((double) r.time - closed) <= 0.02 * closed,
@@ -1448,7 +1448,7 @@ START_TEST (test_spines_even_by_destination)
    * flow, the steps' flows meet on some spine links and miss others. */
   const char *dmodk[] = { "fabrics.0.routing=dmodk", NULL };
   const char *ecmp[] = { "fabrics.0.routing=ecmp", NULL };
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   double least, most, mean;
 
   g_autoptr (WeftScenario) d = load_with ("h100-1024-fat-tree.yaml", dmodk);
@@ -1479,7 +1479,7 @@ START_TEST (test_ecmp_seeded)
   /* Hashing by flow is the same for the same seed and differs with it;
    * the destination's choice does not depend on it. */
   const char *ecmp[] = { "fabrics.0.routing=ecmp", NULL };
-  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams serial = { 1, 1, 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   g_autoptr (WeftScenario) s = load_with ("h100-256-fat-tree.yaml", ecmp);
   WeftCollectiveResult a = hier_run (s, &serial, 1);
   WeftCollectiveResult b = hier_run (s, &serial, 1);

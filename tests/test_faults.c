@@ -123,7 +123,7 @@ START_TEST (test_slow_link_is_alpha_beta)
       "link: nv}]\n"
       "faults: [{a: g0, b: sw, speed: 25%}]\n");
   g_autoptr (WeftScenario) s = load_ok (path, NULL);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   const uint64_t sizes[] = { 8 << 20, 1000003 };
 
   for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
@@ -149,7 +149,7 @@ START_TEST (test_nvswitch_chip_down)
                             { "dgx/nvswitch1", NULL } };
   const double lanes[] = { 13, 14 };
   g_autoptr (WeftScenario) whole = load_ok ("dgx-h100.yaml", NULL);
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   const WeftFidelity checked[] = { WEFT_FIDELITY_FLOW,
                                    WEFT_FIDELITY_ANALYTICAL };
 
@@ -356,7 +356,7 @@ START_TEST (test_slow_reduction)
       "link: nv}]\n"
       "faults: [{node: g0, compute: 25%}]\n");
   g_autoptr (WeftScenario) s = load_ok (path, NULL);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
 
   for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
     {
@@ -376,7 +376,7 @@ replay (const WeftScenario *s, const char *trace, WeftTraceResult *r)
 {
   static const WeftTraceOptions options = {
     { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL },
-    { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE },
+    { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL },
     WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, 1,
   };
   g_autoptr (GError) error = NULL;

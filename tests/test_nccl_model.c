@@ -18,7 +18,7 @@
 static WeftNcclSystem
 one_server (void)
 {
-  WeftNcclSystem sys = { 8, 1, 90, TRUE, FALSE, 141.0, { { 0, 0, 0 } } };
+  WeftNcclSystem sys = { 8, 1, 90, TRUE, FALSE, 141.0, { { 0, 0, 0 } }, TRUE };
 
   sys.graph[WEFT_COSTS_RING] = (WeftNcclGraph) { 12, 30, 30 };
   sys.graph[WEFT_COSTS_TREE] = (WeftNcclGraph) { 14, 30, 30 };
@@ -101,7 +101,8 @@ START_TEST (test_pat_closed_form)
    * x hwLat[NET][TREE][Simple] / 3.5 + 2.8 a rank; bus bandwidth 0.75 of
    * the tree graph's nChannels x bwInter, which NCCL does not convert to
    * algorithm bandwidth. */
-  WeftNcclSystem sys = { 64, 64, 90, FALSE, FALSE, 35.0, { { 0, 0, 0 } } };
+  WeftNcclSystem sys = { 64, 64, 90, FALSE, FALSE, 35.0, { { 0, 0, 0 } },
+                         FALSE };
   WeftNcclModel m;
 
   sys.graph[WEFT_COSTS_RING] = (WeftNcclGraph) { 2, 24, 24 };
@@ -128,6 +129,43 @@ START_TEST (test_pat_closed_form)
   weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_GATHER);
   ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_PAT, WEFT_PROTOCOL_SIMPLE,
                                    1024) < 0);
+}
+END_TEST
+
+START_TEST (test_collnet_closed_form)
+{
+  /* tuning.cc for CollNet Direct on 4 nodes of 8 Hopper GPUs on NVSwitch:
+   * all_reduce only, Simple only; bus bandwidth nChannels x bwIntra over
+   * the GPU/NIC factor (8 GPUs / 4 channels = 2, less half its excess:
+   * 1.5), times 0.85 from Hopper on, halved to algorithm bandwidth;
+   * latency 2 (intraLat + 0.4 us a local rank but one) + interLat, 3.7
+   * and 31 us. */
+  WeftNcclSystem sys = { 32, 4, 90, TRUE, FALSE, 35.0, { { 0, 0, 0 } },
+                         TRUE };
+  WeftNcclModel m;
+
+  sys.graph[WEFT_COSTS_RING] = (WeftNcclGraph) { 8, 45, 45 };
+  sys.graph[WEFT_COSTS_COLLNET] = (WeftNcclGraph) { 4, 45, 40 };
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_REDUCE);
+  ck_assert (CLOSE (m.latency[WEFT_COSTS_COLLNET][WEFT_PROTOCOL_SIMPLE],
+                    2 * (3.7 + 7 * 0.4) + 31));
+  ck_assert (CLOSE (m.bandwidth[WEFT_COSTS_COLLNET][WEFT_PROTOCOL_SIMPLE],
+                    4 * 45 / 1.5 * 0.85 * 0.5));
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_COLLNET, WEFT_PROTOCOL_LL,
+                                   1024) < 0);
+  /* Nor for all_gather, on one node, or without NVSwitch. */
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_GATHER);
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_COLLNET,
+                                   WEFT_PROTOCOL_SIMPLE, 1024) < 0);
+  sys.nvswitch = FALSE;
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_REDUCE);
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_COLLNET,
+                                   WEFT_PROTOCOL_SIMPLE, 1024) < 0);
+  sys.nvswitch = TRUE;
+  sys.n_nodes = 1;
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_REDUCE);
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_COLLNET,
+                                   WEFT_PROTOCOL_SIMPLE, 1024) < 0);
 }
 END_TEST
 
@@ -248,6 +286,7 @@ nccl_model_suite (void)
   tcase_add_test (tc, test_ring_closed_form);
   tcase_add_test (tc, test_tree_and_others);
   tcase_add_test (tc, test_pat_closed_form);
+  tcase_add_test (tc, test_collnet_closed_form);
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("search");

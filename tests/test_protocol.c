@@ -36,7 +36,7 @@ h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
                  WeftProtocolKind proto, uint32_t chunks, uint64_t size)
 {
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, chunks, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, chunks, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   WeftCollectiveResult r;
@@ -69,7 +69,7 @@ START_TEST (test_raw_is_alpha_beta)
   g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
   ck_assert_msg (s != NULL, "%s", error ? error->message : "");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
                                       WEFT_FIDELITY_ANALYTICAL,
                                       WEFT_FIDELITY_PACKET };
@@ -124,7 +124,7 @@ START_TEST (test_ll_held_across_servers)
    * there (its Simple ring reaches 345 of 370.8 GB/s over 2 servers). */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   const uint32_t ranks[] = { 16, 32 };
@@ -174,7 +174,7 @@ narrow_network_ll (int lanes, const char *network)
   g_rmdir (dir);
   ck_assert_msg (s != NULL, "%s", error ? error->message : "");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   WeftCollectiveResult r;
@@ -253,7 +253,7 @@ START_TEST (test_small_message_latency)
    * worked example), plus what the network adds for 8 bytes. */
   g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftCollectiveResult r;
 
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
@@ -312,7 +312,7 @@ START_TEST (test_pat_is_alpha_beta)
         g_autoptr (WeftScenario) s = star (n);
         g_autoptr (GArray) gpus = all_gpus (s->topo);
         WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0,
-                                        FALSE };
+                                        FALSE, NULL };
         WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0,
                                    0, NULL, 1, NULL };
         WeftCollectiveResult r;
@@ -335,13 +335,68 @@ START_TEST (test_pat_is_alpha_beta)
 }
 END_TEST
 
+START_TEST (test_collnet_is_alpha_beta)
+{
+  /* CollNet with the raw protocol and one chunk, hosts of one GPU on one
+   * switch that reduces: each GPU's buffer goes up to the switch (a PCIe
+   * link of 100 ns and an InfiniBand link of 500 ns, at the slower's 25
+   * GB/s), the switch adds the buffers up at its 400 GB/s and sends the
+   * sum back down the same way. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-sharp-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "sharp.yaml", NULL);
+  ck_assert (g_file_set_contents (path,
+      "weft: 1\nlink_types:\n"
+      "  pc: {port: pcie, bandwidth: 100GB/s, latency: 100ns}\n"
+      "  wire: {port: ib, bandwidth: 25GB/s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {pcie: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  nic: {kind: nic, ports: {pcie: 1, ib: 1}}\n"
+      "  x: {kind: switch, ports: {ib: 8}, reduce_bandwidth: 400GB/s}\n"
+      "templates:\n"
+      "  host:\n"
+      "    nodes: [{name: gpu0, device: g}, {name: nic0, device: nic}]\n"
+      "    links: [{a: gpu0, b: nic0, type: pc}]\n"
+      "nodes: [{name: 'host[0-7]', template: host}]\n"
+      "fabrics: [{kind: star, name: xb, nodes: 'host[0-7]/nic0', "
+      "switch: x, link: wire}]\n", -1, NULL));
+  g_autoptr (GError) error = NULL;
+  g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_remove (path);
+  g_rmdir (dir);
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE,
+                                  NULL };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1, NULL };
+  const uint64_t sizes[] = { 8 << 20, 1000003 };
+  for (guint k = 0; k < G_N_ELEMENTS (sizes); k++)
+    {
+      WeftCollectiveResult r;
+      g_clear_error (&error);
+      ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                          WEFT_OP_ALL_REDUCE,
+                                          WEFT_ALG_COLLNET, WEFT_PROTOCOL_RAW,
+                                          sizes[k], &params, &options, &r,
+                                          &error),
+                     "%s", error ? error->message : "");
+      g_free (r.spans);
+      double size = sizes[k];
+      double closed = 2 * (600e-9 + size / 25e9) + size / 400e9;
+      double t = r.time * 1e-12;
+      ck_assert_msg (fabs (t / closed - 1) < 1e-3, "%.0f B: %.4f us against "
+                     "%.4f us", size, t * 1e6, closed * 1e6);
+    }
+}
+END_TEST
+
 START_TEST (test_pat_beats_ring_small)
 {
   /* NCCL's reason for PAT: at 32 ranks a small all_gather takes log2 n
    * steps, not the ring's n - 1, with NCCL's own costs (Simple). */
   g_autoptr (WeftScenario) s = star (32);
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 1, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   WeftTime t[2];
@@ -378,6 +433,7 @@ protocol_suite (void)
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_pat_is_alpha_beta);
   tcase_add_test (tc, test_pat_beats_ring_small);
+  tcase_add_test (tc, test_collnet_is_alpha_beta);
   suite_add_tcase (s, tc);
   return s;
 }

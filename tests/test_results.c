@@ -38,7 +38,7 @@ START_TEST (test_bins_add_up_to_link_bytes)
   int64_t run = weft_db_begin_run (db, &info, &error);
   ck_assert (run > 0);
   ck_assert (weft_db_write_topology (db, run, s->topo, &error));
-  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 7 * WEFT_US, NULL, FALSE, 0, 0, NULL, 1, NULL };
   WeftCollectiveResult r;
   ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,

@@ -57,17 +57,17 @@ START_TEST (test_algorithm_table)
   ck_assert_str_eq (weft_algorithm_list (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree, pat");
+                    "nvls-tree, pat, collnet");
   ck_assert_str_eq (weft_algorithm_names (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree, pat, or a schedule file (YAML, or MSCCL's "
-                    "XML)");
+                    "nvls-tree, pat, collnet, or a schedule file (YAML, or "
+                    "MSCCL's XML)");
   ck_assert_str_eq (weft_algorithm_help (),
                     "auto, ring, tree, rhd, direct, pairwise, nvls, "
                     "hierarchical, hierarchical-rhd, hierarchical-tree, "
-                    "nvls-tree, pat, or a schedule file (YAML, or MSCCL's "
-                    "XML); auto runs each that fits "
+                    "nvls-tree, pat, collnet, or a schedule file (YAML, or "
+                    "MSCCL's XML); auto runs each that fits "
                     "(all but rhd, hierarchical-rhd and hierarchical-tree, "
                     "which NCCL lacks), pat only with one GPU a server, as "
                     "NCCL, and keeps the fastest (default: auto)");
@@ -96,6 +96,11 @@ expected_bytes (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size)
     /* One GPU a server: its buffer to the switches and back, then the
      * tree across servers. */
     return (4 * (uint64_t) n - 2) * size;
+  if (alg == WEFT_ALG_COLLNET)
+    /* One GPU a server, the first of the 4 switches the others' root, GPU
+     * r under switch r mod 4: each GPU's buffer up and back, and each
+     * other switch with a GPU under it its sum. */
+    return 2 * (uint64_t) (n + MIN (n, 4) - 1) * size;
   switch (op)
     {
     case WEFT_OP_ALL_REDUCE:
@@ -189,7 +194,7 @@ START_TEST (test_bytes_moved_exactly)
   const uint64_t sizes[] = { 1, 7, 1000003, 12345678 };
   const uint32_t ranks[] = { 2, 3, 5, 8, 12 };
   const double shares[] = { 5, 4, 4, 5 };
-  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 3, 5, 4, shares, 1, NULL, NULL, 0, FALSE, NULL };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -239,7 +244,7 @@ START_TEST (test_hierarchical_bytes)
    * across 1 to 7 servers: still exactly 2(n-1) size in all. */
   const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
                                  WEFT_ALG_HIER_TREE };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 4, NULL, NULL, 0, FALSE, NULL };
 
   for (guint a = 0; a < G_N_ELEMENTS (algs); a++)
     for (uint32_t n = 4; n <= 28; n += 4)
@@ -264,7 +269,7 @@ START_TEST (test_tree_servers_bytes)
    * across, one tree per local index): servers of 4, of uneven sizes, and
    * not contiguous in rank order.  Still exactly 2(n-1) size in all, every
    * send paired and no deadlock. */
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
 
   for (uint32_t n = 2; n <= 27; n += 5)
     for (int grouping = 0; grouping < 3; grouping++)
@@ -295,7 +300,7 @@ START_TEST (test_rings_bytes)
   uint32_t order[3 * 5] = { 0, 1, 2, 3, 4, 0, 4, 3, 2, 1, 2, 0, 4, 1, 3 };
   uint64_t weight[] = { 40, 40, 20 };
   WeftRings rings = { n, 3, order, weight };
-  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 0, FALSE };
+  WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 0, FALSE, NULL };
   const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
                          WEFT_OP_REDUCE_SCATTER, WEFT_OP_BROADCAST,
                          WEFT_OP_REDUCE };
@@ -350,7 +355,7 @@ START_TEST (test_image_streamed)
         for (uint32_t chunks = 1; chunks <= 3; chunks += 2)
           {
             WeftCollectiveParams params = { 2, chunks, 0, NULL, 1, NULL,
-                                            NULL, 0, FALSE };
+                                            NULL, 0, FALSE, NULL };
             uint32_t n = ranks[j];
             uint64_t even = (uint64_t) n * params.channels * chunks;
             uint64_t size = sizes[z] / even * even; /* even pieces... */
@@ -431,7 +436,7 @@ START_TEST (test_ring_schedule_threads)
 
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
     {
-      WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 1, FALSE };
+      WeftCollectiveParams params = { 2, 3, 0, NULL, 1, NULL, &rings, 1, FALSE, NULL };
       g_autoptr (WeftSchedule) one = weft_collective_schedule (
           ops[i], WEFT_ALG_RING, n, 1000000007, &params);
       params.threads = 3;
@@ -545,7 +550,7 @@ START_TEST (test_ring_reference)
                 {
                   WeftCollectiveParams params = {
                     channels[c], chunks[k], 0, NULL, 1, NULL,
-                    along ? rings : NULL, 3, FALSE,
+                    along ? rings : NULL, 3, FALSE, NULL,
                   };
                   g_autoptr (WeftSchedule) fast = weft_collective_schedule (
                       ops[o], WEFT_ALG_RING, n, sizes[z], &params);
@@ -572,7 +577,7 @@ END_TEST
 START_TEST (test_one_rank_moves_nothing)
 {
   const double shares[] = { 1 };
-  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 1, 1, shares, 1, NULL, NULL, 0, FALSE, NULL };
 
   for (int op = 0; op < WEFT_OP_COUNT; op++)
     for (int alg = 0; alg < WEFT_ALG_COUNT; alg++)
@@ -1014,7 +1019,7 @@ START_TEST (test_pat_split_computes)
   /* PAT's blocks in more messages than one a dimension: 18 ranks whose
    * blocks are over half NCCL's smallest PAT chunk (64 KiB) aggregate 8
    * a message, and the nearest dimension has 9; its chunks NCCL's. */
-  WeftCollectiveParams params = { 1, 0, 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, 0, 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   uint32_t n = 18;
   uint64_t size = (uint64_t) n * (32 << 10 | 1);
 
@@ -1063,6 +1068,7 @@ START_TEST (test_builtins_compute)
     { WEFT_OP_ALL_TO_ALL, WEFT_ALG_PAIRWISE },
     { WEFT_OP_ALL_GATHER, WEFT_ALG_PAT },
     { WEFT_OP_REDUCE_SCATTER, WEFT_ALG_PAT },
+    { WEFT_OP_ALL_REDUCE, WEFT_ALG_COLLNET },
   };
   static const double shares[] = { 5, 4, 4, 5 };
 
@@ -1079,7 +1085,8 @@ START_TEST (test_builtins_compute)
           gboolean two_level = alg == WEFT_ALG_HIER
                                || alg == WEFT_ALG_HIER_RHD
                                || alg == WEFT_ALG_HIER_TREE
-                               || alg == WEFT_ALG_NVLS_TREE;
+                               || alg == WEFT_ALG_NVLS_TREE
+                               || alg == WEFT_ALG_COLLNET;
           if ((!tree && !two_level && local > 1) || n % local != 0)
             continue;
           /* One rank sends itself nothing, out of place or not. */
@@ -1088,12 +1095,16 @@ START_TEST (test_builtins_compute)
           uint32_t server[17];
           for (uint32_t r = 0; r < n; r++)
             server[r] = r / local;
+          /* CollNet's three switches: the first the root of the others,
+           * server g's GPUs under switch g mod 3. */
           gboolean nvls = alg == WEFT_ALG_NVLS || alg == WEFT_ALG_NVLS_TREE;
-          WeftCollectiveParams params = { 2, 3, nvls ? 4 : 0,
+          WeftCollectiveParams params = { 2, 3,
+                                          nvls ? 4
+                                          : alg == WEFT_ALG_COLLNET ? 3 : 0,
                                           nvls ? shares : NULL,
                                           tree ? 0 : local,
                                           tree ? server : NULL, NULL, 0,
-                                          FALSE };
+                                          FALSE, NULL };
           gboolean blocked = op == WEFT_OP_ALL_GATHER
                              || op == WEFT_OP_REDUCE_SCATTER
                              || op == WEFT_OP_ALL_TO_ALL;

@@ -43,7 +43,7 @@ parse (const char *text, GError **error)
 
 static const WeftTraceOptions defaults = {
   { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL },
-  { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE },
+  { 1, 8, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL },
   WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, 1,
 };
 

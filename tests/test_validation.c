@@ -47,7 +47,7 @@ simulate_as (const WeftScenario *s, uint64_t size, WeftAlgorithm only,
              WeftProtocolKind only_proto, gboolean nccl)
 {
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftTime best = WEFT_TIME_MAX;
   gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT] = { { FALSE } };
 
@@ -185,7 +185,7 @@ one_run (const WeftScenario *s, uint32_t n, WeftOp op, WeftAlgorithm alg,
          WeftProtocolKind proto, uint64_t size, gboolean time_us)
 {
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                              NULL, 1, NULL };
   WeftCollectiveResult r;

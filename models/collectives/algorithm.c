@@ -117,6 +117,17 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
     .nccl = TRUE,
     .auto_one_per_server = TRUE,
   },
+  [WEFT_ALG_COLLNET] = {
+    .name = "collnet",
+    .build = { [WEFT_OP_ALL_REDUCE] = weft_collnet_all_reduce },
+    .fit = weft_collnet_fit,
+    .switch_ranks = weft_collnet_switch_ranks,
+    .costs = WEFT_COSTS_COLLNET,
+    .protocols = ONLY (WEFT_PROTOCOL_SIMPLE),
+    .in_auto = TRUE,
+    .nccl = TRUE,
+    .hierarchical = TRUE,
+  },
 };
 
 const WeftAlgorithmInfo *

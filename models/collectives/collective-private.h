@@ -108,6 +108,14 @@ void weft_pat_reduce_scatter (WeftSchedule *s, uint64_t size,
                               const WeftCollectiveParams *p);
 void weft_pat_defaults (WeftOp op, WeftCollectiveParams *p);
 
+/* collnet.c */
+void weft_collnet_all_reduce (WeftSchedule *s, uint64_t size,
+                              const WeftCollectiveParams *p);
+gboolean weft_collnet_fit (WeftFit *fit, WeftCollectiveParams *p,
+                           GError **error);
+uint32_t weft_collnet_switch_ranks (uint32_t n,
+                                    const WeftCollectiveParams *p);
+
 /* nvls.c */
 void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);

@@ -33,6 +33,7 @@ typedef enum {
   WEFT_ALG_HIER_TREE,           /* ... double binary tree across */
   WEFT_ALG_NVLS_TREE,           /* NVLS inside servers, tree across */
   WEFT_ALG_PAT,                 /* parallel aggregated trees (NCCL's PAT) */
+  WEFT_ALG_COLLNET,             /* CollNet Direct: SHARP in the network */
   WEFT_ALG_COUNT,
 } WeftAlgorithm;
 
@@ -64,6 +65,12 @@ typedef struct {
                                    place of planes (network.h), which moves
                                    the same in fewer transfers; for
                                    tests */
+  const uint32_t *parent;       /* collnet: each rank's parent on the
+                                   switches' aggregation tree (a GPU's: its
+                                   first switch), WEFT_NONE at the root;
+                                   NULL: the first of n_switches the root of
+                                   the others, server g under switch g mod
+                                   n_switches */
 } WeftCollectiveParams;
 
 /* The chunks a channel is cut into by default (a ring's channels share

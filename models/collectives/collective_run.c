@@ -116,7 +116,7 @@ weft_collective_plan (const WeftTopology *topo, const uint32_t *gpus,
   g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GArray) planes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_auto (WeftFit) fit = { topo, gpus, n, op, size, 0, nodes, shares,
-                           NULL, NULL, planes };
+                           NULL, NULL, planes, NULL };
   WeftCollectiveParams p = *params;
 
   g_array_set_size (nodes, 0);
@@ -158,7 +158,7 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_autoptr (GArray) planes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_auto (WeftFit) fit = { topo, gpus, n, op, size, 0, nodes, shares,
-                           NULL, NULL, planes };
+                           NULL, NULL, planes, NULL };
   WeftCollectiveParams p = *params;
 
   g_array_append_vals (nodes, gpus, n);
@@ -504,7 +504,7 @@ weft_collective_fits (const WeftTopology *topo, const uint32_t *gpus,
   g_autoptr (GArray) nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_autoptr (GArray) shares = g_array_new (FALSE, FALSE, sizeof (double));
   g_auto (WeftFit) fit = { topo, gpus, n, op, 0, 0, nodes, shares,
-                           NULL, NULL, NULL };
+                           NULL, NULL, NULL, NULL };
 
   if (!weft_algorithm_supports (alg, op))
     {

@@ -108,7 +108,8 @@ struct _WeftExec {
   uint32_t n_ranks;
   const uint32_t *gpus;
   WeftProtocol protocol;
-  WeftTime hop[3];              /* its latency a send: NVLink, PCIe, network */
+  WeftTime hop[4];              /* its latency a send: NVLink, PCIe, network,
+                                   and none between two switches */
   WeftEventFn done;             /* weft_execute(): when all is done */
   WeftRankFn rank_done;         /* instances (weft_exec_new(): ranks join
                                    one by one): when each rank is done */
@@ -273,10 +274,15 @@ step_finished (WeftSim *sim, void *target, void *data)
 }
 
 /* Which of the protocol's latencies (Exec.hop) a send from @a to @b pays,
- * by what its route crosses. */
+ * by what its route crosses; none from a switch to a switch, which passes
+ * an in-network reduction on in hardware, where NCCL's software is not. */
 static uint8_t
 send_hop (Exec *x, uint32_t a, uint32_t b)
 {
+  const WeftNode *nodes = x->net->topo->nodes;
+
+  if (nodes[a].kind == WEFT_NODE_SWITCH && nodes[b].kind == WEFT_NODE_SWITCH)
+    return 3;
   uint32_t crosses = weft_network_crosses (x->net, a, b);
 
   return (crosses & WEFT_CROSSES_NETWORK) ? 2
@@ -905,6 +911,7 @@ exec_new (WeftNetwork *net, const WeftExecImage *image, WeftExecImage *own,
   x->hop[0] = protocol->hop_nvlink;
   x->hop[1] = protocol->hop_pcie;
   x->hop[2] = protocol->hop_network;
+  x->hop[3] = 0;
   if (own != NULL)
     image = x->own = own;
   g_assert (image->index == NULL);

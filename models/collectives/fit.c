@@ -11,6 +11,25 @@ weft_fit_clear (WeftFit *fit)
 {
   g_clear_pointer (&fit->server, g_free);
   g_clear_pointer (&fit->rings, weft_rings_free);
+  g_clear_pointer (&fit->parent, g_free);
+}
+
+uint32_t
+weft_fit_pieces (double hop, double move)
+{
+  uint32_t best = WEFT_CHUNKS;
+  double best_time = G_MAXDOUBLE;
+
+  for (uint32_t pieces = 1; pieces <= WEFT_CHUNKS; pieces++)
+    {
+      double t = (pieces + 1) * hop + (1 + 1.0 / pieces) * move;
+      if (t < best_time)
+        {
+          best = pieces;
+          best_time = t;
+        }
+    }
+  return best;
 }
 
 gboolean

@@ -31,6 +31,8 @@ typedef struct {
                                    caller appends to `nodes`, each place
                                    there then moved by the length of
                                    `nodes` before (weft_fit_place_planes()) */
+  uint32_t *parent;             /* each rank's parent on an aggregation
+                                   tree, if the check found one (likewise) */
 } WeftFit;
 
 /* Whether the algorithm can run on @fit's GPUs: FALSE with @error
@@ -41,7 +43,8 @@ typedef struct {
 typedef gboolean (*WeftFitFn) (WeftFit *fit, WeftCollectiveParams *p,
                                GError **error);
 
-/* Free what a fit check found (@fit->server, @fit->rings), not the arrays
+/* Free what a fit check found (@fit->server, @fit->rings, @fit->parent),
+ * not the arrays
  * the caller gave it. */
 void weft_fit_clear (WeftFit *fit);
 
@@ -95,6 +98,14 @@ uint32_t weft_fit_add_planes (WeftFit *fit, const uint32_t *sw,
 /* Once the check has run: append @fit->planes to @fit->nodes, each place
  * of planes among the ranks' moved to where its list now lies. */
 void weft_fit_place_planes (WeftFit *fit);
+
+/* The pieces, 1 to WEFT_CHUNKS, of a pipeline in two stages (into a
+ * switch and back out) whose pieces follow each other on each way, each
+ * send waiting @hop seconds before it moves and the whole buffer taking
+ * @move seconds each way: P pieces take about (P + 1) hop + (1 + 1/P)
+ * move, the P that makes that least.  Few pieces for a small buffer, as
+ * NCCL cuts NVLS and CollNet into smaller chunks for smaller messages. */
+uint32_t weft_fit_pieces (double hop, double move);
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (WeftFit, weft_fit_clear)
 

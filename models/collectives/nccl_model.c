@@ -52,6 +52,10 @@ static const double nvls_efficiency[ARCHS] = { 0.0, 0.0, 0.85, 0.74 };
 #define TREE_LL128_NODES (120.0 / 128.0)
 #define TREE_RATIO 0.5                  /* tree busBw to algBw */
 #define PAT_SHARE 0.75                  /* PAT busBw * .75 */
+/* CollNet Direct on Hopper and later: busBw * .85; and 0.4 us of "arity
+ * serialization" a local rank, twice. */
+#define COLLNET_SHARE_HOPPER 0.85
+#define COLLNET_ARITY_LAT 0.4
 /* ncclPatEnable(): PAT needs CUDA's atomics of sm60 and later. */
 #define PAT_MIN_CC 60
 /* getNetOverhead(): 1 us per network post (x86 Intel, and anything but
@@ -112,10 +116,11 @@ static const double speeds_inter[3][19] = {
 #define FALLBACK_BW 0.1
 
 /* The order NCCL goes through its algorithms, which decides between equal
- * estimates (NCCL_ALGO_TREE is 0, RING 1, NVLS 4, NVLS_TREE 5, PAT 6). */
+ * estimates (NCCL_ALGO_TREE is 0, RING 1, COLLNET_DIRECT 2, NVLS 4,
+ * NVLS_TREE 5, PAT 6). */
 static const WeftCostSet nccl_order[WEFT_COSTS_COUNT] = {
-  WEFT_COSTS_TREE, WEFT_COSTS_RING, WEFT_COSTS_NVLS, WEFT_COSTS_NVLS_TREE,
-  WEFT_COSTS_PAT,
+  WEFT_COSTS_TREE, WEFT_COSTS_RING, WEFT_COSTS_COLLNET, WEFT_COSTS_NVLS,
+  WEFT_COSTS_NVLS_TREE, WEFT_COSTS_PAT,
 };
 
 /* How many channels of @speed fit: each takes @speed of every GPU's
@@ -295,6 +300,7 @@ server_of (WeftNcclServer *s, WeftNcclSystem *sys, const WeftTopology *topo,
                                          ->compute_capability);
     }
   sys->nvlink = nvlink > 0;
+  sys->nvswitch = to_switch > 0;
   *s = (WeftNcclServer) { .compute_capability = sys->compute_capability };
   s->gpu_total = sys->nvlink ? nvlink : other;
   /* NVLinks to switches are one path to every GPU; between GPUs, each
@@ -368,8 +374,11 @@ weft_nccl_system_from_topology (WeftNcclSystem *sys, const WeftTopology *topo,
                                                   WEFT_NCCL_PATTERN_RING);
   sys->graph[WEFT_COSTS_TREE] = weft_nccl_search (&server,
                                                   WEFT_NCCL_PATTERN_TREE);
-  /* PAT runs on the tree's graph (init.cc's graphs[]). */
+  /* PAT runs on the tree's graph (init.cc's graphs[]); CollNet's own
+   * graph is searched with its own pattern, which weft takes as the
+   * tree's. */
   sys->graph[WEFT_COSTS_PAT] = sys->graph[WEFT_COSTS_TREE];
+  sys->graph[WEFT_COSTS_COLLNET] = sys->graph[WEFT_COSTS_TREE];
   if (sys->nvls)
     sys->graph[WEFT_COSTS_NVLS] = sys->graph[WEFT_COSTS_NVLS_TREE]
         = weft_nccl_search (&server, WEFT_NCCL_PATTERN_NVLS);
@@ -393,7 +402,8 @@ considered (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
 {
   gboolean nvls = set == WEFT_COSTS_NVLS || set == WEFT_COSTS_NVLS_TREE;
 
-  if ((nvls || set == WEFT_COSTS_PAT) && p != WEFT_PROTOCOL_SIMPLE)
+  if ((nvls || set == WEFT_COSTS_PAT || set == WEFT_COSTS_COLLNET)
+      && p != WEFT_PROTOCOL_SIMPLE)
     return FALSE;
   switch (set)
     {
@@ -413,6 +423,12 @@ considered (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
       break;
     case WEFT_COSTS_NVLS_TREE:
       if (op != WEFT_OP_ALL_REDUCE || !sys->nvls || sys->n_nodes == 1)
+        return FALSE;
+      break;
+    case WEFT_COSTS_COLLNET:
+      /* Across servers, on NVSwitch systems only (tuning.cc); whether the
+       * network reduces is the fit check's to say. */
+      if (op != WEFT_OP_ALL_REDUCE || sys->n_nodes < 2 || !sys->nvswitch)
         return FALSE;
       break;
     case WEFT_COSTS_PAT:
@@ -462,6 +478,16 @@ bus_bandwidth (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
   double share = weft_protocol_costs (set, p)->efficiency;
   if (set == WEFT_COSTS_PAT)
     return bus * PAT_SHARE;
+  if (set == WEFT_COSTS_COLLNET)
+    {
+      /* Always bwIntra; full speed needs a NIC a GPU: divided by the GPUs
+       * a channel, less half of the excess. */
+      double ppn = (double) sys->n_ranks / sys->n_nodes;
+      double factor = ppn / g->channels;
+      factor -= (factor - 1) / 2;
+      bus = g->channels * g->bw_intra / factor;
+      return sys->compute_capability >= 90 ? bus * COLLNET_SHARE_HOPPER : bus;
+    }
   if (set == WEFT_COSTS_RING && p == WEFT_PROTOCOL_LL)
     bus = MIN (ll_max, bus * share);
   if (set == WEFT_COSTS_RING && p == WEFT_PROTOCOL_LL128)
@@ -517,6 +543,10 @@ latency (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
       return intra + (sys->n_nodes > 1 ? inter : 0);
     case WEFT_COSTS_NVLS_TREE:
       return base + intra + 2 * log_nodes * inter;
+    case WEFT_COSTS_COLLNET:
+      return base + 2 * (MIN (1, ppn - 1) * intra
+                         + (ppn - 1) * COLLNET_ARITY_LAT)
+             + inter;
     case WEFT_COSTS_PAT:
       return base + log_nodes * (inter / WEFT_PAT_LOG_DIVISOR)
              + sys->n_ranks * WEFT_PAT_PER_RANK;
@@ -544,7 +574,8 @@ weft_nccl_model_tune (WeftNcclModel *m, const WeftNcclSystem *sys, WeftOp op)
         double bus = bus_bandwidth (sys, op, set, p);
         /* Bus bandwidth to algorithm bandwidth: a tree moves the buffer
          * up and down; NCCL leaves PAT's as it is. */
-        double ratio = set == WEFT_COSTS_TREE  ? TREE_RATIO
+        double ratio = set == WEFT_COSTS_TREE || set == WEFT_COSTS_COLLNET
+                           ? TREE_RATIO
                        : set == WEFT_COSTS_PAT ? 1.0
                                                : (double) n / nsteps;
         m->bandwidth[set][p] = bus * ratio;

@@ -30,7 +30,11 @@ typedef struct {
   double ll_max_bw;             /* GB/s: NCCL's llMaxBw for n_nodes (the
                                    GPUs' ll_bandwidth; 0: no bound) */
   WeftNcclGraph graph[WEFT_COSTS_COUNT];        /* ring, tree, NVLS; NVLS
-                                                   tree runs on NVLS's */
+                                                   tree runs on NVLS's, PAT
+                                                   and CollNet on the
+                                                   tree's */
+  gboolean nvswitch;            /* a server's GPUs are joined by NVLink
+                                   switches (NCCL's nvsCount above 0) */
 } WeftNcclSystem;
 
 /* The fabric of @topo's GPUs @gpus[0..n-1] (n at least 2) as NCCL's model

@@ -85,12 +85,9 @@ weft_nvls_switch_ranks (uint32_t n, const WeftCollectiveParams *p)
   return p->n_switches;
 }
 
-/* NVLS's pieces when left to auto.  They follow each other on each GPU's
- * way to a switch and back, each send waiting NVLS's latency h before it
- * moves, so P pieces take about (P + 1) h + (1 + 1/P) S / B, where B is
- * what the GPU's links to the @m @switches carry: few pieces for a small
- * buffer, as NCCL cuts NVLS into smaller chunks for smaller messages.  The
- * P of 1 to WEFT_CHUNKS that makes that least. */
+/* NVLS's pieces when left to auto (weft_fit_pieces()): each send waits
+ * NVLS's latency, and the buffer moves at what the GPU's links to the @m
+ * @switches carry. */
 static uint32_t
 nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
              uint32_t m, uint64_t size)
@@ -106,20 +103,8 @@ nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
         if (l->dst == switches[j])
           rate += weft_link_nccl_rate (topo, l);
     }
-  double h = (double) costs->hop_nvlink * 1e-12;
-  double move = (double) size / (rate * costs->efficiency);
-  uint32_t best = WEFT_CHUNKS;
-  double best_time = G_MAXDOUBLE;
-  for (uint32_t pieces = 1; pieces <= WEFT_CHUNKS; pieces++)
-    {
-      double t = (pieces + 1) * h + (1 + 1.0 / pieces) * move;
-      if (t < best_time)
-        {
-          best = pieces;
-          best_time = t;
-        }
-    }
-  return best;
+  return weft_fit_pieces ((double) costs->hop_nvlink * 1e-12,
+                          (double) size / (rate * costs->efficiency));
 }
 
 /* The switches that reduce joined to every GPU of the run, each with the

@@ -23,9 +23,11 @@ static const double base_lat[WEFT_COSTS_COUNT][WEFT_PROTOCOL_RAW] = {
   [WEFT_COSTS_NVLS] = { 0, 0, 0 },
   [WEFT_COSTS_NVLS_TREE] = { 0, 0, 0 },
   [WEFT_COSTS_PAT] = { 8.0, 8.0, 8.0 },
+  [WEFT_COSTS_COLLNET] = { 0, 0, 0 },
 };
 
-/* [hardware][set][protocol]; NVLS, NVLS_TREE and PAT run Simple only. */
+/* [hardware][set][protocol]; NVLS, NVLS_TREE, PAT and CollNet (NCCL's
+ * CollNetDirect) run Simple only. */
 static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
                           [WEFT_PROTOCOL_RAW] = {
   [WEFT_NCCL_HW_NVLINK] = {
@@ -34,11 +36,13 @@ static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
     [WEFT_COSTS_NVLS] = { 0, 0, 25.0 },
     [WEFT_COSTS_NVLS_TREE] = { 0, 0, 25.0 },
     [WEFT_COSTS_PAT] = { 0, 0, 4.0 },
+    [WEFT_COSTS_COLLNET] = { 0, 0, 3.7 },
   },
   [WEFT_NCCL_HW_PCI] = {
     [WEFT_COSTS_RING] = { 1.0, 2.5, 5.7 },
     [WEFT_COSTS_TREE] = { 1.0, 1.9, 4.0 },
     [WEFT_COSTS_PAT] = { 0, 0, 4.0 },
+    [WEFT_COSTS_COLLNET] = { 0, 0, 3.7 },
   },
   [WEFT_NCCL_HW_NET] = {
     [WEFT_COSTS_RING] = { 2.7, 4.0, 14.0 },
@@ -46,6 +50,7 @@ static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
     [WEFT_COSTS_NVLS] = { 0, 0, 18.0 },
     [WEFT_COSTS_NVLS_TREE] = { 0, 0, 20.9 },
     [WEFT_COSTS_PAT] = { 0, 0, 14.0 },
+    [WEFT_COSTS_COLLNET] = { 0, 0, 31.0 },
   },
 };
 
@@ -86,7 +91,8 @@ fill_table (void)
     for (int p = 0; p < WEFT_PROTOCOL_RAW; p++)
       {
         gboolean nvls = set == WEFT_COSTS_NVLS || set == WEFT_COSTS_NVLS_TREE;
-        if ((nvls || set == WEFT_COSTS_PAT) && p != WEFT_PROTOCOL_SIMPLE)
+        if ((nvls || set == WEFT_COSTS_PAT || set == WEFT_COSTS_COLLNET)
+            && p != WEFT_PROTOCOL_SIMPLE)
           continue;
         if (set == WEFT_COSTS_PAT)
           {
@@ -100,14 +106,16 @@ fill_table (void)
             };
             continue;
           }
+        /* CollNet pays its network latency half on the way into the
+         * network and half on the way out, as NVLS. */
+        gboolean halves = set == WEFT_COSTS_NVLS || set == WEFT_COSTS_COLLNET;
         double split = set == WEFT_COSTS_NVLS ? 2 : set == WEFT_COSTS_NVLS_TREE
                                                     ? 4 : 1;
         double nvlink = hw_lat[WEFT_NCCL_HW_NVLINK][set][p] / split;
         table[set][p] = (WeftProtocol) {
           names[p], US (base_lat[set][p]), 0, US (nvlink),
           US (nvls ? nvlink : hw_lat[WEFT_NCCL_HW_PCI][set][p]),
-          US (hw_lat[WEFT_NCCL_HW_NET][set][p]
-              / (set == WEFT_COSTS_NVLS ? 2 : 1)),
+          US (hw_lat[WEFT_NCCL_HW_NET][set][p] / (halves ? 2 : 1)),
           set == WEFT_COSTS_NVLS ? NVLS_SHARE : share[p],
           p == WEFT_PROTOCOL_LL, FALSE,
         };

@@ -24,6 +24,7 @@ typedef enum {
   WEFT_COSTS_NVLS,              /* Simple only */
   WEFT_COSTS_NVLS_TREE,         /* Simple only */
   WEFT_COSTS_PAT,               /* Simple only */
+  WEFT_COSTS_COLLNET,           /* CollNet Direct, Simple only */
   WEFT_COSTS_COUNT,
 } WeftCostSet;
 

@@ -610,7 +610,7 @@ weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
   if ((status = check_memory (args, plan)) != WEFT_EXIT_OK)
     return status;
   plan->params = (WeftCollectiveParams) { args->channels, args->chunks, 0,
-                                          NULL, 1, NULL, NULL, 0, FALSE };
+                                          NULL, 1, NULL, NULL, 0, FALSE, NULL };
   if ((status = find_candidates (args, plan)) != WEFT_EXIT_OK)
     return status;
   pick_sizes (args, plan);

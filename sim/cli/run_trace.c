@@ -200,7 +200,7 @@ collective_need (const WeftTraceRun *run, const WeftTraceOp *op, int alg,
 {
   const WeftTopology *topo = run->scenario->topo;
   WeftCollectiveParams params = { run->channels, run->chunks, 0, NULL, 1,
-                                  NULL, NULL, 0, FALSE };
+                                  NULL, NULL, 0, FALSE, NULL };
 
   *kept = *choosing = 0;
   for (int a = 0; a < WEFT_ALG_COUNT; a++)
@@ -319,7 +319,7 @@ replay (const WeftTraceRun *run, const WeftTrace *trace,
                                                : FIRST_BIN_WIDTH,
       run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1,
       NULL },
-    { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0, FALSE },
+    { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL },
     run->algorithm, run->protocol,
     isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,
   };

@@ -603,7 +603,7 @@ bench_scale (int argc, char **argv)
     if (topo->nodes[n].kind == WEFT_NODE_GPU)
       g_array_append_val (gpus, n);
 
-  WeftCollectiveParams params = { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 0, NULL, NULL, 0, FALSE };
+  WeftCollectiveParams params = { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 0, NULL, NULL, 0, FALSE, NULL };
   WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, plain, 0, 0, NULL,
                              (uint32_t) CLAMP (threads, 1, WEFT_MAX_THREADS), NULL };
   WeftCollectiveResult result;
@@ -673,7 +673,7 @@ bench_trace (int argc, char **argv)
   double load = seconds_since (t0);
   WeftTraceOptions options = {
     { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1, NULL },
-    { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 1, NULL, NULL, 0, FALSE },
+    { 1, (uint32_t) MAX (chunks, 1), 0, NULL, 1, NULL, NULL, 0, FALSE, NULL },
     WEFT_TRACE_AUTO, WEFT_TRACE_AUTO, NULL, NULL, (int) CLAMP (jobs, 1, 64),
   };
   WeftTraceResult r;
