@@ -48,26 +48,39 @@ h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
   return r.time;
 }
 
+/* @n GPUs on one switch, each by a link of 25 GB/s and 500 ns, the
+ * switch 100 ns: every transfer crosses two links and the switch. */
+static WeftScenario *
+star (uint32_t n)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-star-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: %u}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-%u]', device: g}]\n"
+      "fabrics: [{kind: star, name: sw, nodes: 'g[0-%u]', switch: s, "
+      "link: nv}]\n", n, n - 1, n - 1);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  WeftScenario *s = weft_scenario_load (path, &error);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_remove (path);
+  g_rmdir (dir);
+  return s;
+}
+
 START_TEST (test_raw_is_alpha_beta)
 {
   /* With the raw protocol a ring all_reduce is the textbook's: 2(n-1)
    * steps of a latency and a chunk over the link, and n-1 reductions of a
    * chunk, at every fidelity.  Eight GPUs on one switch: a step crosses
    * two links and the switch. */
-  g_autofree char *dir = g_dir_make_tmp ("weft-raw-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
-  ck_assert (g_file_set_contents (path,
-      "weft: 1\nlink_types:\n"
-      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
-      "devices:\n"
-      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {nvlink: 8}, latency: 100ns}\n"
-      "nodes: [{name: 'g[0-7]', device: g}]\n"
-      "fabrics: [{kind: star, name: sw, nodes: 'g[0-7]', switch: s, "
-      "link: nv}]\n", -1, NULL));
-  g_autoptr (GError) error = NULL;
-  g_autoptr (WeftScenario) s = weft_scenario_load (path, &error);
-  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_autoptr (WeftScenario) s = star (8);
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftCollectiveParams params = { 1, 1, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
@@ -93,8 +106,6 @@ START_TEST (test_raw_is_alpha_beta)
                        G_GUINT64_FORMAT " B: %.4f us against %.4f us", i,
                        sizes[k], t * 1e6, closed * 1e6);
       }
-  g_remove (path);
-  g_rmdir (dir);
   /* NCCL's own choice never takes it. */
   ck_assert (!weft_protocol_in_auto (WEFT_PROTOCOL_RAW));
   ck_assert (weft_protocol_in_auto (WEFT_PROTOCOL_SIMPLE));
@@ -264,32 +275,6 @@ START_TEST (test_small_message_latency)
   ck_assert_msg (us >= 15.0 && us <= 15.0 + 14 * 0.5, "%.2f us", us);
 }
 END_TEST
-
-/* @n GPUs on one switch, each by a link of 25 GB/s and 500 ns, the
- * switch 100 ns: every transfer crosses two links and the switch. */
-static WeftScenario *
-star (uint32_t n)
-{
-  g_autofree char *dir = g_dir_make_tmp ("weft-star-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
-  g_autofree char *text = g_strdup_printf (
-      "weft: 1\nlink_types:\n"
-      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
-      "devices:\n"
-      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
-      "  s: {kind: switch, ports: {nvlink: %u}, latency: 100ns}\n"
-      "nodes: [{name: 'g[0-%u]', device: g}]\n"
-      "fabrics: [{kind: star, name: sw, nodes: 'g[0-%u]', switch: s, "
-      "link: nv}]\n", n, n - 1, n - 1);
-  g_autoptr (GError) error = NULL;
-
-  ck_assert (g_file_set_contents (path, text, -1, NULL));
-  WeftScenario *s = weft_scenario_load (path, &error);
-  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
-  g_remove (path);
-  g_rmdir (dir);
-  return s;
-}
 
 START_TEST (test_pat_is_alpha_beta)
 {

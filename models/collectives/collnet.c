@@ -247,7 +247,6 @@ weft_collnet_all_reduce (WeftSchedule *s, uint64_t size,
   g_autofree uint32_t *down = g_new (uint32_t, ranks);
   g_autofree uint32_t *deps = g_new (uint32_t, MAX (ranks, local) + 1);
   g_autofree uint32_t *sum = g_new (uint32_t, ranks);
-  g_autofree uint32_t *sent_up = g_new (uint32_t, ranks);
   g_autofree uint32_t *got_down = g_new (uint32_t, ranks);
   /* Whether a rank carries slice j: its heads of index j, and the switches
    * on their way to the root (ranks by ranks, slice by slice). */
@@ -349,7 +348,7 @@ weft_collnet_all_reduce (WeftSchedule *s, uint64_t size,
             for (int d = 0; d < 2; d++)
               if (after[d] != WEFT_NO_STEP)
                 after[m++] = after[d];
-            up[x] = sent_up[x] = weft_schedule_add (
+            up[x] = weft_schedule_add (
                 s, x, WEFT_STEP_SEND, parent[x], 0, bytes, after, m);
             weft_schedule_region (s, x, up[x], at);
           }
@@ -363,7 +362,7 @@ weft_collnet_all_reduce (WeftSchedule *s, uint64_t size,
             if (parent[x] != WEFT_NONE)
               {
                 have = got_down[x] = weft_schedule_recv (
-                    s, x, parent[x], 0, bytes, sent_up[x]);
+                    s, x, parent[x], 0, bytes, up[x]);
                 weft_schedule_region (s, x, have, at);
               }
             for (uint32_t c = start[x]; c < start[x + 1]; c++)
