@@ -112,6 +112,69 @@ START_TEST (test_raw_is_alpha_beta)
 }
 END_TEST
 
+static void
+ended (WeftSim *sim, void *target, void *data)
+{
+  (void) data;
+  *(WeftTime *) target = weft_sim_now (sim);
+}
+
+/* The time of @n sends of @bytes from the first GPU of @s to the second,
+ * all ready at once, on one tag or each on its own, with the raw
+ * protocol. */
+static double
+sends_at_once (const WeftScenario *s, uint32_t n, uint64_t bytes,
+               gboolean one_tag)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  g_autoptr (WeftSchedule) sched = weft_schedule_new (2);
+  g_autoptr (GError) error = NULL;
+
+  for (uint32_t k = 0; k < n; k++)
+    {
+      weft_schedule_send (sched, 0, 1, one_tag ? 0 : k, bytes, WEFT_NO_STEP);
+      weft_schedule_recv (sched, 1, 0, one_tag ? 0 : k, bytes, WEFT_NO_STEP);
+    }
+  ck_assert_msg (weft_schedule_check (sched, &error), "%s", error->message);
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
+  WeftTime end = 0;
+  weft_execute (net, sched, (uint32_t *) gpus->data,
+                weft_protocol_get (WEFT_PROTOCOL_RAW, WEFT_ALG_RING), NULL,
+                ended, &end, NULL);
+  weft_sim_run (sim);
+  return (double) end * 1e-12;
+}
+
+START_TEST (test_connection_slots)
+{
+  /* A connection (a GPU's sends to one GPU on one tag) has NCCL_STEPS
+   * slots: of twenty sends ready at once, eight share the link, then the
+   * next eight once their receives are done, then four: three latencies
+   * and the twenty sends' bytes.  On twenty tags all go at once: one
+   * latency.  Two GPUs on one switch: a send crosses two links of 500 ns
+   * and 25 GB/s and the switch's 100 ns. */
+  g_autoptr (WeftScenario) s = star (2);
+  double latency = 2 * 500e-9 + 100e-9, bytes = 65536, rate = 25e9;
+
+  ck_assert_uint_eq (WEFT_CONNECTION_SLOTS, 8);
+  double one = sends_at_once (s, 20, 65536, TRUE);
+  double closed = 3 * latency + 20 * bytes / rate;
+  ck_assert_msg (fabs (one / closed - 1) < 1e-6, "%.4f us against %.4f us",
+                 one * 1e6, closed * 1e6);
+  double apart = sends_at_once (s, 20, 65536, FALSE);
+  closed = latency + 20 * bytes / rate;
+  ck_assert_msg (fabs (apart / closed - 1) < 1e-6,
+                 "%.4f us against %.4f us", apart * 1e6, closed * 1e6);
+  /* As many as the slots: no wait. */
+  double eight = sends_at_once (s, 8, 65536, TRUE);
+  closed = latency + 8 * bytes / rate;
+  ck_assert_msg (fabs (eight / closed - 1) < 1e-6,
+                 "%.4f us against %.4f us", eight * 1e6, closed * 1e6);
+}
+END_TEST
+
 START_TEST (test_ll_held_to_ll_bandwidth)
 {
   /* Inside a server LL reaches at most the GPU's ll_bandwidth of bus
@@ -412,6 +475,7 @@ protocol_suite (void)
   tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_ll_held_to_ll_bandwidth);
   tcase_add_test (tc, test_raw_is_alpha_beta);
+  tcase_add_test (tc, test_connection_slots);
   tcase_add_test (tc, test_ll_held_across_servers);
   tcase_add_test (tc, test_ll_across_a_narrow_network);
   tcase_add_test (tc, test_nvls_pieces_by_size);

@@ -633,6 +633,35 @@ START_TEST (test_bad_schedules)
   /* Pairing alone does not look for deadlocks: it pairs them. */
   ck_assert (weft_schedule_pair (c, NULL));
   ck_assert_uint_eq (weft_schedule_matches (c, 0)[0], 1);
+  g_clear_error (&error);
+
+  /* Rank 0 sends WEFT_CONNECTION_SLOTS + 1 pieces on tag 0, then one on
+   * tag 1; rank 1 takes the one on tag 1 before the others.  The last
+   * piece on tag 0 waits for a slot, which the first one's receive frees
+   * only after the piece on tag 1, sent after it: with unbounded buffers it
+   * would run, with NCCL's slots it deadlocks.  One piece fewer runs. */
+  for (uint32_t extra = 0; extra < 2; extra++)
+    {
+      g_autoptr (WeftSchedule) d = weft_schedule_new (2);
+      uint32_t pieces = WEFT_CONNECTION_SLOTS + extra, sent = WEFT_NO_STEP;
+      for (uint32_t k = 0; k < pieces; k++)
+        sent = weft_schedule_send (d, 0, 1, 0, 8, WEFT_NO_STEP);
+      weft_schedule_send (d, 0, 1, 1, 8, sent);
+      uint32_t got = weft_schedule_recv (d, 1, 0, 1, 8, WEFT_NO_STEP);
+      for (uint32_t k = 0; k < pieces; k++)
+        weft_schedule_recv (d, 1, 0, 0, 8, got);
+      ck_assert_int_eq (weft_schedule_check (d, &error), !extra);
+      if (extra)
+        {
+          ck_assert_msg (g_str_has_prefix (error->message,
+                                           "the schedule deadlocks: rank 0 "
+                                           "step 8 (send to rank 1) can never "
+                                           "run (a send between GPUs waits "
+                                           "for a buffer slot"),
+                         "%s", error->message);
+          g_clear_error (&error);
+        }
+    }
 }
 END_TEST
 

@@ -11,7 +11,14 @@
  *
  * A rank's steps wait for the rank to join (weft_exec_join()): a step with
  * no dependencies counts the join as one, so nothing of a rank, not even a
- * receive whose bytes are there, finishes before the rank has joined. */
+ * receive whose bytes are there, finishes before the rank has joined.
+ *
+ * A GPU's sends to one GPU on one tag are a connection, as NCCL's
+ * channels connect to a peer: the receiver holds WEFT_CONNECTION_SLOTS
+ * buffer slots for it, taken in turn, so the k-th send of a connection
+ * also waits for the receive of the one WEFT_CONNECTION_SLOTS before it
+ * to finish (its slot is then free).  weft_schedule_check() runs the same
+ * rule, so that a checked schedule cannot wait forever for a slot. */
 #include "collectives/executor.h"
 
 #include <math.h>
@@ -25,12 +32,13 @@
  * share one, so the image grows with the steps of one rank, not of all. */
 typedef struct {
   uint64_t bytes;
-  uint32_t peer;                /* the rank's slot of its peer */
+  uint32_t peer;                /* the rank's slot of its peer and tag */
   uint32_t pair;                /* the step it pairs with, on the peer */
   uint32_t out;                 /* its dependents: out[out .. next step's) */
   uint16_t n_deps;
   uint8_t kind;                 /* WeftStepKind */
-  uint8_t zero;                 /* 0: templates compare record by record */
+  uint8_t slotted;              /* a send that waits for a slot (see
+                                   above), else 0 */
 } TStep;
 
 G_STATIC_ASSERT (sizeof (TStep) == 24 && WEFT_STEP_MAX_DEPS <= UINT16_MAX);
@@ -38,12 +46,25 @@ G_STATIC_ASSERT (sizeof (TStep) == 24 && WEFT_STEP_MAX_DEPS <= UINT16_MAX);
 typedef struct {
   TStep *steps;                 /* n_steps, and one past the last */
   uint32_t *out;                /* dependents, by step */
+  uint32_t *frees;              /* per step: for a send, the send whose
+                                   slot its receive frees, or WEFT_NONE */
   uint32_t *roots;              /* steps that wait for nothing (but the
-                                   rank's join) and are not receives */
+                                   rank's join) and neither are receives
+                                   nor wait for a slot */
   uint32_t n_steps, n_roots, n_peers;
   uint64_t hash;
   uint64_t bytes_sent;
 } Template;
+
+/* A hash table of entries of `size` bytes that begin with their 64-bit
+ * key: open addressing, linear probing, at most half full. */
+typedef struct {
+  unsigned char *slot;
+  size_t size;
+  uint64_t mask;
+  uint64_t used;
+  uint64_t most;                /* the most held at once */
+} Table;
 
 struct _WeftExecImage {
   uint32_t n_ranks, n_gpus;
@@ -51,10 +72,12 @@ struct _WeftExecImage {
   GPtrArray *templates;         /* Template *, in the order first used */
   uint32_t *template_of;        /* per rank */
   uint32_t *peer_start;         /* per rank, into peers, and one past */
-  GArray *peers;                /* uint32_t: each rank's peers, by slot */
+  GArray *peers;                /* uint32_t: each rank's peers, by slot: a
+                                   slot is a peer and a tag, so a peer on
+                                   two tags fills two */
   GHashTable *index;            /* while ranks are added: Template * to
                                    its number + 1 */
-  uint32_t *slot_of;            /* while ranks are added: scratch */
+  Table slot_of;                /* while ranks are added: SlotOf, scratch */
   uint64_t total;               /* steps of all ranks */
   uint64_t bytes_sent;
   size_t bytes;                 /* held by templates and ranks */
@@ -86,22 +109,26 @@ G_STATIC_ASSERT (sizeof (void *) >= sizeof (uint64_t));
 #define NO_KEY UINT64_MAX
 
 /* The state of a step that has begun to wait: some dependencies finished
- * and not all, or a receive whose bytes came first, or one ready before
- * they came.  Every other step is as the template has it, or finished:
- * so a run holds the steps in progress, not all of them. */
+ * and not all, or a receive whose bytes came first (a send whose slot was
+ * freed first), or one ready before they came.  Every other step is as
+ * the template has it, or finished: so a run holds the steps in progress,
+ * not all of them. */
 typedef struct {
   uint64_t key;                 /* NO_KEY: free */
   uint16_t remaining;           /* unfinished dependencies */
-  uint8_t arrived;              /* a receive's bytes are there */
+  uint8_t arrived;              /* a receive's bytes are there, a
+                                   send's slot is free */
 } Waiting;
 
-/* Open addressing, linear probing, at most half full. */
+/* While an image is made: a rank's slot of a peer and tag, and, if the
+ * peer is a GPU, its sends so far and the last WEFT_CONNECTION_SLOTS of
+ * them. */
 typedef struct {
-  Waiting *slot;
-  uint64_t mask;
-  uint64_t used;
-  uint64_t most;                /* the most held at once */
-} WaitTable;
+  uint64_t key;                 /* peer << 32 | tag */
+  uint32_t slot;
+  uint32_t sends;
+  uint32_t last[WEFT_CONNECTION_SLOTS];
+} SlotOf;
 
 struct _WeftExec {
   WeftNetwork *net;
@@ -118,10 +145,11 @@ struct _WeftExec {
   WeftExecImage *own;           /* the image, if not shared */
   const WeftExecImage *image;
   XRank *ranks;
-  WaitTable wait;
+  Table wait;                   /* Waiting */
   GArray **early;               /* instances: per rank not yet joined, the
                                    receives with no dependencies whose bytes
-                                   came (uint32_t steps), or NULL */
+                                   came, and such sends whose slots were
+                                   freed (uint32_t steps), or NULL */
   uint64_t total, finished;
   WeftTime *spans;              /* the caller's: per rank, first and last */
   double inflate;               /* instances: bytes on the wire per byte */
@@ -141,77 +169,94 @@ wait_hash (uint64_t key)
   return key ^ (key >> 32);
 }
 
-static void
-wait_init (WaitTable *w, uint64_t size)
+static inline uint64_t *
+table_key (const Table *t, uint64_t i)
 {
-  w->slot = g_new (Waiting, size);
-  w->mask = size - 1;
-  w->used = 0;
-  for (uint64_t i = 0; i < size; i++)
-    w->slot[i].key = NO_KEY;
+  return (uint64_t *) (void *) (t->slot + i * t->size);
 }
 
-static Waiting *
-wait_find (WaitTable *w, uint64_t key)
+static void
+table_init (Table *t, size_t size, uint64_t n)
 {
-  for (uint64_t i = wait_hash (key) & w->mask;; i = (i + 1) & w->mask)
+  t->slot = g_malloc (n * size);
+  t->size = size;
+  t->mask = n - 1;
+  t->used = 0;
+  for (uint64_t i = 0; i < n; i++)
+    *table_key (t, i) = NO_KEY;
+}
+
+static void *
+table_find (const Table *t, uint64_t key)
+{
+  for (uint64_t i = wait_hash (key) & t->mask;; i = (i + 1) & t->mask)
     {
-      if (w->slot[i].key == key)
-        return &w->slot[i];
-      if (w->slot[i].key == NO_KEY)
+      uint64_t *k = table_key (t, i);
+      if (*k == key)
+        return k;
+      if (*k == NO_KEY)
         return NULL;
     }
 }
 
-static void wait_put (WaitTable *w, Waiting entry);
+static void table_put (Table *t, const void *entry);
 
 static void
-wait_grow (WaitTable *w)
+table_grow (Table *t)
 {
-  Waiting *old = w->slot;
-  uint64_t size = w->mask + 1, used = w->used;
+  Table old = *t;
 
-  wait_init (w, 2 * size);
-  for (uint64_t i = 0; i < size; i++)
-    if (old[i].key != NO_KEY)
-      wait_put (w, old[i]);
-  w->used = used;
-  g_free (old);
+  table_init (t, old.size, 2 * (old.mask + 1));
+  for (uint64_t i = 0; i <= old.mask; i++)
+    if (*table_key (&old, i) != NO_KEY)
+      table_put (t, table_key (&old, i));
+  t->most = old.most;
+  g_free (old.slot);
 }
 
 static void
-wait_put (WaitTable *w, Waiting entry)
+table_put (Table *t, const void *entry)
 {
-  if (2 * (w->used + 1) > w->mask + 1)
-    wait_grow (w);
-  uint64_t i = wait_hash (entry.key) & w->mask;
-  while (w->slot[i].key != NO_KEY)
-    i = (i + 1) & w->mask;
-  w->slot[i] = entry;
-  w->used++;
-  w->most = MAX (w->most, w->used);
+  if (2 * (t->used + 1) > t->mask + 1)
+    table_grow (t);
+  uint64_t key = *(const uint64_t *) entry;
+  uint64_t i = wait_hash (key) & t->mask;
+  while (*table_key (t, i) != NO_KEY)
+    i = (i + 1) & t->mask;
+  memcpy (table_key (t, i), entry, t->size);
+  t->used++;
+  t->most = MAX (t->most, t->used);
+}
+
+/* Empty @t, keeping its room (which a rank with many slots grew). */
+static void
+table_clear (Table *t)
+{
+  for (uint64_t i = 0; i <= t->mask; i++)
+    *table_key (t, i) = NO_KEY;
+  t->used = 0;
 }
 
 /* Remove @e, moving back the entries after it that probed past it. */
 static void
-wait_remove (WaitTable *w, Waiting *e)
+table_remove (Table *t, void *e)
 {
-  uint64_t hole = (uint64_t) (e - w->slot);
+  uint64_t hole = (uint64_t) ((unsigned char *) e - t->slot) / t->size;
 
-  for (uint64_t i = (hole + 1) & w->mask; w->slot[i].key != NO_KEY;
-       i = (i + 1) & w->mask)
+  for (uint64_t i = (hole + 1) & t->mask; *table_key (t, i) != NO_KEY;
+       i = (i + 1) & t->mask)
     {
-      uint64_t home = wait_hash (w->slot[i].key) & w->mask;
+      uint64_t home = wait_hash (*table_key (t, i)) & t->mask;
       /* Whether home lies cyclically in (hole, i]: if not, the entry may
        * move into the hole. */
-      if (((i - home) & w->mask) >= ((i - hole) & w->mask))
+      if (((i - home) & t->mask) >= ((i - hole) & t->mask))
         {
-          w->slot[hole] = w->slot[i];
+          memcpy (table_key (t, hole), table_key (t, i), t->size);
           hole = i;
         }
     }
-  w->slot[hole].key = NO_KEY;
-  w->used--;
+  *table_key (t, hole) = NO_KEY;
+  t->used--;
 }
 
 static void
@@ -290,7 +335,21 @@ send_hop (Exec *x, uint32_t a, uint32_t b)
                                           : 0;
 }
 
-/* Receive @i of rank @r has its bytes. */
+static void ready (Exec *x, uint32_t r, uint32_t i);
+
+/* What step @i of rank @r, which waited for its dependencies and for
+ * something else, does once it has both: a receive finishes, a send that
+ * waited for its slot is ready. */
+static inline void
+go (Exec *x, uint32_t r, uint32_t i)
+{
+  if (step_of (x, r, i)->kind == WEFT_STEP_RECV)
+    finish (x, r, i);
+  else
+    ready (x, r, i);
+}
+
+/* Receive @i of rank @r has its bytes, or send @i its slot. */
 static void
 arrive (Exec *x, uint32_t r, uint32_t i)
 {
@@ -301,7 +360,7 @@ arrive (Exec *x, uint32_t r, uint32_t i)
     {
       if (x->ranks[r].joined)
         {
-          finish (x, r, i);
+          go (x, r, i);
           return;
         }
       /* Before its rank has joined: it finishes when the rank does. */
@@ -310,13 +369,13 @@ arrive (Exec *x, uint32_t r, uint32_t i)
       g_array_append_val (x->early[r], i);
       return;
     }
-  Waiting *w = wait_find (&x->wait, key);
+  Waiting *w = table_find (&x->wait, key);
   if (w == NULL)
-    wait_put (&x->wait, (Waiting) { key, step->n_deps, TRUE });
+    table_put (&x->wait, &(Waiting) { key, step->n_deps, TRUE });
   else if (w->remaining == 0)
     {
-      wait_remove (&x->wait, w);
-      finish (x, r, i);
+      table_remove (&x->wait, w);
+      go (x, r, i);
     }
   else
     w->arrived = TRUE;
@@ -408,7 +467,29 @@ send_start (WeftSim *sim, void *target, void *data)
     }
 }
 
-/* Step @i of rank @r, not a receive, has no dependency left. */
+/* Send @i of rank @r has its dependencies and its slot: it starts after
+ * its latency. */
+static void
+send_ready (Exec *x, uint32_t r, uint32_t i)
+{
+  XRank *rank = &x->ranks[r];
+  /* A rank sends to the same few peers many times (each piece of each
+   * step). */
+  uint32_t peer = peer_of (x, r, step_of (x, r, i));
+  uint32_t slot = (peer * 0x9e3779b1u) >> 29;
+
+  if (rank->peer[slot] != peer)
+    {
+      rank->peer[slot] = peer;
+      rank->hop[slot] = send_hop (x, weft_place_node (x->gpus, x->gpus[r]),
+                                  weft_place_node (x->gpus, x->gpus[peer]));
+    }
+  weft_sim_schedule (x->net->sim, x->hop[rank->hop[slot]], send_start, x,
+                     KEY_DATA (KEY (r, i)));
+}
+
+/* Step @i of rank @r, not a receive, has no dependency left (and a send
+ * its slot). */
 static void
 ready (Exec *x, uint32_t r, uint32_t i)
 {
@@ -420,22 +501,8 @@ ready (Exec *x, uint32_t r, uint32_t i)
   switch (step->kind)
     {
     case WEFT_STEP_SEND:
-      {
-        /* A rank sends to the same few peers many times (each piece of
-         * each step). */
-        uint32_t peer = peer_of (x, r, step);
-        uint32_t slot = (peer * 0x9e3779b1u) >> 29;
-        if (rank->peer[slot] != peer)
-          {
-            rank->peer[slot] = peer;
-            rank->hop[slot] = send_hop (
-                x, weft_place_node (x->gpus, x->gpus[r]),
-                weft_place_node (x->gpus, x->gpus[peer]));
-          }
-        weft_sim_schedule (sim, x->hop[rank->hop[slot]], send_start, x,
-                           KEY_DATA (key));
-        break;
-      }
+      send_ready (x, r, i);
+      break;
     case WEFT_STEP_RECV:
       g_assert_not_reached ();
     case WEFT_STEP_REDUCE:
@@ -475,31 +542,32 @@ depended (Exec *x, uint32_t r, uint32_t i)
   const TStep *step = step_of (x, r, i);
   uint64_t key = KEY (r, i);
 
-  if (step->kind != WEFT_STEP_RECV)
+  if (step->kind != WEFT_STEP_RECV && !step->slotted)
     {
       if (step->n_deps == 1)
         {
           ready (x, r, i);
           return;
         }
-      Waiting *w = wait_find (&x->wait, key);
+      Waiting *w = table_find (&x->wait, key);
       if (w == NULL)
-        wait_put (&x->wait, (Waiting) { key, step->n_deps - 1, FALSE });
+        table_put (&x->wait, &(Waiting) { key, step->n_deps - 1, FALSE });
       else if (--w->remaining == 0)
         {
-          wait_remove (&x->wait, w);
+          table_remove (&x->wait, w);
           ready (x, r, i);
         }
       return;
     }
-  /* A receive finishes once it is ready and its bytes are there. */
-  Waiting *w = wait_find (&x->wait, key);
+  /* A receive finishes once it is ready and its bytes are there; a send
+   * that waits for a slot is ready once it has it too. */
+  Waiting *w = table_find (&x->wait, key);
   if (w == NULL)
-    wait_put (&x->wait, (Waiting) { key, step->n_deps - 1, FALSE });
+    table_put (&x->wait, &(Waiting) { key, step->n_deps - 1, FALSE });
   else if (--w->remaining == 0 && w->arrived)
     {
-      wait_remove (&x->wait, w);
-      finish (x, r, i);
+      table_remove (&x->wait, w);
+      go (x, r, i);
     }
 }
 
@@ -511,6 +579,14 @@ finish (Exec *x, uint32_t r, uint32_t i)
   if (x->spans)
     x->spans[2 * r + 1] = MAX (x->spans[2 * r + 1],
                                weft_sim_now (x->net->sim));
+  if (t->steps[i].kind == WEFT_STEP_RECV)
+    {
+      /* Its slot is free for the send that waits for it. */
+      uint32_t sender = peer_of (x, r, &t->steps[i]);
+      uint32_t frees = x->ranks[sender].t->frees[t->steps[i].pair];
+      if (frees != WEFT_NONE)
+        arrive (x, sender, frees);
+    }
   for (uint32_t e = t->steps[i].out; e < t->steps[i + 1].out; e++)
     depended (x, r, t->out[e]);
   ++x->finished;
@@ -564,7 +640,7 @@ start_rank (Exec *x, uint32_t r)
         }
       else
         {
-          finish (x, r, got);
+          go (x, r, got);
           e++;
         }
     }
@@ -609,6 +685,7 @@ template_free (gpointer data)
 
   g_free (t->steps);
   g_free (t->out);
+  g_free (t->frees);
   g_free (t->roots);
   g_free (t);
 }
@@ -617,7 +694,7 @@ static size_t
 template_memory (const Template *t)
 {
   return sizeof *t + ((size_t) t->n_steps + 1) * sizeof (TStep)
-         + ((size_t) t->steps[t->n_steps].out + t->n_roots)
+         + ((size_t) t->steps[t->n_steps].out + t->n_roots + t->n_steps)
                * sizeof (uint32_t);
 }
 
@@ -666,9 +743,7 @@ weft_exec_image_start (uint32_t n_ranks, uint32_t n_gpus)
   m->peer_start = g_new0 (uint32_t, (size_t) n_ranks + 1);
   m->peers = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   m->index = g_hash_table_new (template_hash, template_equal);
-  m->slot_of = g_new (uint32_t, MAX (n_ranks, 1));
-  for (uint32_t r = 0; r < n_ranks; r++)
-    m->slot_of[r] = WEFT_NONE;
+  table_init (&m->slot_of, sizeof (SlotOf), 64);
   return m;
 }
 
@@ -683,7 +758,9 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
   g_assert (r == m->added && r < m->n_ranks && matches != NULL);
   t->n_steps = n;
   t->steps = g_new0 (TStep, (size_t) n + 1);
-  /* Peers by slot, in the order the rank first names them. */
+  t->frees = g_new (uint32_t, MAX (n, 1));
+  /* Peers by slot, a slot for each peer and tag, in the order the rank
+   * first names them. */
   uint32_t first_peer = m->peers->len;
   uint64_t deps = 0;
   for (uint32_t i = 0; i < n; i++)
@@ -694,25 +771,45 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
       ts->kind = step->kind;
       ts->n_deps = step->n_deps;
       ts->pair = matches[i] == WEFT_NO_STEP ? WEFT_NONE : matches[i];
+      t->frees[i] = WEFT_NONE;
       if (step->kind != WEFT_STEP_REDUCE)
         {
-          if (m->slot_of[step->peer] == WEFT_NONE)
+          uint64_t conn = (uint64_t) step->peer << 32 | step->tag;
+          SlotOf *known = table_find (&m->slot_of, conn);
+          if (known == NULL)
             {
-              m->slot_of[step->peer] = m->peers->len - first_peer;
+              table_put (&m->slot_of,
+                         &(SlotOf) { conn, m->peers->len - first_peer, 0,
+                                     { 0 } });
               g_array_append_val (m->peers, step->peer);
+              known = table_find (&m->slot_of, conn);
             }
-          ts->peer = m->slot_of[step->peer];
+          ts->peer = known->slot;
           if (step->kind == WEFT_STEP_SEND)
-            t->bytes_sent += step->bytes;
+            {
+              t->bytes_sent += step->bytes;
+              if (r < m->n_gpus && step->peer < m->n_gpus)
+                {
+                  /* The send a slot before it frees one for it. */
+                  uint32_t *last
+                      = &known->last[known->sends % WEFT_CONNECTION_SLOTS];
+                  if (known->sends++ >= WEFT_CONNECTION_SLOTS)
+                    {
+                      t->frees[*last] = i;
+                      ts->slotted = 1;
+                    }
+                  *last = i;
+                }
+            }
         }
       for (uint32_t d = 0; d < step->n_deps; d++)
         t->steps[weft_schedule_dep (s, step, d) + 1].out++;
       deps += step->n_deps;
-      t->n_roots += step->n_deps == 0 && step->kind != WEFT_STEP_RECV;
+      t->n_roots += step->n_deps == 0 && step->kind != WEFT_STEP_RECV
+                    && !ts->slotted;
     }
   t->n_peers = m->peers->len - first_peer;
-  for (uint32_t k = first_peer; k < m->peers->len; k++)
-    m->slot_of[g_array_index (m->peers, uint32_t, k)] = WEFT_NONE;
+  table_clear (&m->slot_of);
   /* Dependents in the order of the rank's steps, as they become ready:
    * each step k + 1's `out` serves as k's cursor. */
   for (uint32_t i = 0; i < n; i++)
@@ -728,7 +825,8 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
           uint32_t on = weft_schedule_dep (s, step, d);
           t->out[t->steps[on].out++] = i;
         }
-      if (step->n_deps == 0 && step->kind != WEFT_STEP_RECV)
+      if (step->n_deps == 0 && step->kind != WEFT_STEP_RECV
+          && !t->steps[i].slotted)
         t->roots[roots++] = i;
     }
   /* Each k's cursor ended where k + 1's dependents start. */
@@ -787,7 +885,7 @@ image_seal (WeftExecImage *m)
 {
   g_assert (m->added == m->n_ranks);
   g_clear_pointer (&m->index, g_hash_table_unref);
-  g_clear_pointer (&m->slot_of, g_free);
+  g_clear_pointer (&m->slot_of.slot, g_free);
 }
 
 WeftExecImage *
@@ -858,7 +956,7 @@ weft_exec_image_bytes (uint64_t steps, uint64_t deps, uint64_t peers,
   return sizeof (WeftExecImage) + (size_t) n_ranks * (3 * sizeof (uint32_t)
                                                       + sizeof (Template)
                                                       + sizeof (TStep))
-         + steps * (sizeof (TStep) + sizeof (uint32_t))
+         + steps * (sizeof (TStep) + 2 * sizeof (uint32_t))
          + (MAX (deps, 1) + 2 * peers) * sizeof (uint32_t);
 }
 
@@ -893,7 +991,7 @@ weft_exec_image_free (WeftExecImage *m)
   g_array_unref (m->peers);
   if (m->index)
     g_hash_table_unref (m->index);
-  g_free (m->slot_of);
+  g_free (m->slot_of.slot);
   g_free (m);
 }
 
@@ -931,7 +1029,7 @@ exec_new (WeftNetwork *net, const WeftExecImage *image, WeftExecImage *own,
       for (int i = 0; i < PEER_SLOTS; i++)
         rank->peer[i] = WEFT_NONE;
     }
-  wait_init (&x->wait, 64);
+  table_init (&x->wait, sizeof (Waiting), 64);
   return x;
 }
 

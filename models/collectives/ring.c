@@ -292,6 +292,27 @@ neighbours (const WeftCollectiveParams *p, uint32_t n,
   return n_peers;
 }
 
+/* Rank @r's peers by the executor's slots (a peer and a tag each), from
+ * its neighbours and their slots as neighbours() gives them, into @out:
+ * for each tag, channel by channel and chunk by chunk, its next, then its
+ * previous unless the same rank; returns how many. */
+static uint32_t
+connections (const WeftCollectiveParams *p, const uint32_t *peers,
+             const uint32_t *slots, uint32_t *out)
+{
+  uint32_t n_out = 0;
+
+  for (uint32_t ch = 0; ch < n_channels (p); ch++)
+    for (uint32_t k = 0; k < p->chunks; k++)
+      {
+        uint32_t to = peers[slots[2 * ch]], from = peers[slots[2 * ch + 1]];
+        out[n_out++] = to;
+        if (from != to)
+          out[n_out++] = from;
+      }
+  return n_out;
+}
+
 /* Ranks by the pattern of their neighbours' slots: two ranks of one
  * pattern, where pieces are even, make the same steps but for their
  * peers. */
@@ -400,7 +421,7 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
       s->counted_classes = count_classes (s, p, bytes_of, position);
       s->counted_rank_steps += per_rank;
       s->counted_rank_deps += rank_deps (&whole, 0);
-      s->counted_peers = (uint64_t) n * 2 * n_channels (p);
+      s->counted_peers = (uint64_t) n * 2 * tags;
       for (uint32_t r = 0; r < n; r++)
         {
           /* A chunk's first send waits for the chunk before's, the first
@@ -462,16 +483,18 @@ ring_stream (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
                                         : NULL;
   g_autofree uint32_t *peers = g_new (uint32_t, 2 * (size_t) n_channels (p));
   g_autofree uint32_t *slots = g_new (uint32_t, 2 * (size_t) n_channels (p));
+  g_autofree uint32_t *conns = g_new (uint32_t, 2 * (size_t) tags);
   for (uint32_t r = 0; r < n; r++)
     {
       if (patterns)
         {
-          uint32_t n_peers = neighbours (p, n, position, r, peers, slots);
+          neighbours (p, n, position, r, peers, slots);
           uint32_t like = pattern_first (patterns, p, slots, r);
           if (like != r)
             {
               uint64_t pairs = (uint64_t) n_phases * tags * (n - 1);
-              weft_schedule_flush_alike (s, r, like, peers, n_peers,
+              weft_schedule_flush_alike (s, r, like, conns,
+                                         connections (p, peers, slots, conns),
                                          2 * pairs, pairs);
               continue;
             }

@@ -591,6 +591,58 @@ weft_schedule_pair_search (const WeftSchedule *cs, GError **error)
   return pair_checked ((WeftSchedule *) cs, FALSE, error);
 }
 
+/* The waits for buffer slots (WEFT_CONNECTION_SLOTS) of @s, steps
+ * numbered from @offset of their rank: pairs of uint32_t, the receive
+ * that frees a slot, then the send that waits for it. */
+static GArray *
+slot_waits (const WeftSchedule *s, const uint32_t *offset)
+{
+  GArray *edges = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  /* Per connection (peer << 32 | tag) of a rank: its sends so far, and
+   * the last WEFT_CONNECTION_SLOTS of them. */
+  g_autoptr (GHashTable) conns = g_hash_table_new_full (g_int64_hash,
+                                                        g_int64_equal,
+                                                        g_free, g_free);
+
+  for (uint32_t r = 0; r < s->n_gpus; r++)
+    {
+      g_hash_table_remove_all (conns);
+      for (uint32_t i = 0; i < s->n_steps[r]; i++)
+        {
+          const WeftStep *step = weft_schedule_step (s, r, i);
+          if (step->kind != WEFT_STEP_SEND || step->peer >= s->n_gpus)
+            continue;
+          gint64 key = (gint64) ((uint64_t) step->peer << 32 | step->tag);
+          uint32_t *sent = g_hash_table_lookup (conns, &key);
+          if (sent == NULL)
+            {
+              sent = g_new0 (uint32_t, WEFT_CONNECTION_SLOTS + 1);
+              g_hash_table_insert (conns, g_memdup2 (&key, sizeof key), sent);
+            }
+          uint32_t *last = &sent[1 + sent[0] % WEFT_CONNECTION_SLOTS];
+          if (sent[0]++ >= WEFT_CONNECTION_SLOTS)
+            {
+              uint32_t edge[2] = { offset[step->peer]
+                                       + s->matches[r][*last],
+                                   offset[r] + i };
+              g_array_append_vals (edges, edge, 2);
+            }
+          *last = i;
+        }
+    }
+  return edges;
+}
+
+/* Whether step @k (numbered as by slot_waits()) waits for a slot. */
+static gboolean
+waits_for_slot (GArray *edges, uint32_t k)
+{
+  for (guint e = 0; e < edges->len / 2; e++)
+    if (g_array_index (edges, uint32_t, 2 * e + 1) == k)
+      return TRUE;
+  return FALSE;
+}
+
 gboolean
 weft_schedule_check (const WeftSchedule *cs, GError **error)
 {
@@ -606,8 +658,16 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
   uint64_t total = 0;
   for (uint32_t r = 0; r < s->n_ranks; r++)
     total += s->n_steps[r];
-  /* Dependents: at most a receive for each step, and every dependency. */
-  if (total + s->n_deps >= G_MAXUINT32)
+  g_autofree uint32_t *offset = g_new (uint32_t, s->n_ranks + 1);
+  offset[0] = 0;
+  for (uint32_t r = 0; r < s->n_ranks && total < G_MAXUINT32; r++)
+    offset[r + 1] = offset[r] + s->n_steps[r];
+  /* Sends that wait for a slot: (the receive that frees it, the send). */
+  g_autoptr (GArray) slots = total < G_MAXUINT32 ? slot_waits (s, offset)
+                                                 : NULL;
+  /* Dependents: at most a receive for each step, every dependency and
+   * every wait for a slot. */
+  if (total + s->n_deps + (slots ? slots->len / 2 : 0) >= G_MAXUINT32)
     {
       g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                    "the schedule has %" G_GUINT64_FORMAT " steps and %"
@@ -615,10 +675,6 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
                    total, (uint64_t) s->n_deps);
       return FALSE;
     }
-  g_autofree uint32_t *offset = g_new (uint32_t, s->n_ranks + 1);
-  offset[0] = 0;
-  for (uint32_t r = 0; r < s->n_ranks; r++)
-    offset[r + 1] = offset[r] + s->n_steps[r];
   g_autofree uint32_t *remaining = g_new0 (uint32_t, MAX (total, 1));
   g_autofree uint32_t *out_start = g_new0 (uint32_t, total + 1);
   for (uint32_t r = 0; r < s->n_ranks; r++)
@@ -632,6 +688,12 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
         if (step->kind == WEFT_STEP_SEND)
           out_start[offset[r] + i + 1]++;
       }
+  for (guint e = 0; e < slots->len / 2; e++)
+    {
+      const uint32_t *edge = &g_array_index (slots, uint32_t, 2 * e);
+      out_start[edge[0] + 1]++;
+      remaining[edge[1]]++;
+    }
   for (uint64_t k = 0; k < total; k++)
     out_start[k + 1] += out_start[k];
   g_autofree uint32_t *out = g_new (uint32_t, MAX (out_start[total], 1));
@@ -652,6 +714,11 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
         if (step->kind == WEFT_STEP_SEND)
           out[fill[offset[r] + i]++] = offset[step->peer] + s->matches[r][i];
       }
+  for (guint e = 0; e < slots->len / 2; e++)
+    {
+      const uint32_t *edge = &g_array_index (slots, uint32_t, 2 * e);
+      out[fill[edge[0]]++] = edge[1];
+    }
   uint64_t head = 0, tail = 0;
   for (uint64_t k = 0; k < total; k++)
     if (remaining[k] == 0)
@@ -674,11 +741,16 @@ weft_schedule_check (const WeftSchedule *cs, GError **error)
             g_snprintf (peer, sizeof peer, "%u", step->peer);
           g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_INVALID,
                        "the schedule deadlocks: rank %u step %u (%s%s%s) can "
-                       "never run",
+                       "never run%s",
                        r, i, kind_name (step->kind),
                        step->kind == WEFT_STEP_SEND ? " to rank "
                        : step->kind == WEFT_STEP_RECV ? " from rank " : "",
-                       peer);
+                       peer, waits_for_slot (slots, offset[r] + i)
+                       ? " (a send between GPUs waits for a buffer slot: "
+                         "the receive of the send "
+                         G_STRINGIFY (WEFT_CONNECTION_SLOTS)
+                         " before it on its peer and tag must finish first)"
+                       : "");
           ok = FALSE;
         }
   return ok;

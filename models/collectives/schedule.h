@@ -20,6 +20,13 @@ typedef enum {
                                    reduction when the rank is a switch */
 } WeftStepKind;
 
+/* Buffer slots a GPU holds for each connection from a GPU (the sender's
+ * sends to it on one tag), as NCCL's NCCL_STEPS (src/include/device.h)
+ * slots of a channel's buffer: the k-th send of a connection between GPUs
+ * also waits for the receive of the send this many before it to finish.
+ * The executor runs it so and weft_schedule_check() checks it. */
+#define WEFT_CONNECTION_SLOTS 8
+
 /* At most this many dependencies a step. */
 #define WEFT_STEP_MAX_DEPS 65535
 
