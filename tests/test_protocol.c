@@ -119,12 +119,13 @@ ended (WeftSim *sim, void *target, void *data)
   *(WeftTime *) target = weft_sim_now (sim);
 }
 
-/* The time of @n sends of @bytes from the first GPU of @s to the second,
- * all ready at once, on one tag or each on its own, with the raw
- * protocol. */
+/* The time of @n sends from the first GPU of @s to the second, with the
+ * raw protocol: send k of @bytes[k] (or @bytes[0] for all), on tag 0 or
+ * (@apart) tag k, after the send @after[k] (WEFT_NO_STEP: at once; NULL:
+ * all at once). */
 static double
-sends_at_once (const WeftScenario *s, uint32_t n, uint64_t bytes,
-               gboolean one_tag)
+sends_run (const WeftScenario *s, uint32_t n, const uint64_t *bytes,
+           gboolean each_size, const uint32_t *after, gboolean apart)
 {
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   g_autoptr (WeftSchedule) sched = weft_schedule_new (2);
@@ -132,8 +133,10 @@ sends_at_once (const WeftScenario *s, uint32_t n, uint64_t bytes,
 
   for (uint32_t k = 0; k < n; k++)
     {
-      weft_schedule_send (sched, 0, 1, one_tag ? 0 : k, bytes, WEFT_NO_STEP);
-      weft_schedule_recv (sched, 1, 0, one_tag ? 0 : k, bytes, WEFT_NO_STEP);
+      uint64_t b = bytes[each_size ? k : 0];
+      weft_schedule_send (sched, 0, 1, apart ? k : 0, b,
+                          after ? after[k] : WEFT_NO_STEP);
+      weft_schedule_recv (sched, 1, 0, apart ? k : 0, b, WEFT_NO_STEP);
     }
   ck_assert_msg (weft_schedule_check (sched, &error), "%s", error->message);
   g_autoptr (WeftSim) sim = weft_sim_new ();
@@ -145,6 +148,13 @@ sends_at_once (const WeftScenario *s, uint32_t n, uint64_t bytes,
                 ended, &end, NULL);
   weft_sim_run (sim);
   return (double) end * 1e-12;
+}
+
+static double
+sends_at_once (const WeftScenario *s, uint32_t n, uint64_t bytes,
+               gboolean one_tag)
+{
+  return sends_run (s, n, &bytes, FALSE, NULL, !one_tag);
 }
 
 START_TEST (test_connection_slots)
@@ -172,6 +182,37 @@ START_TEST (test_connection_slots)
   closed = latency + 8 * bytes / rate;
   ck_assert_msg (fabs (eight / closed - 1) < 1e-6,
                  "%.4f us against %.4f us", eight * 1e6, closed * 1e6);
+
+  /* Twenty sends that wait for a step first (as a ring's wait for the
+   * data), then for a slot: the same. */
+  uint32_t after[20];
+  uint64_t size[20];
+  for (uint32_t k = 0; k < 20; k++)
+    after[k] = k == 0 ? WEFT_NO_STEP : 0;
+  double waited = sends_run (s, 20, (const uint64_t[]) { 65536 }, FALSE,
+                             after, FALSE);
+  /* Send 0 alone, then 1-8 together (send 0's receive freed send 8's
+   * slot), 9-16, 17-19. */
+  closed = (latency + bytes / rate) + (latency + 8 * bytes / rate)
+           + (latency + 8 * bytes / rate) + (latency + 3 * bytes / rate);
+  ck_assert_msg (fabs (waited / closed - 1) < 1e-6,
+                 "%.4f us against %.4f us", waited * 1e6, closed * 1e6);
+
+  /* A slot is the receive's of the send eight before, not any receive's:
+   * send 0 is twice as large as sends 1-7, which end first, their
+   * receives' slots going to sends 9-15, which wait for send 8 too; send
+   * 8 waits for send 0's slot.  Sends 0-7 share the link until 1-7 end
+   * (8 S at B), send 0's second S goes alone, then send 8, then 9-15. */
+  for (uint32_t k = 0; k < 16; k++)
+    {
+      size[k] = k == 0 ? 2 * 65536 : 65536;
+      after[k] = k > 8 ? 8 : WEFT_NO_STEP;
+    }
+  double turns = sends_run (s, 16, size, TRUE, after, FALSE);
+  closed = (latency + 9 * bytes / rate) + (latency + bytes / rate)
+           + (latency + 7 * bytes / rate);
+  ck_assert_msg (fabs (turns / closed - 1) < 1e-6,
+                 "%.4f us against %.4f us", turns * 1e6, closed * 1e6);
 }
 END_TEST
 

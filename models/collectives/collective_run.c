@@ -176,6 +176,7 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
    * one of each; else every rank may be a kind of its own. */
   uint64_t kinds = s->counted_classes ? s->counted_classes : s->n_ranks;
   uint64_t steps = s->counted_steps, deps = s->counted_deps;
+  uint64_t peers = s->counted_peers ? s->counted_peers : s->counted_steps;
   if (s->counted_classes)
     {
       steps = MIN (steps, kinds * s->counted_rank_steps);
@@ -186,13 +187,10 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
     .steps = s->counted_steps,
     .deps = s->counted_deps,
     .schedule = weft_schedule_bytes (s),
-    .image = weft_exec_image_bytes (steps, deps,
-                                    s->counted_peers ? s->counted_peers
-                                                     : s->counted_steps,
-                                    s->n_ranks),
+    .image = weft_exec_image_bytes (steps, deps, peers, s->n_ranks),
     /* Each transfer in progress has a receive waiting, and its send's
      * next may wait for it: a few steps wait for each. */
-    .run = weft_exec_run_bytes (4 * in_progress, s->n_ranks),
+    .run = weft_exec_run_bytes (4 * in_progress, s->n_ranks, peers),
   };
   return TRUE;
 }

@@ -18,7 +18,13 @@
  * buffer slots for it, taken in turn, so the k-th send of a connection
  * also waits for the receive of the one WEFT_CONNECTION_SLOTS before it
  * to finish (its slot is then free).  weft_schedule_check() runs the same
- * rule, so that a checked schedule cannot wait forever for a slot. */
+ * rule, so that a checked schedule cannot wait forever for a slot.
+ *
+ * A receive that finishes grants a slot, a token, to the send that waits
+ * for it.  Receives of a connection mostly finish in turn, so each
+ * connection counts the tokens granted in turn, and a send checks its
+ * own against that count; only a token that comes out of turn, or a send
+ * ready before its token, takes a place among the waiting steps. */
 #include "collectives/executor.h"
 
 #include <math.h>
@@ -46,6 +52,9 @@ G_STATIC_ASSERT (sizeof (TStep) == 24 && WEFT_STEP_MAX_DEPS <= UINT16_MAX);
 typedef struct {
   TStep *steps;                 /* n_steps, and one past the last */
   uint32_t *out;                /* dependents, by step */
+  uint32_t *ordinal;            /* per step: a send's place among its
+                                   connection's, or WEFT_NONE (a step that
+                                   is no send between GPUs) */
   uint32_t *frees;              /* per step: for a send, the send whose
                                    slot its receive frees, or WEFT_NONE */
   uint32_t *roots;              /* steps that wait for nothing (but the
@@ -146,6 +155,11 @@ struct _WeftExec {
   const WeftExecImage *image;
   XRank *ranks;
   Table wait;                   /* Waiting */
+  uint32_t *granted;            /* per connection (a rank's slot, as
+                                   WeftExecImage.peers numbers them): the
+                                   tokens granted in turn so far */
+  uint32_t *pending;            /* ...and its sends in `wait` that have
+                                   their token, or are ready without it */
   GArray **early;               /* instances: per rank not yet joined, the
                                    receives with no dependencies whose bytes
                                    came, and such sends whose slots were
@@ -269,6 +283,8 @@ exec_free (Exec *x)
         g_array_unref (x->early[r]);
   g_free (x->early);
   g_free (x->wait.slot);
+  g_free (x->granted);
+  g_free (x->pending);
   g_free (x->ranks);
   g_free (x);
 }
@@ -349,7 +365,23 @@ go (Exec *x, uint32_t r, uint32_t i)
     ready (x, r, i);
 }
 
-/* Receive @i of rank @r has its bytes, or send @i its slot. */
+/* Step @i of rank @r, which waits for nothing of its rank, has what it
+ * waited for from elsewhere: it goes, or once its rank has joined. */
+static void
+go_when_joined (Exec *x, uint32_t r, uint32_t i)
+{
+  if (x->ranks[r].joined)
+    {
+      go (x, r, i);
+      return;
+    }
+  /* Before its rank has joined: it goes when the rank does. */
+  if (x->early[r] == NULL)
+    x->early[r] = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_array_append_val (x->early[r], i);
+}
+
+/* Receive @i of rank @r has its bytes. */
 static void
 arrive (Exec *x, uint32_t r, uint32_t i)
 {
@@ -358,15 +390,7 @@ arrive (Exec *x, uint32_t r, uint32_t i)
 
   if (step->n_deps == 0)
     {
-      if (x->ranks[r].joined)
-        {
-          go (x, r, i);
-          return;
-        }
-      /* Before its rank has joined: it finishes when the rank does. */
-      if (x->early[r] == NULL)
-        x->early[r] = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-      g_array_append_val (x->early[r], i);
+      go_when_joined (x, r, i);
       return;
     }
   Waiting *w = table_find (&x->wait, key);
@@ -375,10 +399,84 @@ arrive (Exec *x, uint32_t r, uint32_t i)
   else if (w->remaining == 0)
     {
       table_remove (&x->wait, w);
-      go (x, r, i);
+      finish (x, r, i);
     }
   else
     w->arrived = TRUE;
+}
+
+/* The connection of send @step of rank @r. */
+static inline uint32_t
+connection (const Exec *x, uint32_t r, const TStep *step)
+{
+  return x->image->peer_start[r] + step->peer;
+}
+
+/* Whether slotted send @i of rank @r has its token in turn. */
+static inline gboolean
+slot_in_turn (const Exec *x, uint32_t r, uint32_t i)
+{
+  const Template *t = x->ranks[r].t;
+
+  return t->ordinal[i] - WEFT_CONNECTION_SLOTS
+         < x->granted[connection (x, r, &t->steps[i])];
+}
+
+/* The receive of send @send of rank @r, its connection's @g-th, has
+ * finished: its token goes to the send WEFT_CONNECTION_SLOTS after it. */
+static void
+grant (Exec *x, uint32_t r, uint32_t send, uint32_t g)
+{
+  const Template *t = x->ranks[r].t;
+  uint32_t c = connection (x, r, &t->steps[send]);
+  uint32_t s = t->frees[send];
+
+  if (g == x->granted[c])
+    {
+      x->granted[c]++;
+      if (s == WEFT_NONE)
+        return;
+      if (t->steps[s].n_deps == 0)
+        {
+          go_when_joined (x, r, s);
+          return;
+        }
+      /* Ready before its token, it waits as its connection's. */
+      Waiting *w = x->pending[c] ? table_find (&x->wait, KEY (r, s)) : NULL;
+      if (w != NULL && w->remaining == 0)
+        {
+          table_remove (&x->wait, w);
+          x->pending[c]--;
+          ready (x, r, s);
+        }
+      return;
+    }
+  /* Out of turn: the send keeps it. */
+  if (s == WEFT_NONE)
+    return;
+  if (t->steps[s].n_deps == 0)
+    {
+      go_when_joined (x, r, s);
+      return;
+    }
+  Waiting *w = table_find (&x->wait, KEY (r, s));
+  if (w == NULL)
+    {
+      table_put (&x->wait, &(Waiting) { KEY (r, s), t->steps[s].n_deps,
+                                        TRUE });
+      x->pending[c]++;
+    }
+  else if (w->remaining == 0)
+    {
+      table_remove (&x->wait, w);
+      x->pending[c]--;
+      ready (x, r, s);
+    }
+  else
+    {
+      w->arrived = TRUE;
+      x->pending[c]++;
+    }
 }
 
 static void
@@ -535,6 +633,50 @@ ready (Exec *x, uint32_t r, uint32_t i)
     }
 }
 
+/* A dependency of send @i of rank @r, which waits for a slot, has
+ * finished. */
+static void
+slotted_depended (Exec *x, uint32_t r, uint32_t i)
+{
+  const TStep *step = step_of (x, r, i);
+  uint64_t key = KEY (r, i);
+  uint32_t c = connection (x, r, step);
+  /* None of its connection's sends waits with its token or for it: it has
+   * no place among the waiting unless its dependencies have. */
+  Waiting *w = step->n_deps == 1 && x->pending[c] == 0
+                   ? NULL
+                   : table_find (&x->wait, key);
+
+  if (w == NULL)
+    {
+      if (step->n_deps > 1)
+        table_put (&x->wait, &(Waiting) { key, step->n_deps - 1, FALSE });
+      else if (slot_in_turn (x, r, i))
+        ready (x, r, i);
+      else
+        {
+          table_put (&x->wait, &(Waiting) { key, 0, FALSE });
+          x->pending[c]++;
+        }
+      return;
+    }
+  if (--w->remaining > 0)
+    return;
+  if (w->arrived)
+    {
+      table_remove (&x->wait, w);
+      x->pending[c]--;
+      ready (x, r, i);
+    }
+  else if (slot_in_turn (x, r, i))
+    {
+      table_remove (&x->wait, w);
+      ready (x, r, i);
+    }
+  else
+    x->pending[c]++;
+}
+
 /* A dependency of step @i of rank @r has finished. */
 static void
 depended (Exec *x, uint32_t r, uint32_t i)
@@ -559,15 +701,19 @@ depended (Exec *x, uint32_t r, uint32_t i)
         }
       return;
     }
-  /* A receive finishes once it is ready and its bytes are there; a send
-   * that waits for a slot is ready once it has it too. */
+  if (step->kind != WEFT_STEP_RECV)
+    {
+      slotted_depended (x, r, i);
+      return;
+    }
+  /* A receive finishes once it is ready and its bytes are there. */
   Waiting *w = table_find (&x->wait, key);
   if (w == NULL)
     table_put (&x->wait, &(Waiting) { key, step->n_deps - 1, FALSE });
   else if (--w->remaining == 0 && w->arrived)
     {
       table_remove (&x->wait, w);
-      go (x, r, i);
+      finish (x, r, i);
     }
 }
 
@@ -583,9 +729,10 @@ finish (Exec *x, uint32_t r, uint32_t i)
     {
       /* Its slot is free for the send that waits for it. */
       uint32_t sender = peer_of (x, r, &t->steps[i]);
-      uint32_t frees = x->ranks[sender].t->frees[t->steps[i].pair];
-      if (frees != WEFT_NONE)
-        arrive (x, sender, frees);
+      uint32_t send = t->steps[i].pair;
+      uint32_t g = x->ranks[sender].t->ordinal[send];
+      if (g != WEFT_NONE)
+        grant (x, sender, send, g);
     }
   for (uint32_t e = t->steps[i].out; e < t->steps[i + 1].out; e++)
     depended (x, r, t->out[e]);
@@ -686,6 +833,7 @@ template_free (gpointer data)
   g_free (t->steps);
   g_free (t->out);
   g_free (t->frees);
+  g_free (t->ordinal);
   g_free (t->roots);
   g_free (t);
 }
@@ -694,7 +842,7 @@ static size_t
 template_memory (const Template *t)
 {
   return sizeof *t + ((size_t) t->n_steps + 1) * sizeof (TStep)
-         + ((size_t) t->steps[t->n_steps].out + t->n_roots + t->n_steps)
+         + ((size_t) t->steps[t->n_steps].out + t->n_roots + 2 * t->n_steps)
                * sizeof (uint32_t);
 }
 
@@ -759,6 +907,7 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
   t->n_steps = n;
   t->steps = g_new0 (TStep, (size_t) n + 1);
   t->frees = g_new (uint32_t, MAX (n, 1));
+  t->ordinal = g_new (uint32_t, MAX (n, 1));
   /* Peers by slot, a slot for each peer and tag, in the order the rank
    * first names them. */
   uint32_t first_peer = m->peers->len;
@@ -771,7 +920,7 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
       ts->kind = step->kind;
       ts->n_deps = step->n_deps;
       ts->pair = matches[i] == WEFT_NO_STEP ? WEFT_NONE : matches[i];
-      t->frees[i] = WEFT_NONE;
+      t->frees[i] = t->ordinal[i] = WEFT_NONE;
       if (step->kind != WEFT_STEP_REDUCE)
         {
           uint64_t conn = (uint64_t) step->peer << 32 | step->tag;
@@ -793,6 +942,7 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
                   /* The send a slot before it frees one for it. */
                   uint32_t *last
                       = &known->last[known->sends % WEFT_CONNECTION_SLOTS];
+                  t->ordinal[i] = known->sends;
                   if (known->sends++ >= WEFT_CONNECTION_SLOTS)
                     {
                       t->frees[*last] = i;
@@ -956,20 +1106,20 @@ weft_exec_image_bytes (uint64_t steps, uint64_t deps, uint64_t peers,
   return sizeof (WeftExecImage) + (size_t) n_ranks * (3 * sizeof (uint32_t)
                                                       + sizeof (Template)
                                                       + sizeof (TStep))
-         + steps * (sizeof (TStep) + 2 * sizeof (uint32_t))
+         + steps * (sizeof (TStep) + 3 * sizeof (uint32_t))
          + (MAX (deps, 1) + 2 * peers) * sizeof (uint32_t);
 }
 
 size_t
-weft_exec_run_bytes (uint64_t waiting, uint32_t n_ranks)
+weft_exec_run_bytes (uint64_t waiting, uint32_t n_ranks, uint64_t peers)
 {
   /* The table of waiting steps at most half full, and doubled once more
-   * as it grows past that. */
+   * as it grows past that; and each connection's tokens. */
   uint64_t slots = 64;
   while (slots < 4 * MAX (waiting, 1))
     slots *= 2;
   return sizeof (Exec) + (size_t) n_ranks * (sizeof (XRank) + sizeof (GArray *))
-         + slots * sizeof (Waiting);
+         + slots * sizeof (Waiting) + 2 * MAX (peers, 1) * sizeof (uint32_t);
 }
 
 size_t
@@ -1030,6 +1180,8 @@ exec_new (WeftNetwork *net, const WeftExecImage *image, WeftExecImage *own,
         rank->peer[i] = WEFT_NONE;
     }
   table_init (&x->wait, sizeof (Waiting), 64);
+  x->granted = g_new0 (uint32_t, MAX (image->peers->len, 1));
+  x->pending = g_new0 (uint32_t, MAX (image->peers->len, 1));
   return x;
 }
 

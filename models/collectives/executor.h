@@ -77,10 +77,12 @@ size_t weft_exec_image_memory (const WeftExecImage *image);
  * dependencies over @n_ranks ranks that name @peers peers in all holds, at
  * most; and
  * what a run adds to it, with @waiting steps waiting at once (for some of
- * their dependencies, or a receive for its bytes). */
+ * their dependencies, or a receive for its bytes) and @peers connections
+ * (counted as weft_exec_image_bytes() counts them). */
 size_t weft_exec_image_bytes (uint64_t steps, uint64_t deps, uint64_t peers,
                               uint32_t n_ranks);
-size_t weft_exec_run_bytes (uint64_t waiting, uint32_t n_ranks);
+size_t weft_exec_run_bytes (uint64_t waiting, uint32_t n_ranks,
+                            uint64_t peers);
 
 /* weft_execute() of the schedule @image was made of: @image may be shared
  * by other runs at once (each keeps its own state). */
