@@ -167,10 +167,11 @@ weft_collective_footprint (const WeftTopology *topo, const uint32_t *gpus,
     return FALSE;
   g_autoptr (WeftSchedule) s = weft_collective_count (op, alg, n, size, &p);
   /* The sends that wait for nothing, all at once; then a rank's sends of
-   * one tag in order, one of each tag at a time; and a switch that
-   * reduces sends a piece to every GPU at once. */
+   * one tag in order, one of each tag at a time, or as many as the builder
+   * says; and a switch that reduces sends a piece to every GPU at once. */
   uint64_t in_progress = s->counted_roots
                          + (uint64_t) s->n_ranks * MAX (s->counted_tags, 1)
+                               * MAX (s->counted_ahead, 1)
                          + s->counted_fan_out;
   /* A builder that streams makes a few kinds of rank, and the image holds
    * one of each; else every rank may be a kind of its own. */

@@ -422,6 +422,10 @@ ring_phase (WeftSchedule *s, uint64_t size, const WeftCollectiveParams *p,
       s->counted_rank_steps += per_rank;
       s->counted_rank_deps += rank_deps (&whole, 0);
       s->counted_peers = (uint64_t) n * 2 * tags;
+      /* A rank's send of a step waits for its receive before, not for its
+       * send before: behind a slow link a rank runs ahead of its next by
+       * as many sends as the connection's slots. */
+      s->counted_ahead = WEFT_CONNECTION_SLOTS;
       for (uint32_t r = 0; r < n; r++)
         {
           /* A chunk's first send waits for the chunk before's, the first

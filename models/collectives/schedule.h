@@ -73,6 +73,10 @@ struct _WeftSchedule {
   uint64_t counted_deps;
   uint32_t counted_tags;        /* one past the highest tag of a send */
   uint64_t counted_roots;       /* sends that wait for no step */
+  uint32_t counted_ahead;       /* while counting, a builder whose sends
+                                   of a tag do not wait for each other: how
+                                   many of a tag a rank may have under way
+                                   at once (0: one) */
   uint64_t counted_fan_out;     /* the most sends of switch ranks on one
                                    tag: a switch that reduces sends each
                                    piece to every GPU at once */
