@@ -591,6 +591,23 @@ weft_schedule_pair_search (const WeftSchedule *cs, GError **error)
   return pair_checked ((WeftSchedule *) cs, FALSE, error);
 }
 
+/* A rank's send between GPUs, as slot_waits() sorts them. */
+typedef struct {
+  uint32_t peer, tag, step;
+} SlotSend;
+
+static int
+by_connection (const void *a_, const void *b_)
+{
+  const SlotSend *a = a_, *b = b_;
+
+  if (a->peer != b->peer)
+    return a->peer < b->peer ? -1 : 1;
+  if (a->tag != b->tag)
+    return a->tag < b->tag ? -1 : 1;
+  return (a->step > b->step) - (a->step < b->step);
+}
+
 /* The waits for buffer slots (WEFT_CONNECTION_SLOTS) of @s, steps
  * numbered from @offset of their rank: pairs of uint32_t, the receive
  * that frees a slot, then the send that waits for it. */
@@ -598,36 +615,31 @@ static GArray *
 slot_waits (const WeftSchedule *s, const uint32_t *offset)
 {
   GArray *edges = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-  /* Per connection (peer << 32 | tag) of a rank: its sends so far, and
-   * the last WEFT_CONNECTION_SLOTS of them. */
-  g_autoptr (GHashTable) conns = g_hash_table_new_full (g_int64_hash,
-                                                        g_int64_equal,
-                                                        g_free, g_free);
+  g_autoptr (GArray) sends = g_array_new (FALSE, FALSE, sizeof (SlotSend));
 
   for (uint32_t r = 0; r < s->n_gpus; r++)
     {
-      g_hash_table_remove_all (conns);
+      /* The rank's sends by connection (peer and tag), each in order. */
+      g_array_set_size (sends, 0);
       for (uint32_t i = 0; i < s->n_steps[r]; i++)
         {
           const WeftStep *step = weft_schedule_step (s, r, i);
-          if (step->kind != WEFT_STEP_SEND || step->peer >= s->n_gpus)
+          if (step->kind == WEFT_STEP_SEND && step->peer < s->n_gpus)
+            g_array_append_val (sends, ((SlotSend) { step->peer, step->tag,
+                                                     i }));
+        }
+      if (sends->len <= WEFT_CONNECTION_SLOTS)
+        continue;
+      g_array_sort (sends, by_connection);
+      const SlotSend *e = (const SlotSend *) (void *) sends->data;
+      for (guint k = WEFT_CONNECTION_SLOTS; k < sends->len; k++)
+        {
+          const SlotSend *before = &e[k - WEFT_CONNECTION_SLOTS];
+          if (before->peer != e[k].peer || before->tag != e[k].tag)
             continue;
-          gint64 key = (gint64) ((uint64_t) step->peer << 32 | step->tag);
-          uint32_t *sent = g_hash_table_lookup (conns, &key);
-          if (sent == NULL)
-            {
-              sent = g_new0 (uint32_t, WEFT_CONNECTION_SLOTS + 1);
-              g_hash_table_insert (conns, g_memdup2 (&key, sizeof key), sent);
-            }
-          uint32_t *last = &sent[1 + sent[0] % WEFT_CONNECTION_SLOTS];
-          if (sent[0]++ >= WEFT_CONNECTION_SLOTS)
-            {
-              uint32_t edge[2] = { offset[step->peer]
-                                       + s->matches[r][*last],
-                                   offset[r] + i };
-              g_array_append_vals (edges, edge, 2);
-            }
-          *last = i;
+          uint32_t edge[2] = { offset[e[k].peer] + s->matches[r][before->step],
+                               offset[r] + e[k].step };
+          g_array_append_vals (edges, edge, 2);
         }
     }
   return edges;
