@@ -72,7 +72,6 @@ typedef struct {
   size_t size;
   uint64_t mask;
   uint64_t used;
-  uint64_t most;                /* the most held at once */
 } Table;
 
 struct _WeftExecImage {
@@ -224,7 +223,6 @@ table_grow (Table *t)
   for (uint64_t i = 0; i <= old.mask; i++)
     if (*table_key (&old, i) != NO_KEY)
       table_put (t, table_key (&old, i));
-  t->most = old.most;
   g_free (old.slot);
 }
 
@@ -239,7 +237,6 @@ table_put (Table *t, const void *entry)
     i = (i + 1) & t->mask;
   memcpy (table_key (t, i), entry, t->size);
   t->used++;
-  t->most = MAX (t->most, t->used);
 }
 
 /* Empty @t, keeping its room (which a rank with many slots grew). */
