@@ -2,9 +2,11 @@
 # Run every Check suite of a build under valgrind's memcheck.  Any memory
 # error or definite leak, in a suite or in a weft process it starts, fails.
 #   tests/valgrind.sh [BUILD_DIR]      (default: build)
+# Suites run JOBS at a time (default: the number of cores), since
+# valgrind runs a program on one core.
 set -euo pipefail
 build=${1:-build}
-status=0
+jobs=${JOBS:-$(nproc)}
 # Check's per-test timeouts assume native speed; no suite may take more
 # than PER_SUITE seconds in all, so that a hang cannot stretch the run
 # into hours.
@@ -15,19 +17,46 @@ export WEFT_PROPERTY_CASES=${WEFT_PROPERTY_CASES:-8}
 # Likewise the engine's heap against its reference: fewer operations.
 export WEFT_HEAP_OPS=${WEFT_HEAP_OPS:-50000}
 per_suite=${PER_SUITE:-900}
-for suite in "$build"/tests/test-*; do
-  [ -x "$suite" ] || continue
-  echo "valgrind: $suite"
+
+one() {
+  local suite=$1 skip="*gnuplot*" t0=$SECONDS
   # gnuplot's own findings are not weft's.  The results suite runs whole
   # sweeps of weft processes; test-cli already runs weft itself under
   # valgrind, so there only the suite is checked.
-  skip="*gnuplot*"
   case "$suite" in *test-results|*test-sweep) skip="*gnuplot*,*/weft,*mpirun*,*mpiexec*,*orterun*,*prterun*,*orted*" ;; esac
-  if ! timeout "$per_suite" valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+  if timeout "$per_suite" valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
        --trace-children=yes --trace-children-skip="$skip" --child-silent-after-fork=no "$suite" > "$suite.valgrind.log" 2>&1; then
-    echo "valgrind: $suite failed:"
+    echo "valgrind: $suite clean ($(( SECONDS - t0 )) s)"
+  else
+    echo "valgrind: $suite failed after $(( SECONDS - t0 )) s:"
     tail -60 "$suite.valgrind.log"
-    status=1
+    return 1
   fi
+}
+
+# The slowest suites start first, so that the last to finish is a short one.
+slow=(test-collective test-cli test-schedule test-analytical test-scenario test-routing
+      test-trace test-validation test-results)
+suites=()
+for name in "${slow[@]}"; do [ -x "$build/tests/$name" ] && suites+=("$build/tests/$name"); done
+for suite in "$build"/tests/test-*; do
+  [ -x "$suite" ] && [ -f "$suite" ] || continue
+  case " ${slow[*]} " in *" $(basename "$suite") "*) continue ;; esac
+  suites+=("$suite")
+done
+
+status=0
+running=0
+for suite in "${suites[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || status=1
+    running=$(( running - 1 ))
+  fi
+  one "$suite" &
+  running=$(( running + 1 ))
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$(( running - 1 ))
 done
 exit $status
