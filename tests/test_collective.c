@@ -525,6 +525,52 @@ START_TEST (test_nvls_tree)
                  "hierarchical-tree %" G_GUINT64_FORMAT " ps", r.time,
                  t.time);
 
+  /* Left to auto, a channel is cut as NCCL cuts NVLS_TREE's: chunks of
+   * 128 KiB (64 KiB from four servers), lowered to 32 KiB while the buffer
+   * is under what its 16 channels (32 on Blackwell) of a head a GPU (at
+   * most 32) take at once; as many pieces as chunks, at most 8.  Over two
+   * DGX H100 (2,048 chunks at once), 8 B is one piece, 12 MiB two of
+   * 64 KiB, 1 GiB 64 of 128 KiB, so eight; over four, 12 MiB two; over
+   * two NVL72 racks (1,024 heads' chunks of 64 KiB), 96 MiB two, where
+   * Hopper's 16 channels would make three. */
+  const struct {
+    const char *file;
+    uint32_t n;
+    uint64_t size;
+    uint32_t pieces;
+  } cut[] = {
+    { "h100-256-rail.yaml", 16, 8, 1 },
+    { "h100-256-rail.yaml", 16, 12 << 20, 2 },
+    { "h100-256-rail.yaml", 16, 1 << 30, 8 },
+    { "h100-256-rail.yaml", 32, 12 << 20, 2 },
+    { "gb200-nvl72-x2-ndr.yaml", 144, 96 << 20, 2 },
+  };
+  WeftCollectiveParams chosen = { 0 };
+  for (guint c = 0; c < G_N_ELEMENTS (cut); c++)
+    {
+      g_autoptr (WeftScenario) on = load (cut[c].file);
+      g_autoptr (GArray) all = all_gpus (on->topo);
+      WeftCollectiveParams given = { 1, cut[c].pieces, 0, NULL, 1, NULL,
+                                     NULL, 0, FALSE, NULL };
+      WeftCollectiveResult a, b;
+      ck_assert (weft_collective_run (on->topo, (uint32_t *) all->data,
+                                      cut[c].n, WEFT_OP_ALL_REDUCE,
+                                      WEFT_ALG_NVLS_TREE, WEFT_PROTOCOL_SIMPLE,
+                                      cut[c].size, &chosen, &flow, &a, NULL));
+      ck_assert (weft_collective_run (on->topo, (uint32_t *) all->data,
+                                      cut[c].n, WEFT_OP_ALL_REDUCE,
+                                      WEFT_ALG_NVLS_TREE, WEFT_PROTOCOL_SIMPLE,
+                                      cut[c].size, &given, &flow, &b, NULL));
+      ck_assert_msg (a.time == b.time, "%s, %u GPUs, %" G_GUINT64_FORMAT
+                     " B: %" G_GUINT64_FORMAT " ps left to auto, %"
+                     G_GUINT64_FORMAT " ps in %u pieces", cut[c].file,
+                     cut[c].n, cut[c].size, a.time, b.time, cut[c].pieces);
+      weft_link_stats_free (a.stats);
+      weft_link_stats_free (b.stats);
+      g_free (a.spans);
+      g_free (b.spans);
+    }
+
   /* One server, or switches that do not reduce: refused. */
   g_clear_error (&error);
   ck_assert (!weft_collective_fits (s->topo, (uint32_t *) gpus->data, 8,

@@ -510,6 +510,45 @@ weft_nvls_tree_switch_ranks (uint32_t n, const WeftCollectiveParams *p)
   return p->n_switches * (n / MAX (p->local, 1));
 }
 
+/* NCCL's NVLS channels on a multi-node communicator (NVLS_NCHANNELS_SM90
+ * 16, NVLS_NCHANNELS_SM100 32, src/transport/nvls.cc), its chunk
+ * (NCCL_NVLS_CHUNKSIZE 128 KiB, halved from four nodes by
+ * NCCL_NVLSTREE_MAX_CHUNKSIZE's default) and the NVLS heads of a channel, a
+ * GPU of the server each up to NCCL_MAX_NVLS_ARITY (src/include/device.h). */
+#define NVLS_TREE_CHANNELS_SM90 16
+#define NVLS_TREE_CHANNELS_SM100 32
+#define NVLS_TREE_CHUNK (128 * 1024)
+#define NVLS_TREE_CHUNK_4_NODES (64 * 1024)
+#define NVLS_MAX_HEADS 32
+
+/* nvls-tree's pieces when left to auto: the chunks NCCL cuts a channel's
+ * part of each head into (calcCollChunking() in src/enqueue.cc), NVLS's
+ * chunk lowered to as little as 32 KiB while the buffer is small beside
+ * what every channel's heads take at once; as many pieces as that makes,
+ * at most WEFT_CHUNKS (weft's pipeline).  A small buffer is one piece:
+ * every stage waits for the one before, as in NCCL, rather than
+ * overlapping pieces NCCL never cuts.  A GPU whose architecture is not
+ * said counts as Hopper. */
+static uint32_t
+nvls_tree_pieces (uint32_t compute_capability, uint32_t local,
+                  uint32_t servers, uint64_t size)
+{
+  uint64_t ops = (uint64_t) (compute_capability >= 100
+                                 ? NVLS_TREE_CHANNELS_SM100
+                                 : NVLS_TREE_CHANNELS_SM90)
+                 * MIN (local, NVLS_MAX_HEADS);
+  uint64_t chunk = servers >= 4 ? NVLS_TREE_CHUNK_4_NODES : NVLS_TREE_CHUNK;
+  static const struct { uint64_t times, at_most; } steps[] = {
+    { 32, 262144 }, { 16, 131072 }, { 4, 65536 }, { 1, 32768 },
+  };
+
+  for (size_t i = 0; i < G_N_ELEMENTS (steps); i++)
+    if (size < steps[i].times * ops * chunk && chunk > steps[i].at_most)
+      chunk = steps[i].at_most;
+  uint64_t pieces = (size + ops * chunk - 1) / (ops * chunk);
+  return (uint32_t) CLAMP (pieces, 1, WEFT_CHUNKS);
+}
+
 /* Each server's switches that reduce (joined to all of its GPUs), as many
  * in every server, appended server by server; the shares are the first
  * server's, as the builder gives every server the same. */
@@ -584,6 +623,10 @@ weft_nvls_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
     {
       p->n_switches = fit->shares->len;
       p->switch_share = (const double *) fit->shares->data;
+      if (p->chunks == 0 && p->channels <= 1)
+        p->chunks = nvls_tree_pieces (
+            fit->topo->nodes[fit->gpus[0]].device->compute_capability, local,
+            servers, fit->size);
     }
   return TRUE;
 }
