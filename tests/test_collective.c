@@ -162,6 +162,60 @@ START_TEST (test_tree_chain_in_a_server)
 }
 END_TEST
 
+START_TEST (test_tree_chunks_as_nccl)
+{
+  /* Left to auto, each tree moves its part in chunks of at least 32 KiB,
+   * as NCCL's tree does (LL's step of data; Simple's least chunk), at most
+   * 8: inside a DGX H100 a tree carries half of the buffer, so 1 KiB and
+   * 64 KiB go in one chunk, 96 KiB in two, 1 MiB in eight; over two DGX
+   * H100, 8 trees to a half, 1 MiB in two.  Each protocol alike. */
+  const struct {
+    const char *ranks;
+    uint64_t size;
+    uint32_t chunks;
+  } cases[] = {
+    { "dgx/gpu[0-7]", 1024, 1 },
+    { "dgx/gpu[0-7]", 64 << 10, 1 },
+    { "dgx/gpu[0-7]", 96 << 10, 2 },
+    { "dgx/gpu[0-7]", 1 << 20, 8 },
+    { "node[0-1]/gpu[0-7]", 1 << 20, 2 },
+  };
+  g_autoptr (WeftScenario) one = load ("dgx-h100.yaml");
+  g_autoptr (WeftScenario) two = load ("h100-256-rail.yaml");
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL,
+                          1, NULL };
+  WeftCollectiveParams chosen = { 0 };
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (int p = 0; p < WEFT_PROTOCOL_RAW; p++)
+      {
+        WeftScenario *s = c < 4 ? one : two;
+        g_autoptr (GArray) gpus = all_gpus (s->topo);
+        uint32_t n = c < 4 ? 8 : 16;
+        WeftCollectiveParams given = { 0, cases[c].chunks, 0, NULL, 1, NULL,
+                                       NULL, 0, FALSE, NULL };
+        WeftCollectiveResult a, b;
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                        WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE, p,
+                                        cases[c].size, &chosen, &flow, &a,
+                                        NULL));
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                        WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE, p,
+                                        cases[c].size, &given, &flow, &b,
+                                        NULL));
+        ck_assert_msg (a.time == b.time, "%s, %s, %" G_GUINT64_FORMAT " B: %"
+                       G_GUINT64_FORMAT " ps left to auto, %" G_GUINT64_FORMAT
+                       " ps in %u chunks", cases[c].ranks,
+                       weft_protocol_name (p), cases[c].size, a.time, b.time,
+                       cases[c].chunks);
+        weft_link_stats_free (a.stats);
+        weft_link_stats_free (b.stats);
+        g_free (a.spans);
+        g_free (b.spans);
+      }
+}
+END_TEST
+
 /* Bytes the NICs of @s sent into the network in @r: in all, and by the
  * NIC's local index (per_rail[8]). */
 static uint64_t
@@ -1593,6 +1647,7 @@ collective_suite (void)
   tcase_add_test (tc, test_rings_across_servers);
   tcase_add_test (tc, test_hierarchical_across_servers);
   tcase_add_test (tc, test_nvls_tree);
+  tcase_add_test (tc, test_tree_chunks_as_nccl);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
   tcase_add_loop_test (tc, test_schedule_file_ring_matches_builtin, 0, 2);

@@ -203,6 +203,26 @@ tree_run (WeftSchedule *s, const Tree *t, uint64_t base, uint64_t size,
     }
 }
 
+/* The least chunk NCCL's tree moves: LL's step of data (DEFAULT_LL_BUFFSIZE
+ * of 512 KiB over NCCL_STEPS 8, half of each line its flags) and where
+ * calcCollChunking() (src/enqueue.cc) stops halving Simple's for a small
+ * buffer; LL128's halving stops lower, at 18,000 B. */
+#define TREE_LEAST_CHUNK (32 * 1024)
+
+/* A tree's chunks for @bytes when left to auto: NCCL moves a channel's part
+ * in chunks of at least TREE_LEAST_CHUNK, so a small buffer is one chunk
+ * that goes up and down the tree whole, not pieces that each pay every
+ * send's latency; at most WEFT_CHUNKS.  One rule for the three protocols,
+ * whose runs share a schedule. */
+static uint32_t
+tree_chunks (const WeftCollectiveParams *p, uint64_t bytes)
+{
+  if (p->chunks != 0)
+    return p->chunks;
+  uint64_t chunks = (bytes + TREE_LEAST_CHUNK - 1) / TREE_LEAST_CHUNK;
+  return (uint32_t) CLAMP (chunks, 1, WEFT_CHUNKS);
+}
+
 void
 weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
                       const WeftCollectiveParams *p)
@@ -245,8 +265,9 @@ weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
           for (uint32_t c = 0; c < trees; c++)
             {
               tree_make (&t, &chains, pos_parent, half, c, n);
-              tree_run (s, &t, at + weft_part_offset (mine, trees, c),
-                        weft_part (mine, trees, c), p->chunks,
+              uint64_t part = weft_part (mine, trees, c);
+              tree_run (s, &t, at + weft_part_offset (mine, trees, c), part,
+                        tree_chunks (p, part),
                         (half * n_rings + i) * trees + c, prev_up, prev_down);
             }
           at += mine;
@@ -270,12 +291,12 @@ weft_tree_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
   return TRUE;
 }
 
-/* Channels left 0 stay 0: the builder takes one for each GPU of a server
- * across servers (it knows the servers), one inside a server. */
+/* Channels and chunks left 0 stay 0: the builder takes a channel for each
+ * GPU of a server across servers (it knows the servers), one inside a
+ * server, and chunks by each tree's bytes (tree_chunks()). */
 void
 weft_tree_defaults (WeftOp op, WeftCollectiveParams *p)
 {
   (void) op;
-  if (p->chunks == 0)
-    p->chunks = WEFT_CHUNKS;
+  (void) p;
 }
