@@ -216,6 +216,50 @@ START_TEST (test_tree_chunks_as_nccl)
 }
 END_TEST
 
+START_TEST (test_hierarchical_pieces)
+{
+  /* Left to auto, the two-level algorithms cut the buffer into pieces of
+   * which each GPU of a server takes at least 32 KiB, 1 to 8: over two DGX
+   * H100 (8 GPUs a server) 8 B and 256 KiB are one piece, 1 MiB four,
+   * 4 MiB eight. */
+  const struct {
+    uint64_t size;
+    uint32_t pieces;
+  } cases[] = { { 8, 1 }, { 256 << 10, 1 }, { 1 << 20, 4 }, { 4 << 20, 8 } };
+  const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
+                                 WEFT_ALG_HIER_TREE };
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL,
+                          1, NULL };
+  WeftCollectiveParams chosen = { 0 };
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (guint k = 0; k < G_N_ELEMENTS (algs); k++)
+      {
+        WeftCollectiveParams given = { 1, cases[c].pieces, 0, NULL, 1, NULL,
+                                       NULL, 0, FALSE, NULL };
+        WeftCollectiveResult a, b;
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 16,
+                                        WEFT_OP_ALL_REDUCE, algs[k],
+                                        WEFT_PROTOCOL_SIMPLE, cases[c].size,
+                                        &chosen, &flow, &a, NULL));
+        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 16,
+                                        WEFT_OP_ALL_REDUCE, algs[k],
+                                        WEFT_PROTOCOL_SIMPLE, cases[c].size,
+                                        &given, &flow, &b, NULL));
+        ck_assert_msg (a.time == b.time, "%s, %" G_GUINT64_FORMAT " B: %"
+                       G_GUINT64_FORMAT " ps left to auto, %" G_GUINT64_FORMAT
+                       " ps in %u pieces", weft_algorithm_name (algs[k]),
+                       cases[c].size, a.time, b.time, cases[c].pieces);
+        weft_link_stats_free (a.stats);
+        weft_link_stats_free (b.stats);
+        g_free (a.spans);
+        g_free (b.spans);
+      }
+}
+END_TEST
+
 /* Bytes the NICs of @s sent into the network in @r: in all, and by the
  * NIC's local index (per_rail[8]). */
 static uint64_t
@@ -1648,6 +1692,7 @@ collective_suite (void)
   tcase_add_test (tc, test_hierarchical_across_servers);
   tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_tree_chunks_as_nccl);
+  tcase_add_test (tc, test_hierarchical_pieces);
   tcase_add_test (tc, test_hierarchical_fat_tree_closed_form);
   tcase_add_test (tc, test_fidelities_agree_uncontended);
   tcase_add_loop_test (tc, test_schedule_file_ring_matches_builtin, 0, 2);

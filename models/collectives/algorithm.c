@@ -71,6 +71,7 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
   [WEFT_ALG_HIER] = {
     .name = "hierarchical",
     .build = { [WEFT_OP_ALL_REDUCE] = weft_hier_all_reduce },
+    .fit = weft_hier_fit,
     .costs = WEFT_COSTS_RING,
     .protocols = WEFT_PROTOCOLS_ALL,
     .in_auto = TRUE,
@@ -79,6 +80,7 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
   [WEFT_ALG_HIER_RHD] = {
     .name = "hierarchical-rhd",
     .build = { [WEFT_OP_ALL_REDUCE] = weft_hier_rhd_all_reduce },
+    .fit = weft_hier_fit,
     .costs = WEFT_COSTS_RING,
     .protocols = WEFT_PROTOCOLS_ALL,
     .hierarchical = TRUE,
@@ -86,6 +88,7 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
   [WEFT_ALG_HIER_TREE] = {
     .name = "hierarchical-tree",
     .build = { [WEFT_OP_ALL_REDUCE] = weft_hier_tree_all_reduce },
+    .fit = weft_hier_fit,
     .costs = WEFT_COSTS_RING,
     .protocols = WEFT_PROTOCOLS_ALL,
     .hierarchical = TRUE,

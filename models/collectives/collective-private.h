@@ -130,6 +130,10 @@ void weft_hier_rhd_all_reduce (WeftSchedule *s, uint64_t size,
                                const WeftCollectiveParams *p);
 void weft_hier_tree_all_reduce (WeftSchedule *s, uint64_t size,
                                 const WeftCollectiveParams *p);
+/* Their pieces when left to auto (weft_hier_fit()): a GPU's share of a
+ * piece at least NCCL's least chunk. */
+gboolean weft_hier_fit (WeftFit *fit, WeftCollectiveParams *p,
+                        GError **error);
 
 /* NVLS inside each server (p->local GPUs, p->n_switches switches each,
  * ranks n + g * n_switches ..), double binary tree across servers. */

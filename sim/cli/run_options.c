@@ -180,8 +180,8 @@ add_sweep_entries (GOptionContext *context, Flags *f)
     { "chunks", 0, 0, G_OPTION_ARG_STRING, &f->chunks_text,
       "Pieces that follow each other through a channel, or auto: 8, shared "
       "out among a ring's channels (a ring step of 8 rings moves one piece "
-      "on each); for tree, nvls and nvls-tree 1 to 8 by size (default: "
-      "auto)", "N" },
+      "on each); for tree, nvls, nvls-tree and the two-level algorithms 1 "
+      "to 8 by size (default: auto)", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &f->seed,
       "Seed of every random stream (default: 1)", "N" },
     G_OPTION_ENTRY_NULL
