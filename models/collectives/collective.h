@@ -45,7 +45,10 @@ typedef struct {
                                    interface; else one) */
   uint32_t chunks;              /* pipeline depth within a channel; 0:
                                    WEFT_CHUNKS, shared out among a ring's
-                                   channels */
+                                   channels; the tree, NVLS, CollNet and
+                                   the two-level algorithms cut by size,
+                                   1 to WEFT_CHUNKS (their fit checks and
+                                   the tree's builder) */
   uint32_t n_switches;          /* NVLS: switches that reduce, ranks n..
                                    (nvls-tree: per server, server by
                                    server) */
