@@ -79,6 +79,12 @@ void weft_ring_reference_reduce_scatter (WeftSchedule *s, uint64_t size,
 void weft_ring_reference_all_gather (WeftSchedule *s, uint64_t size,
                                      const WeftCollectiveParams *p);
 
+/* The least chunk NCCL's rings and trees move while there is more: LL's
+ * step of data (DEFAULT_LL_BUFFSIZE of 512 KiB over NCCL_STEPS 8, half of
+ * each line its flags), and where calcCollChunking() (src/enqueue.cc)
+ * stops halving the tree's Simple chunk for a small buffer. */
+#define WEFT_LEAST_CHUNK (32 * 1024)
+
 /* tree.c */
 void weft_tree_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
@@ -130,8 +136,8 @@ void weft_hier_rhd_all_reduce (WeftSchedule *s, uint64_t size,
                                const WeftCollectiveParams *p);
 void weft_hier_tree_all_reduce (WeftSchedule *s, uint64_t size,
                                 const WeftCollectiveParams *p);
-/* Their pieces when left to auto (weft_hier_fit()): a GPU's share of a
- * piece at least NCCL's least chunk. */
+/* Their pieces when left to auto: a GPU's share of a piece at least
+ * WEFT_LEAST_CHUNK. */
 gboolean weft_hier_fit (WeftFit *fit, WeftCollectiveParams *p,
                         GError **error);
 

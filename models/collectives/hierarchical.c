@@ -344,22 +344,18 @@ weft_hier_tree_all_reduce (WeftSchedule *s, uint64_t size,
   two_level (s, size, p, tree);
 }
 
-/* The least chunk NCCL's rings and trees move while there is more: LL's
- * step of data (DEFAULT_LL_BUFFSIZE of 512 KiB over NCCL_STEPS 8, half of
- * each line its flags; calcCollChunking() in src/enqueue.cc). */
-#define LEAST_CHUNK (32 * 1024)
-
 /* Left to auto, the two-level algorithms cut the buffer into pieces of
- * which each GPU of a server takes at least LEAST_CHUNK, 1 to WEFT_CHUNKS:
- * a small buffer goes through the three levels in one piece, paying each
- * send's latency once, as NCCL's own algorithms would move it. */
+ * which each GPU of a server takes at least WEFT_LEAST_CHUNK, 1 to
+ * WEFT_CHUNKS: a small buffer goes through the three levels in one piece,
+ * paying each send's latency once, as NCCL's own algorithms would move
+ * it. */
 gboolean
 weft_hier_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
 {
   (void) error;
   if (p != NULL && p->chunks == 0 && p->channels <= 1)
     {
-      uint64_t least = (uint64_t) MAX (fit->local, 1) * LEAST_CHUNK;
+      uint64_t least = (uint64_t) MAX (fit->local, 1) * WEFT_LEAST_CHUNK;
       uint64_t pieces = (fit->size + least - 1) / least;
       p->chunks = (uint32_t) CLAMP (pieces, 1, WEFT_CHUNKS);
     }

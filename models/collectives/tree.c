@@ -203,23 +203,17 @@ tree_run (WeftSchedule *s, const Tree *t, uint64_t base, uint64_t size,
     }
 }
 
-/* The least chunk NCCL's tree moves: LL's step of data (DEFAULT_LL_BUFFSIZE
- * of 512 KiB over NCCL_STEPS 8, half of each line its flags) and where
- * calcCollChunking() (src/enqueue.cc) stops halving Simple's for a small
- * buffer; LL128's halving stops lower, at 18,000 B. */
-#define TREE_LEAST_CHUNK (32 * 1024)
-
 /* A tree's chunks for @bytes when left to auto: NCCL moves a channel's part
- * in chunks of at least TREE_LEAST_CHUNK, so a small buffer is one chunk
+ * in chunks of at least WEFT_LEAST_CHUNK, so a small buffer is one chunk
  * that goes up and down the tree whole, not pieces that each pay every
  * send's latency; at most WEFT_CHUNKS.  One rule for the three protocols,
- * whose runs share a schedule. */
+ * whose runs share a schedule (LL128's halving stops lower, at 18,000 B). */
 static uint32_t
 tree_chunks (const WeftCollectiveParams *p, uint64_t bytes)
 {
   if (p->chunks != 0)
     return p->chunks;
-  uint64_t chunks = (bytes + TREE_LEAST_CHUNK - 1) / TREE_LEAST_CHUNK;
+  uint64_t chunks = (bytes + WEFT_LEAST_CHUNK - 1) / WEFT_LEAST_CHUNK;
   return (uint32_t) CLAMP (chunks, 1, WEFT_CHUNKS);
 }
 
