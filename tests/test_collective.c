@@ -162,6 +162,39 @@ START_TEST (test_tree_chain_in_a_server)
 }
 END_TEST
 
+/* Assert that @alg with its chunks left to auto takes as long as in
+ * @chunks given (with @channels, as auto would take them), over the first
+ * @n GPUs of @s; @what names the case in the message. */
+static void
+auto_chunks_are (WeftScenario *s, uint32_t n, WeftAlgorithm alg,
+                 WeftProtocolKind protocol, uint64_t size, uint32_t channels,
+                 uint32_t chunks, const char *what)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL,
+                          1, NULL };
+  WeftCollectiveParams chosen = { 0 };
+  WeftCollectiveParams given = { channels, chunks, 0, NULL, 1, NULL, NULL, 0,
+                                 FALSE, NULL };
+  WeftCollectiveResult a, b;
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                  WEFT_OP_ALL_REDUCE, alg, protocol, size,
+                                  &chosen, &flow, &a, NULL));
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                  WEFT_OP_ALL_REDUCE, alg, protocol, size,
+                                  &given, &flow, &b, NULL));
+  ck_assert_msg (a.time == b.time, "%s %s, %s, %u GPUs, %" G_GUINT64_FORMAT
+                 " B: %" G_GUINT64_FORMAT " ps left to auto, %"
+                 G_GUINT64_FORMAT " ps in %u chunks",
+                 weft_algorithm_name (alg), weft_protocol_name (protocol),
+                 what, n, size, a.time, b.time, chunks);
+  weft_link_stats_free (a.stats);
+  weft_link_stats_free (b.stats);
+  g_free (a.spans);
+  g_free (b.spans);
+}
+
 START_TEST (test_tree_chunks_as_nccl)
 {
   /* Left to auto, each tree moves its part in chunks of at least 32 KiB,
@@ -170,49 +203,21 @@ START_TEST (test_tree_chunks_as_nccl)
    * 64 KiB go in one chunk, 96 KiB in two, 1 MiB in eight; over two DGX
    * H100, 8 trees to a half, 1 MiB in two.  Each protocol alike. */
   const struct {
-    const char *ranks;
+    uint32_t n;
     uint64_t size;
     uint32_t chunks;
   } cases[] = {
-    { "dgx/gpu[0-7]", 1024, 1 },
-    { "dgx/gpu[0-7]", 64 << 10, 1 },
-    { "dgx/gpu[0-7]", 96 << 10, 2 },
-    { "dgx/gpu[0-7]", 1 << 20, 8 },
-    { "node[0-1]/gpu[0-7]", 1 << 20, 2 },
+    { 8, 1024, 1 }, { 8, 64 << 10, 1 }, { 8, 96 << 10, 2 }, { 8, 1 << 20, 8 },
+    { 16, 1 << 20, 2 },
   };
   g_autoptr (WeftScenario) one = load ("dgx-h100.yaml");
   g_autoptr (WeftScenario) two = load ("h100-256-rail.yaml");
-  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL,
-                          1, NULL };
-  WeftCollectiveParams chosen = { 0 };
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     for (int p = 0; p < WEFT_PROTOCOL_RAW; p++)
-      {
-        WeftScenario *s = c < 4 ? one : two;
-        g_autoptr (GArray) gpus = all_gpus (s->topo);
-        uint32_t n = c < 4 ? 8 : 16;
-        WeftCollectiveParams given = { 0, cases[c].chunks, 0, NULL, 1, NULL,
-                                       NULL, 0, FALSE, NULL };
-        WeftCollectiveResult a, b;
-        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
-                                        WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE, p,
-                                        cases[c].size, &chosen, &flow, &a,
-                                        NULL));
-        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
-                                        WEFT_OP_ALL_REDUCE, WEFT_ALG_TREE, p,
-                                        cases[c].size, &given, &flow, &b,
-                                        NULL));
-        ck_assert_msg (a.time == b.time, "%s, %s, %" G_GUINT64_FORMAT " B: %"
-                       G_GUINT64_FORMAT " ps left to auto, %" G_GUINT64_FORMAT
-                       " ps in %u chunks", cases[c].ranks,
-                       weft_protocol_name (p), cases[c].size, a.time, b.time,
-                       cases[c].chunks);
-        weft_link_stats_free (a.stats);
-        weft_link_stats_free (b.stats);
-        g_free (a.spans);
-        g_free (b.spans);
-      }
+      auto_chunks_are (cases[c].n == 8 ? one : two, cases[c].n, WEFT_ALG_TREE,
+                       p, cases[c].size, 0, cases[c].chunks,
+                       cases[c].n == 8 ? "dgx-h100.yaml" : "h100-256-rail.yaml");
 }
 END_TEST
 
@@ -229,34 +234,11 @@ START_TEST (test_hierarchical_pieces)
   const WeftAlgorithm algs[] = { WEFT_ALG_HIER, WEFT_ALG_HIER_RHD,
                                  WEFT_ALG_HIER_TREE };
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
-  g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftRunOptions flow = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL,
-                          1, NULL };
-  WeftCollectiveParams chosen = { 0 };
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     for (guint k = 0; k < G_N_ELEMENTS (algs); k++)
-      {
-        WeftCollectiveParams given = { 1, cases[c].pieces, 0, NULL, 1, NULL,
-                                       NULL, 0, FALSE, NULL };
-        WeftCollectiveResult a, b;
-        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 16,
-                                        WEFT_OP_ALL_REDUCE, algs[k],
-                                        WEFT_PROTOCOL_SIMPLE, cases[c].size,
-                                        &chosen, &flow, &a, NULL));
-        ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 16,
-                                        WEFT_OP_ALL_REDUCE, algs[k],
-                                        WEFT_PROTOCOL_SIMPLE, cases[c].size,
-                                        &given, &flow, &b, NULL));
-        ck_assert_msg (a.time == b.time, "%s, %" G_GUINT64_FORMAT " B: %"
-                       G_GUINT64_FORMAT " ps left to auto, %" G_GUINT64_FORMAT
-                       " ps in %u pieces", weft_algorithm_name (algs[k]),
-                       cases[c].size, a.time, b.time, cases[c].pieces);
-        weft_link_stats_free (a.stats);
-        weft_link_stats_free (b.stats);
-        g_free (a.spans);
-        g_free (b.spans);
-      }
+      auto_chunks_are (s, 16, algs[k], WEFT_PROTOCOL_SIMPLE, cases[c].size, 1,
+                       cases[c].pieces, "h100-256-rail.yaml");
 }
 END_TEST
 
@@ -643,30 +625,11 @@ START_TEST (test_nvls_tree)
     { "h100-256-rail.yaml", 32, 12 << 20, 2 },
     { "gb200-nvl72-x2-ndr.yaml", 144, 96 << 20, 2 },
   };
-  WeftCollectiveParams chosen = { 0 };
   for (guint c = 0; c < G_N_ELEMENTS (cut); c++)
     {
       g_autoptr (WeftScenario) on = load (cut[c].file);
-      g_autoptr (GArray) all = all_gpus (on->topo);
-      WeftCollectiveParams given = { 1, cut[c].pieces, 0, NULL, 1, NULL,
-                                     NULL, 0, FALSE, NULL };
-      WeftCollectiveResult a, b;
-      ck_assert (weft_collective_run (on->topo, (uint32_t *) all->data,
-                                      cut[c].n, WEFT_OP_ALL_REDUCE,
-                                      WEFT_ALG_NVLS_TREE, WEFT_PROTOCOL_SIMPLE,
-                                      cut[c].size, &chosen, &flow, &a, NULL));
-      ck_assert (weft_collective_run (on->topo, (uint32_t *) all->data,
-                                      cut[c].n, WEFT_OP_ALL_REDUCE,
-                                      WEFT_ALG_NVLS_TREE, WEFT_PROTOCOL_SIMPLE,
-                                      cut[c].size, &given, &flow, &b, NULL));
-      ck_assert_msg (a.time == b.time, "%s, %u GPUs, %" G_GUINT64_FORMAT
-                     " B: %" G_GUINT64_FORMAT " ps left to auto, %"
-                     G_GUINT64_FORMAT " ps in %u pieces", cut[c].file,
-                     cut[c].n, cut[c].size, a.time, b.time, cut[c].pieces);
-      weft_link_stats_free (a.stats);
-      weft_link_stats_free (b.stats);
-      g_free (a.spans);
-      g_free (b.spans);
+      auto_chunks_are (on, cut[c].n, WEFT_ALG_NVLS_TREE, WEFT_PROTOCOL_SIMPLE,
+                       cut[c].size, 1, cut[c].pieces, cut[c].file);
     }
 
   /* One server, or switches that do not reduce: refused. */
