@@ -67,8 +67,10 @@ gboolean fabric_agree (const WeftTime *t);
 FabricVerdict fabric_check_bandwidth_shared (uint64_t seed, GString *why);
 FabricVerdict fabric_check_oversubscription_shared (uint64_t seed,
                                                     GString *why);
+#endif
+
+/* Properties of complete trees (fabric_trees.c). */
 FabricVerdict fabric_check_hierarchical (uint64_t seed, GString *why);
 FabricVerdict fabric_check_uplinks (uint64_t seed, GString *why);
-#endif
 
 G_END_DECLS
