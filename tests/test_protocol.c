@@ -1,5 +1,6 @@
 /* Tests of NCCL's protocols as weft runs them: LL held to the GPUs'
- * ll_bandwidth, NVLS's pieces by size, the latency of a small message. */
+ * ll_bandwidth, NVLS's pieces by size, the latency of a small message;
+ * and the raw protocol's closed forms. */
 #include "collectives/collective_run.h"
 #include "topology/scenario.h"
 
@@ -48,13 +49,27 @@ h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
   return r.time;
 }
 
+/* The scenario of @text, loaded from a file as weft loads a user's. */
+static WeftScenario *
+load_text (const char *text)
+{
+  g_autofree char *dir = g_dir_make_tmp ("weft-star-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert (g_file_set_contents (path, text, -1, NULL));
+  WeftScenario *s = weft_scenario_load (path, &error);
+  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+  g_remove (path);
+  g_rmdir (dir);
+  return s;
+}
+
 /* @n GPUs on one switch, each by a link of 25 GB/s and 500 ns, the
  * switch 100 ns: every transfer crosses two links and the switch. */
 static WeftScenario *
 star (uint32_t n)
 {
-  g_autofree char *dir = g_dir_make_tmp ("weft-star-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
   g_autofree char *text = g_strdup_printf (
       "weft: 1\nlink_types:\n"
       "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
@@ -64,14 +79,7 @@ star (uint32_t n)
       "nodes: [{name: 'g[0-%u]', device: g}]\n"
       "fabrics: [{kind: star, name: sw, nodes: 'g[0-%u]', switch: s, "
       "link: nv}]\n", n, n - 1, n - 1);
-  g_autoptr (GError) error = NULL;
-
-  ck_assert (g_file_set_contents (path, text, -1, NULL));
-  WeftScenario *s = weft_scenario_load (path, &error);
-  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
-  g_remove (path);
-  g_rmdir (dir);
-  return s;
+  return load_text (text);
 }
 
 START_TEST (test_raw_is_alpha_beta)
@@ -506,6 +514,87 @@ START_TEST (test_pat_beats_ring_small)
 }
 END_TEST
 
+/* Four GPUs on one switch as star (4), but GPU 0's link runs at @side;
+ * ranks are GPUs.  Rank 2 sends b to rank 3, which then sends d back;
+ * rank 0 sends a to rank 1, which then sends c to rank 3, sharing the
+ * switch's link to rank 3 with b if the two meet.  Raw: the links alone.
+ * The time of the whole, at @fidelity. */
+static double
+meeting_run (const char *side, WeftFidelity fidelity, uint64_t a, uint64_t b,
+             uint64_t c, uint64_t d)
+{
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "  side: {port: nvlink, bandwidth: %s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: 4}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-3]', device: g}, {name: sw, device: s}]\n"
+      "links: [{a: g0, b: sw, type: side}, {a: 'g[1-3]', b: sw, type: nv}]\n",
+      side);
+  g_autoptr (WeftScenario) s = load_text (text);
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  g_autoptr (WeftSchedule) sched = weft_schedule_new (4);
+  g_autoptr (GError) error = NULL;
+
+  weft_schedule_send (sched, 0, 1, 0, a, WEFT_NO_STEP);
+  uint32_t got_a = weft_schedule_recv (sched, 1, 0, 0, a, WEFT_NO_STEP);
+  weft_schedule_send (sched, 1, 3, 0, c, got_a);
+  weft_schedule_send (sched, 2, 3, 0, b, WEFT_NO_STEP);
+  weft_schedule_recv (sched, 2, 3, 0, d, WEFT_NO_STEP);
+  uint32_t got_b = weft_schedule_recv (sched, 3, 2, 0, b, WEFT_NO_STEP);
+  weft_schedule_recv (sched, 3, 1, 0, c, WEFT_NO_STEP);
+  weft_schedule_send (sched, 3, 2, 0, d, got_b);
+  ck_assert_msg (weft_schedule_check (sched, &error), "%s", error->message);
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftNetworkConfig config = { fidelity, 0, 0, 0 };
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
+  WeftTime end = 0;
+  weft_execute (net, sched, (uint32_t *) gpus->data,
+                weft_protocol_get (WEFT_PROTOCOL_RAW, WEFT_ALG_RING), NULL,
+                ended, &end, NULL);
+  weft_sim_run (sim);
+  return (double) end * 1e-12;
+}
+
+START_TEST (test_faster_link_can_be_slower)
+{
+  /* Where transfers that wait for each other share a link fairly, a
+   * faster link can make the whole later: Graham's anomaly of list
+   * scheduling ("Bounds on multiprocessing timing anomalies", SIAM J.
+   * Appl. Math. 17(2), 1969), which no model of fair sharing escapes.
+   * With GPU 0's link at 1 GB/s, a arrives after b has gone, c crosses
+   * the link to rank 3 alone, and d starts once b is there: 2L + (b +
+   * d) / B.  At 25 GB/s, c starts while b is under way and takes half of
+   * that link until it is done, so b, and d after it, end c / B later:
+   * 2L + (b + c + d) / B.  L is a send's latency (two links and the
+   * switch), B 25 GB/s. */
+  const uint64_t a = 2000000, b = 25000000, c = 12500000, d = 50000000;
+  const double L = 2 * 500e-9 + 100e-9, B = 25e9;
+  double slow_form = 2 * L + (b + d) / B;
+  double fast_form = 2 * L + (b + c + d) / B;
+  const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
+                                      WEFT_FIDELITY_ANALYTICAL,
+                                      WEFT_FIDELITY_PACKET };
+
+  for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
+    {
+      /* The fluid models to the closed form; packets, which take turns
+       * on the link, within 1%. */
+      double within = fidelities[i] == WEFT_FIDELITY_PACKET ? 0.01 : 1e-6;
+      double slow = meeting_run ("1GB/s", fidelities[i], a, b, c, d);
+      double fast = meeting_run ("25GB/s", fidelities[i], a, b, c, d);
+      ck_assert_msg (fabs (slow / slow_form - 1) < within
+                     && fabs (fast / fast_form - 1) < within,
+                     "%s: %.4f us at 1 GB/s, %.4f at 25 GB/s; closed forms "
+                     "%.4f and %.4f",
+                     weft_fidelity_name (fidelities[i]), slow * 1e6,
+                     fast * 1e6, slow_form * 1e6, fast_form * 1e6);
+    }
+}
+END_TEST
+
 static Suite *
 protocol_suite (void)
 {
@@ -524,6 +613,7 @@ protocol_suite (void)
   tcase_add_test (tc, test_pat_is_alpha_beta);
   tcase_add_test (tc, test_pat_beats_ring_small);
   tcase_add_test (tc, test_collnet_is_alpha_beta);
+  tcase_add_test (tc, test_faster_link_can_be_slower);
   suite_add_tcase (s, tc);
   return s;
 }
