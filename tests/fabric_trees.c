@@ -1,71 +1,15 @@
-/* Properties of complete trees (every leaf full, every pod whole), where
- * destination-based routing is contention-free: the hierarchical
- * all_reduce's closed form and evenly loaded uplinks. */
+/* Properties of complete trees (every leaf full, every pod whole:
+ * weft_tiers_complete()), where destination-based routing keeps a shift's
+ * flows apart (Zahavi et al., "Optimized InfiniBand fat-tree routing for
+ * shift all-to-all communication patterns", Concurrency and Computation
+ * 22(2), 2010): the hierarchical all_reduce's closed form and evenly
+ * loaded uplinks. */
 #include "fabric_props-private.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "topology/tiers.h"
-
-/* ---- complete trees ---- */
-
-/* Whether tier @name is one of the network's: "leaf", "spine", "core",
- * "level N" (topology/tiers.h). */
-static gboolean
-network_tier (const char *name)
-{
-  return strcmp (name, "leaf") == 0 || strcmp (name, "spine") == 0
-         || strcmp (name, "core") == 0 || g_str_has_prefix (name, "level ");
-}
-
-/* Whether @a and @b are the same bandwidth but for rounding. */
-static gboolean
-same_bandwidth (double a, double b)
-{
-  return fabs (a - b) <= 1e-9 * MAX (a, b);
-}
-
-/* Whether @topo's network is a complete tree: in each of its tiers every
- * node below sends up as much bandwidth as every other, and every node
- * above takes in as much from below as every other; that is, every leaf
- * is full and every pod whole.  Destination-based routing spreads a
- * shift's flows over such a tree without two of them on one link
- * (Zahavi et al., "Optimized InfiniBand fat-tree routing for shift
- * all-to-all communication patterns", Concurrency and Computation 22(2),
- * 2010), and spreads every leaf's destinations evenly over its uplinks;
- * on a tree with a partly filled leaf or pod it cannot. */
-static gboolean
-complete_tree (const WeftTopology *topo, const WeftTiers *tiers)
-{
-  g_autofree double *up = g_new (double, topo->n_nodes);
-  g_autofree double *in = g_new (double, topo->n_nodes);
-
-  for (uint32_t t = 0; t < tiers->n_tiers; t++)
-    {
-      if (!network_tier (tiers->tiers[t].name))
-        continue;
-      memset (up, 0, sizeof (double) * topo->n_nodes);
-      memset (in, 0, sizeof (double) * topo->n_nodes);
-      for (uint32_t l = 0; l < topo->n_links; l++)
-        if (tiers->up[l] && tiers->of_link[l] == t)
-          {
-            up[topo->links[l].src] += topo->links[l].bandwidth;
-            in[topo->links[l].dst] += topo->links[l].bandwidth;
-          }
-      double up_seen = 0, in_seen = 0;
-      for (uint32_t v = 0; v < topo->n_nodes; v++)
-        {
-          if (up[v] > 0 && up_seen > 0 && !same_bandwidth (up[v], up_seen))
-            return FALSE;
-          if (in[v] > 0 && in_seen > 0 && !same_bandwidth (in[v], in_seen))
-            return FALSE;
-          up_seen = up[v] > 0 ? up[v] : up_seen;
-          in_seen = in[v] > 0 ? in[v] : in_seen;
-        }
-    }
-  return TRUE;
-}
 
 /* ---- hierarchical all_reduce on a non-blocking tree ---- */
 
@@ -122,7 +66,7 @@ fabric_check_hierarchical (uint64_t seed, GString *why)
   if (s == NULL)
     return FABRIC_SKIP;
   g_autoptr (WeftTiers) tiers = weft_tiers_new (s->topo);
-  if (!complete_tree (s->topo, tiers))
+  if (!weft_tiers_complete (s->topo, tiers, NULL))
     return FABRIC_SKIP;
   weft_rng_init (&rng, seed, 8);
   FabricRun run = { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER, WEFT_PROTOCOL_RAW,
@@ -238,8 +182,9 @@ fabric_check_uplinks (uint64_t seed, GString *why)
   if (s == NULL)
     return FABRIC_SKIP;
   g_autoptr (WeftTiers) tiers = weft_tiers_new (s->topo);
-  if (!complete_tree (s->topo, tiers) || !even_destinations (s->topo, tiers,
-                                c.family == FABRIC_RAIL ? 1 : c.gpus))
+  if (!weft_tiers_complete (s->topo, tiers, NULL)
+      || !even_destinations (s->topo, tiers,
+                             c.family == FABRIC_RAIL ? 1 : c.gpus))
     return FABRIC_SKIP;
   weft_rng_init (&rng, seed, 9);
   FabricRun run = { WEFT_OP_ALL_TO_ALL, WEFT_ALG_DIRECT, WEFT_PROTOCOL_RAW,

@@ -985,6 +985,10 @@ START_TEST (test_set_overrides)
                                         "     17489.0 GB/s  down:up -\n"));
   ck_assert_ptr_nonnull (strstr (r.out, "  GPU-NIC              1024 links "
                                         "     58996.8 GB/s  down:up 1.16:1\n"));
+  /* 48 NICs on 21 leaves and 16 on the last: 2384.9 and 795.0 GB/s. */
+  ck_assert_ptr_nonnull (strstr (r.out, "the network is not a complete tree: "
+                                        "its leaf switches take in 795.0 to "
+                                        "2384.9 GB/s from below;"));
   result_clear (&r);
 
   struct {

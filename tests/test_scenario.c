@@ -378,6 +378,21 @@ START_TEST (test_tiers)
   ck_assert_uint_eq (tier (tb, "spine")->links, 16);
   ck_assert_double_eq_tol (weft_tiers_oversubscription (tb, 0), 3, 1e-9);
 
+  /* Complete trees: every leaf full, every pod whole.  And 44 hosts at 3:1,
+   * whose last leaf holds two: a full leaf's six hosts bring 75 GB/s, the
+   * last leaf's two 25. */
+  g_autofree char *why = NULL;
+  ck_assert (weft_tiers_complete (c->topo, t, NULL));
+  ck_assert (weft_tiers_complete (b->topo, tb, NULL));
+  g_autoptr (WeftScenario) p = load_text (
+      GEN_HEADER "nodes: [{name: 'h[0-43]', device: host}]\n"
+      "fabrics: [{kind: fat-tree, name: ft, endpoints: 'h[0-43]', switch: sw8,"
+      " link: l, oversubscription: '3:1'}]\n");
+  g_autoptr (WeftTiers) tp = weft_tiers_new (p->topo);
+  ck_assert (!weft_tiers_complete (p->topo, tp, &why));
+  ck_assert_str_eq (why, "its leaf switches take in 25.0 to 75.0 GB/s from "
+                         "below");
+
   /* A ring of GPUs over NVLink: GPU to GPU, no oversubscription. */
   g_autoptr (WeftScenario) r = load_text (
       HEADER "nodes: [{name: 'g[0-3]', device: g}]\n"

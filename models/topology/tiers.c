@@ -222,6 +222,70 @@ weft_tiers_oversubscription (const WeftTiers *tiers, uint32_t t)
   return tiers->tiers[t].bandwidth / tiers->tiers[above].bandwidth;
 }
 
+/* Whether tier @name is one of the network's ("leaf", "spine", "core",
+ * "level N"). */
+static gboolean
+network_tier (const char *name)
+{
+  int order = weft_tier_order (name);
+
+  return order > weft_tier_order ("GPU-NIC")
+         && order < weft_tier_order ("other");
+}
+
+/* Whether @v's values above 0 differ but for rounding (bandwidths are sums
+ * of lanes' rates); the least and the most of them into @lo and @hi. */
+static gboolean
+uneven (const double *v, uint32_t n, double *lo, double *hi)
+{
+  *lo = G_MAXDOUBLE;
+  *hi = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (v[i] > 0)
+      {
+        *lo = MIN (*lo, v[i]);
+        *hi = MAX (*hi, v[i]);
+      }
+  return *hi > *lo * (1 + 1e-9);
+}
+
+gboolean
+weft_tiers_complete (const WeftTopology *topo, const WeftTiers *tiers,
+                     char **why)
+{
+  g_autofree double *up = g_new (double, MAX (topo->n_nodes, 1));
+  g_autofree double *in = g_new (double, MAX (topo->n_nodes, 1));
+  char *said = NULL;
+
+  for (uint32_t t = 0; t < tiers->n_tiers && said == NULL; t++)
+    {
+      const char *name = tiers->tiers[t].name;
+      if (!network_tier (name))
+        continue;
+      memset (up, 0, sizeof (double) * topo->n_nodes);
+      memset (in, 0, sizeof (double) * topo->n_nodes);
+      for (uint32_t l = 0; l < topo->n_links; l++)
+        if (tiers->up[l] && tiers->of_link[l] == t)
+          {
+            up[topo->links[l].src] += topo->links[l].bandwidth;
+            in[topo->links[l].dst] += topo->links[l].bandwidth;
+          }
+      double lo, hi;
+      if (uneven (in, topo->n_nodes, &lo, &hi))
+        said = g_strdup_printf ("its %s switches take in %.1f to %.1f GB/s "
+                                "from below", name, lo / 1e9, hi / 1e9);
+      else if (uneven (up, topo->n_nodes, &lo, &hi))
+        said = g_strdup_printf ("what lies below its %s switches sends up "
+                                "%.1f to %.1f GB/s", name, lo / 1e9,
+                                hi / 1e9);
+    }
+  if (why != NULL)
+    *why = said;
+  else
+    g_free (said);
+  return said == NULL;
+}
+
 void
 weft_tiers_print (FILE *out, const WeftTiers *tiers)
 {

@@ -54,6 +54,15 @@ double weft_tiers_oversubscription (const WeftTiers *tiers, uint32_t t);
  * ones but "other". */
 int weft_tier_order (const char *name);
 
+/* Whether @topo's network is a complete tree: in each of its tiers (leaf,
+ * spine, ...) every node below sends up as much bandwidth as every other,
+ * and every node above takes in as much from below; that is, every leaf
+ * is full and every pod whole.  Destination-based routing keeps a shift's
+ * flows apart only on such a tree.  If not, @why (if not NULL) gets where
+ * not, for people (the caller frees it).  TRUE where there is no network. */
+gboolean weft_tiers_complete (const WeftTopology *topo,
+                              const WeftTiers *tiers, char **why);
+
 /* Print the tiers as `weft topo` shows them. */
 void weft_tiers_print (FILE *out, const WeftTiers *tiers);
 

@@ -245,6 +245,18 @@ weft_cmd_topo (int argc, char **argv)
   weft_topo_print (stdout, scenario->topo, &stats);
   g_autoptr (WeftTiers) tiers = weft_tiers_new (scenario->topo);
   weft_tiers_print (stdout, tiers);
+  g_autofree char *incomplete = NULL;
+  gboolean network = FALSE;
+  for (uint32_t t = 0; t < tiers->n_tiers; t++)
+    network |= strcmp (tiers->tiers[t].name, "leaf") == 0;
+  if (network && weft_tiers_complete (scenario->topo, tiers, &incomplete))
+    printf ("the network is a complete tree: in each tier every switch has "
+            "as much bandwidth\n  down and up as the others, where "
+            "destination routing keeps a shift's flows apart\n");
+  else if (network)
+    printf ("the network is not a complete tree: %s;\n  destination routing "
+            "may send two of a shift's flows over one link "
+            "(docs/network-models.md)\n", incomplete);
   if (args.dot != NULL && !weft_topo_write_dot (scenario->topo, args.dot,
                                                 &error))
     {
