@@ -520,11 +520,29 @@ START_TEST (test_topo)
                                         "      3388.2 GB/s  down:up -\n"));
   ck_assert_ptr_nonnull (strstr (r.out, "  GPU-NIC                 8 links "
                                         "       460.9 GB/s  down:up -\n"));
+  /* No network: no tree to speak of. */
+  ck_assert_ptr_null (strstr (r.out, "complete tree"));
   result_clear (&r);
 
   g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
   g_autofree char *bad = g_build_filename (dir, "bad.yaml", NULL);
   g_autofree char *dot = g_build_filename (dir, "out.dot", NULL);
+
+  /* Hosts joined in a ring by network links: a network, but no tree. */
+  g_autofree char *ring = g_build_filename (dir, "ring.yaml", NULL);
+  ck_assert (g_file_set_contents (ring, "weft: 1\nlink_types:\n"
+                                  "  l: {port: ib, bandwidth: 100Gb/s}\n"
+                                  "devices:\n  host: {kind: gpu, ports: "
+                                  "{ib: 2}, reduce_bandwidth: 1TB/s}\n"
+                                  "nodes: [{name: 'h[0-7]', device: host}]\n"
+                                  "fabrics: [{kind: ring, nodes: 'h[0-7]', "
+                                  "link: l}]\n", -1, NULL));
+  r = weft ("topo", ring, NULL);
+  ck_assert_int_eq (r.status, 0);
+  ck_assert_ptr_nonnull (strstr (r.out, "  leaf "));
+  ck_assert_ptr_null (strstr (r.out, "complete tree"));
+  result_clear (&r);
+  g_remove (ring);
   ck_assert (g_file_set_contents (bad, "weft: 1\nnodes: [{name: a, "
                                   "device: nope}]\n", -1, NULL));
   r = weft ("topo", bad, NULL);

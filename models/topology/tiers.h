@@ -59,7 +59,9 @@ int weft_tier_order (const char *name);
  * and every node above takes in as much from below; that is, every leaf
  * is full and every pod whole.  Destination-based routing keeps a shift's
  * flows apart only on such a tree.  If not, @why (if not NULL) gets where
- * not, for people (the caller frees it).  TRUE where there is no network. */
+ * not, for people (the caller frees it).  TRUE where no tier is uneven,
+ * which holds too where there is no network, or no switch in it (hosts
+ * joined directly): the caller tells whether there is a tree at all. */
 gboolean weft_tiers_complete (const WeftTopology *topo,
                               const WeftTiers *tiers, char **why);
 

@@ -246,10 +246,15 @@ weft_cmd_topo (int argc, char **argv)
   g_autoptr (WeftTiers) tiers = weft_tiers_new (scenario->topo);
   weft_tiers_print (stdout, tiers);
   g_autofree char *incomplete = NULL;
+  /* A tree: endpoints' links climb into switches (not a ring or torus of
+   * hosts joined directly). */
   gboolean network = FALSE;
-  for (uint32_t t = 0; t < tiers->n_tiers; t++)
-    network |= strcmp (tiers->tiers[t].name, "leaf") == 0;
-  if (network && weft_tiers_complete (scenario->topo, tiers, &incomplete))
+  const WeftTopology *topo = scenario->topo;
+  for (uint32_t l = 0; l < topo->n_links && !network; l++)
+    network = tiers->up[l]
+              && strcmp (tiers->tiers[tiers->of_link[l]].name, "leaf") == 0
+              && topo->nodes[topo->links[l].dst].kind == WEFT_NODE_SWITCH;
+  if (network && weft_tiers_complete (topo, tiers, &incomplete))
     printf ("the network is a complete tree: in each tier every switch has "
             "as much bandwidth\n  down and up as the others, where "
             "destination routing keeps a shift's flows apart\n");
