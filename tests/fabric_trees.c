@@ -49,11 +49,11 @@ ring_phase (WeftNetwork *idle, const GArray *gpus, uint32_t rings,
 }
 
 /* On a complete non-blocking tree (1:1) the transfers of a hierarchical
- * all_reduce, one piece at a time and raw, share no link, so it takes what its rings
- * take on idle paths (ring_phase()): for m servers of g GPUs, a ring of g
- * steps of S/g with reductions inside every server, a ring of S/gm over
- * the servers for every local index, reducing and then gathering, and a
- * ring of S/g inside again. */
+ * all_reduce, one piece at a time and raw, share no link, so it takes what
+ * its rings take on idle paths (ring_phase()): for m servers of g GPUs, a
+ * ring of g steps of S/g with reductions inside every server, a ring of
+ * S/gm over the servers for every local index, reducing and then
+ * gathering, and a ring of S/g inside again. */
 FabricVerdict
 fabric_check_hierarchical (uint64_t seed, GString *why)
 {

@@ -2,6 +2,7 @@
  * ll_bandwidth, NVLS's pieces by size, the latency of a small message;
  * and the raw protocol's closed forms. */
 #include "collectives/collective_run.h"
+#include "network_jobs.h"
 #include "topology/scenario.h"
 
 #include <check.h>
@@ -47,22 +48,6 @@ h100_all_reduce (const WeftScenario *s, WeftAlgorithm alg,
                                   &params, &options, &r, NULL));
   g_free (r.spans);
   return r.time;
-}
-
-/* The scenario of @text, loaded from a file as weft loads a user's. */
-static WeftScenario *
-load_text (const char *text)
-{
-  g_autofree char *dir = g_dir_make_tmp ("weft-star-XXXXXX", NULL);
-  g_autofree char *path = g_build_filename (dir, "star.yaml", NULL);
-  g_autoptr (GError) error = NULL;
-
-  ck_assert (g_file_set_contents (path, text, -1, NULL));
-  WeftScenario *s = weft_scenario_load (path, &error);
-  ck_assert_msg (s != NULL, "%s", error ? error->message : "");
-  g_remove (path);
-  g_rmdir (dir);
-  return s;
 }
 
 /* @n GPUs on one switch, each by a link of 25 GB/s and 500 ns, the
@@ -127,6 +112,27 @@ ended (WeftSim *sim, void *target, void *data)
   *(WeftTime *) target = weft_sim_now (sim);
 }
 
+/* The time of @sched, checked, on @s's GPUs (rank r the r-th) at
+ * @fidelity with the raw protocol, link bins @bin_width ps wide. */
+static double
+raw_run (const WeftScenario *s, const WeftSchedule *sched,
+         WeftFidelity fidelity, WeftTime bin_width)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  g_autoptr (GError) error = NULL;
+
+  ck_assert_msg (weft_schedule_check (sched, &error), "%s", error->message);
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  WeftNetworkConfig config = { fidelity, bin_width, 0, 0 };
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
+  WeftTime end = 0;
+  weft_execute (net, sched, (uint32_t *) gpus->data,
+                weft_protocol_get (WEFT_PROTOCOL_RAW, WEFT_ALG_RING), NULL,
+                ended, &end, NULL);
+  weft_sim_run (sim);
+  return (double) end * 1e-12;
+}
+
 /* The time of @n sends from the first GPU of @s to the second, with the
  * raw protocol: send k of @bytes[k] (or @bytes[0] for all), on tag 0 or
  * (@apart) tag k, after the send @after[k] (WEFT_NO_STEP: at once; NULL:
@@ -135,9 +141,7 @@ static double
 sends_run (const WeftScenario *s, uint32_t n, const uint64_t *bytes,
            gboolean each_size, const uint32_t *after, gboolean apart)
 {
-  g_autoptr (GArray) gpus = all_gpus (s->topo);
   g_autoptr (WeftSchedule) sched = weft_schedule_new (2);
-  g_autoptr (GError) error = NULL;
 
   for (uint32_t k = 0; k < n; k++)
     {
@@ -146,16 +150,7 @@ sends_run (const WeftScenario *s, uint32_t n, const uint64_t *bytes,
                           after ? after[k] : WEFT_NO_STEP);
       weft_schedule_recv (sched, 1, 0, apart ? k : 0, b, WEFT_NO_STEP);
     }
-  ck_assert_msg (weft_schedule_check (sched, &error), "%s", error->message);
-  g_autoptr (WeftSim) sim = weft_sim_new ();
-  WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };
-  g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
-  WeftTime end = 0;
-  weft_execute (net, sched, (uint32_t *) gpus->data,
-                weft_protocol_get (WEFT_PROTOCOL_RAW, WEFT_ALG_RING), NULL,
-                ended, &end, NULL);
-  weft_sim_run (sim);
-  return (double) end * 1e-12;
+  return raw_run (s, sched, WEFT_FIDELITY_FLOW, WEFT_US);
 }
 
 static double
@@ -534,9 +529,7 @@ meeting_run (const char *side, WeftFidelity fidelity, uint64_t a, uint64_t b,
       "links: [{a: g0, b: sw, type: side}, {a: 'g[1-3]', b: sw, type: nv}]\n",
       side);
   g_autoptr (WeftScenario) s = load_text (text);
-  g_autoptr (GArray) gpus = all_gpus (s->topo);
   g_autoptr (WeftSchedule) sched = weft_schedule_new (4);
-  g_autoptr (GError) error = NULL;
 
   weft_schedule_send (sched, 0, 1, 0, a, WEFT_NO_STEP);
   uint32_t got_a = weft_schedule_recv (sched, 1, 0, 0, a, WEFT_NO_STEP);
@@ -546,16 +539,7 @@ meeting_run (const char *side, WeftFidelity fidelity, uint64_t a, uint64_t b,
   uint32_t got_b = weft_schedule_recv (sched, 3, 2, 0, b, WEFT_NO_STEP);
   weft_schedule_recv (sched, 3, 1, 0, c, WEFT_NO_STEP);
   weft_schedule_send (sched, 3, 2, 0, d, got_b);
-  ck_assert_msg (weft_schedule_check (sched, &error), "%s", error->message);
-  g_autoptr (WeftSim) sim = weft_sim_new ();
-  WeftNetworkConfig config = { fidelity, 0, 0, 0 };
-  g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
-  WeftTime end = 0;
-  weft_execute (net, sched, (uint32_t *) gpus->data,
-                weft_protocol_get (WEFT_PROTOCOL_RAW, WEFT_ALG_RING), NULL,
-                ended, &end, NULL);
-  weft_sim_run (sim);
-  return (double) end * 1e-12;
+  return raw_run (s, sched, fidelity, 0);
 }
 
 START_TEST (test_faster_link_can_be_slower)
