@@ -104,7 +104,7 @@ sharing_destroy (WeftNetwork *net)
   if (s->lanes)
     {
       weft_sim_pool_place (net->sim, s->timers, NULL, 0, 0);
-      for (uint32_t l = 0; l < net->topo->n_links; l++)
+      for (uint32_t l = 0; l < net->n_links; l++)
         g_free (s->lanes[l].parts);
       g_aligned_free (s->lanes);
     }
@@ -306,7 +306,7 @@ static void
 lanes_init (Sharing *s)
 {
   WeftNetwork *net = &s->base;
-  uint32_t n = MAX (net->topo->n_links, 1);
+  uint32_t n = MAX (net->n_links, 1);
 
   s->lanes = g_aligned_alloc0 (n, sizeof (Lane), 64);
   s->timers = weft_sim_pool_new (net->sim, served, s);
@@ -393,7 +393,7 @@ sharing_flush (WeftNetwork *net)
 
   if (s->lanes == NULL)
     return;
-  for (uint32_t l = 0; l < net->topo->n_links; l++)
+  for (uint32_t l = 0; l < net->n_links; l++)
     {
       Lane *lane = &s->lanes[l];
       if (lane->n == 0 || lane->since >= now)

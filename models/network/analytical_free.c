@@ -62,7 +62,7 @@ free_start (WeftNetwork *net, uint32_t id)
                              : 0;
 
   if (a->busy_until == NULL)
-    a->busy_until = g_new0 (WeftTime, MAX (net->topo->n_links, 1));
+    a->busy_until = g_new0 (WeftTime, MAX (net->n_links, 1));
   for (uint32_t i = 0; i < t->path_len; i++)
     {
       uint32_t l;

@@ -48,7 +48,7 @@ flow_destroy (WeftNetwork *net)
   g_aligned_free (f->flows);
   g_aligned_free (f->sides);
   if (f->links)
-    for (uint32_t l = 0; l < net->topo->n_links; l++)
+    for (uint32_t l = 0; l < net->n_links; l++)
       if (f->links[l].cap)
         g_free (f->links[l].flows);
   g_aligned_free (f->links);
@@ -129,7 +129,7 @@ find_unfilled (FlowNet *f)
   const double *capacity = f->base.capacity;
   g_autofree double *in = g_new0 (double, MAX (topo->n_nodes, 1));
 
-  f->unfilled = g_new0 (uint64_t, topo->n_links / 64 + 1);
+  f->unfilled = g_new0 (uint64_t, f->base.n_links / 64 + 1);
   f->relays = g_new0 (uint64_t, topo->n_nodes / 64 + 1);
   f->any_unfilled = FALSE;
   f->links_unfilled = 0;
@@ -165,7 +165,7 @@ static void
 unfilled_clear (FlowNet *f)
 {
   memset (f->unfilled, 0,
-          (f->base.topo->n_links / 64 + 1) * sizeof (uint64_t));
+          (f->base.n_links / 64 + 1) * sizeof (uint64_t));
   f->any_unfilled = FALSE;
   f->links_unfilled = 0;
 }
@@ -282,10 +282,10 @@ flow_start (WeftNetwork *net, uint32_t id)
 
   if (f->links == NULL)
     {
-      uint32_t n = MAX (net->topo->n_links, 1);
+      uint32_t n = MAX (net->n_links, 1);
       f->links = g_aligned_alloc0 (n, sizeof (Link), 64);
       f->dirty_bits = g_new0 (uint64_t, n / 64 + 1);
-      for (uint32_t l = 0; l < net->topo->n_links; l++)
+      for (uint32_t l = 0; l < net->n_links; l++)
         f->links[l].capacity = net->capacity[l];
       find_unfilled (f);
     }

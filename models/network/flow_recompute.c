@@ -290,7 +290,7 @@ weft_flow_recompute (WeftSim *sim, void *target, void *data)
   if (G_UNLIKELY (++f->epoch == DIRTY))
     {
       /* The epoch would reach the dirty bit: start the count again. */
-      for (uint32_t l = 0; l < f->base.topo->n_links; l++)
+      for (uint32_t l = 0; l < f->base.n_links; l++)
         f->links[l].mark = f->links[l].mark == DIRTY ? DIRTY : 0;
       f->epoch = 1;
     }

@@ -16,6 +16,17 @@ weft_link_stats_new (uint32_t n_links, WeftTime bin_width)
 }
 
 void
+weft_link_stats_hide (WeftLinkStats *stats, uint32_t n)
+{
+  uint32_t had = stats->n_links + stats->n_hidden;
+
+  stats->n_hidden += n;
+  stats->links = g_renew (WeftLinkStat, stats->links,
+                          MAX (had + n, 1));
+  memset (&stats->links[had], 0, n * sizeof (WeftLinkStat));
+}
+
+void
 weft_link_stats_free (WeftLinkStats *stats)
 {
   if (stats == NULL)
@@ -146,10 +157,10 @@ void
 weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
                         WeftTime t1, double bytes)
 {
+  if (bytes <= 0 || stats->bin_width == 0 || link >= stats->n_links)
+    return;
   WeftLinkStat *s = &stats->links[link];
 
-  if (bytes <= 0 || stats->bin_width == 0)
-    return;
   /* Most traffic falls inside the link's last bin. */
   if (t0 >= s->last_from && MAX (t1, t0 + 1) <= s->last_to)
     {

@@ -35,8 +35,10 @@ typedef struct {
   uint64_t max_bins;            /* 0, or the most bins kept over all links:
                                    past it the width doubles */
   uint64_t n_bins;              /* bins kept over all links */
-  WeftLinkStat *links;
+  WeftLinkStat *links;          /* n_links, then n_hidden */
   uint32_t n_links;
+  uint32_t n_hidden;            /* records of links no fabric has (a GPU's
+                                   send engine): counted, never binned */
 } WeftLinkStats;
 
 /* Spreading bytes over link @link's bins reads its record, then its last
@@ -64,6 +66,11 @@ weft_link_stats_prefetch_bins (const WeftLinkStats *stats, uint32_t link)
  * only each link's bytes and busy time, which costs less). */
 WeftLinkStats *weft_link_stats_new (uint32_t n_links, WeftTime bin_width);
 void weft_link_stats_free (WeftLinkStats *stats);
+
+/* Records for @n more links, numbered from n_links on, which models may
+ * report traffic on like any other; they keep no bins and are no link of
+ * the fabric (n_links is unchanged).  Before any traffic. */
+void weft_link_stats_hide (WeftLinkStats *stats, uint32_t n);
 
 /* Keep at most about @max_bins bins over all links (0: no bound): when
  * there would be more, the bin width doubles and neighbouring bins merge,

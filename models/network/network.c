@@ -88,6 +88,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->klass = klass;
   net->sim = sim;
   net->topo = topo;
+  net->n_links = topo->n_links;
   net->routing = routing_take (topo);
   net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
@@ -134,8 +135,14 @@ weft_network_bytes (const WeftTopology *topo, WeftFidelity fidelity)
   size_t per_link = classes[fidelity]->link_state + sizeof (double)
                     + sizeof (uint32_t) + sizeof (WeftLinkStat);
   size_t per_node = sizeof (WeftTime) + sizeof (uint32_t);
+  size_t gpus = 0;
 
-  return (size_t) topo->n_links * per_link + (size_t) topo->n_nodes * per_node;
+  /* A GPU's send engine is a link of the network's own, and takes each
+   * node an entry in the table of engines. */
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    gpus += topo->nodes[v].kind == WEFT_NODE_GPU;
+  return ((size_t) topo->n_links + gpus) * per_link
+         + (size_t) topo->n_nodes * (per_node + sizeof (uint32_t));
 }
 
 /* Links a route crosses at most, for the estimate: GPU, PCIe switch,
@@ -174,6 +181,12 @@ weft_network_free (WeftNetwork *net)
   g_ptr_array_set_free_func (net->adopted, NULL);
   g_ptr_array_unref (net->adopted);
   g_hash_table_unref (net->splits);
+  if (net->engine_links)
+    {
+      g_array_unref (net->engine_links);
+      g_array_unref (net->engine_nodes);
+      g_array_unref (net->engine_shares);
+    }
   for (uint32_t i = 0; i < net->n_transfers; i++)
     {
       g_free (net->transfers[i].path);
@@ -482,6 +495,101 @@ fill_transfer (WeftTransfer *t, uint32_t src, uint64_t bytes, double cap,
   t->data = data;
 }
 
+uint32_t
+weft_network_add_engines (WeftNetwork *net, const double *rate)
+{
+  const WeftTopology *topo = net->topo;
+  uint32_t added = 0;
+
+  g_assert (net->n_transfers == 0);
+  if (net->engine_links == NULL)
+    {
+      net->engine_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      net->engine_nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      net->engine_shares = g_array_new (FALSE, FALSE, sizeof (double));
+    }
+  guint base = net->engine_links->len;
+  g_array_set_size (net->engine_links, base + topo->n_nodes);
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    added += rate[v] > 0;
+  net->capacity = g_renew (double, net->capacity,
+                           MAX (net->n_links + added, 1));
+  for (uint32_t v = 0; v < topo->n_nodes; v++)
+    {
+      uint32_t e = WEFT_NONE;
+      if (rate[v] > 0)
+        {
+          e = net->n_links++;
+          net->capacity[e] = rate[v];
+          g_array_append_val (net->engine_nodes, v);
+        }
+      g_array_index (net->engine_links, uint32_t, base + v) = e;
+    }
+  weft_link_stats_hide (net->stats, added);
+  if (net->load != NULL)
+    {
+      net->load = g_renew (uint32_t, net->load, MAX (net->n_links, 1));
+      memset (&net->load[net->n_links - added], 0, added * sizeof (uint32_t));
+      weft_routing_set_load (net->routing, net->load);
+    }
+  return net->engine_links->len / topo->n_nodes;
+}
+
+const WeftLink *
+weft_network_link (const WeftNetwork *net, uint32_t l, WeftLink *engine)
+{
+  if (l < net->topo->n_links)
+    return &net->topo->links[l];
+  uint32_t node = g_array_index (net->engine_nodes, uint32_t,
+                                 l - net->topo->n_links);
+  *engine = (WeftLink) { node, node, 0, 1, net->capacity[l], 0, 0, 1 };
+  return engine;
+}
+
+/* Transfer @t's path with its source's send engine @engine first: into
+ * its own buffers, where @links (and @link_bytes, @shares) may already
+ * be; the engine carries all its bytes. */
+static void
+through_engine (WeftNetwork *net, WeftTransfer *t, uint32_t engine,
+                const uint32_t **links, uint32_t *n, gboolean striped,
+                const void **link_bytes, const void **shares)
+{
+  gboolean own_links = *links == t->path;
+  gboolean own_bytes = striped && *link_bytes == (const void *) t->link_bytes;
+
+  if (!own_links || !own_bytes)
+    {
+      /* Copied out first: the buffers may move as they grow. */
+      g_autofree uint32_t *l = g_memdup2 (*links, *n * sizeof (uint32_t));
+      g_autofree uint64_t *b
+          = striped ? g_memdup2 (*link_bytes, *n * sizeof (uint64_t)) : NULL;
+      transfer_buffers (t, *n + 1);
+      memcpy (t->path + 1, l, *n * sizeof (uint32_t));
+      if (striped)
+        memcpy (t->link_bytes + 1, b, *n * sizeof (uint64_t));
+    }
+  else
+    {
+      transfer_buffers (t, *n + 1);
+      memmove (t->path + 1, t->path, *n * sizeof (uint32_t));
+      memmove (t->link_bytes + 1, t->link_bytes, *n * sizeof (uint64_t));
+    }
+  t->path[0] = engine;
+  t->link_bytes[0] = t->bytes;
+  if (*shares != NULL)
+    {
+      GArray *s = net->engine_shares;
+      double whole = 1.0;
+      g_array_set_size (s, 0);
+      g_array_append_val (s, whole);
+      g_array_append_vals (s, *shares, *n);
+      *shares = s->data;
+    }
+  *links = t->path;
+  *link_bytes = striped ? t->link_bytes : NULL;
+  (*n)++;
+}
+
 /* Start transfer @id on the @n links @links, with @striped the bytes each
  * carries (@link_bytes) and their shares of its bytes (@shares, or NULL),
  * each maybe unaligned. */
@@ -491,6 +599,14 @@ start_on (WeftNetwork *net, uint32_t id, const uint32_t *links, uint32_t n,
 {
   WeftTransfer *t = &net->transfers[id];
 
+  if (G_UNLIKELY (net->engine_kind != 0))
+    {
+      uint32_t e = g_array_index (net->engine_links, uint32_t,
+                                  (net->engine_kind - 1) * net->topo->n_nodes
+                                      + t->src);
+      if (e != WEFT_NONE)
+        through_engine (net, t, e, &links, &n, striped, &link_bytes, &shares);
+    }
   if (net->load != NULL)
     {
       /* Its links, to count it off when it ends (a remembered route's

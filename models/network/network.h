@@ -99,6 +99,8 @@ struct _WeftNetwork {
   const WeftNetworkClass *klass;
   WeftSim *sim;
   const WeftTopology *topo;
+  uint32_t n_links;             /* directed links the models keep: the
+                                   topology's, then send engines' */
   double *capacity;             /* B/s per directed link that data moves at */
   WeftRouting *routing;         /* owned */
   WeftLinkStats *stats;         /* owned */
@@ -145,6 +147,12 @@ struct _WeftNetwork {
   uint32_t *load;               /* transfers in flight per directed link,
                                    kept only for adaptive routing, or NULL */
   GHashTable *splits;           /* striped transfers still in progress */
+  /* Send engines (weft_network_add_engines()): per kind and node, the
+   * engine's link or WEFT_NONE; per engine, its node; the kind the
+   * transfers started now cross (0: none); a path with its engine. */
+  GArray *engine_links, *engine_nodes;
+  uint32_t engine_kind;
+  GArray *engine_shares;
 };
 
 typedef struct {
@@ -236,6 +244,32 @@ void weft_network_transfer_places (WeftNetwork *net, const uint32_t *places,
 void weft_network_reduce_places (WeftNetwork *net, const uint32_t *places,
                                  uint32_t place, uint64_t bytes,
                                  WeftEventFn done, void *target, void *data);
+
+/* ---- send engines ----
+ *
+ * What a GPU's kernels can move may bound its sends however many links
+ * they leave by: NCCL holds LL's bus bandwidth to llMaxBw whatever the
+ * links (a ring's bus bandwidth is what each GPU sends).  A send engine is
+ * a link of the network's own, of rate @rate[node] B/s for each node whose
+ * rate is above 0, that every transfer from that node crosses first while
+ * its kind is in use (weft_network_use_engines()): the node's transfers
+ * share it as they share any link, and no fabric link slows down.  Its
+ * traffic is in no statistics.  Returns the engines' kind (1, 2, ...);
+ * call before the first transfer. */
+uint32_t weft_network_add_engines (WeftNetwork *net, const double *rate);
+
+/* Transfers started from now on cross their source's engine of @kind (0:
+ * none), until it changes. */
+static inline void
+weft_network_use_engines (WeftNetwork *net, uint32_t kind)
+{
+  net->engine_kind = kind;
+}
+
+/* Link @l as the models see it: a link of the topology, or a send engine
+ * (from its node to itself, of no latency) written into @engine. */
+const WeftLink *weft_network_link (const WeftNetwork *net, uint32_t l,
+                                   WeftLink *engine);
 
 /* Bring net->stats up to date: a fidelity may keep some figures (the flow
  * model's busy times and bytes) with its own state while it runs.  Call before

@@ -99,7 +99,21 @@ ensure_links (PacketNet *p)
 
   if (p->links != NULL)
     return;
-  p->links = g_new0 (PLink, MAX (topo->n_links, 1));
+  p->links = g_new0 (PLink, MAX (p->base.n_links, 1));
+  for (uint32_t l = topo->n_links; l < p->base.n_links; l++)
+    {
+      /* A send engine: data at its rate, in packets of any size (it cuts
+       * none), into its GPU. */
+      WeftLink e;
+      PLink *pl = &p->links[l];
+      pl->head = pl->tail = pl->injecting = NONE;
+      pl->credits = pl->buffer
+          = (int64_t) buffer_of (&p->base, weft_network_link (&p->base, l,
+                                                              &e)->dst);
+      pl->wire = p->base.capacity[l];
+      pl->header = 0;
+      pl->payload = 1;
+    }
   for (uint32_t l = 0; l < topo->n_links; l++)
     {
       const WeftLink *link = &topo->links[l];
@@ -257,7 +271,8 @@ try_send (PacketNet *p, uint32_t l)
     return;                     /* back-pressure: wait for credits */
 
   const WeftTopology *topo = p->base.topo;
-  const WeftLink *link = &topo->links[l];
+  WeftLink engine;
+  const WeftLink *link = weft_network_link (&p->base, l, &engine);
   const WeftTransfer *t = &p->base.transfers[packet->transfer];
   WeftTime now = weft_sim_now (p->base.sim);
   WeftTime wire = wire_ps (pl, packet->bytes, now);
@@ -414,7 +429,8 @@ packet_start (WeftNetwork *net, uint32_t id)
     {
       /* A buffer must hold at least one packet, or nothing would move. */
       uint32_t l = t->path[i];
-      uint64_t room = buffer_of (net, net->topo->links[l].dst);
+      WeftLink engine;
+      uint64_t room = buffer_of (net, weft_network_link (net, l, &engine)->dst);
       g_assert (room >= chunk);
     }
   p->ts[id] = (PTransfer) { .chunk = chunk };
