@@ -8,14 +8,13 @@
 
 /* ---- the monotonic properties where transfers share links ---- */
 
-/* fabric_bandwidth() at flow fidelity, with LL: where pieces in flight
- * share links fairly, a faster link can change which of them meet and end
- * a run later; and LL's bound is one share of every link's rate, which a
- * faster link can lower. */
+/* fabric_bandwidth() at flow fidelity: where pieces in flight share links
+ * (a GPU's LL send engine among them) fairly, a faster link can change
+ * which of them meet and end a run later. */
 FabricVerdict
 fabric_check_bandwidth_shared (uint64_t seed, GString *why)
 {
-  return fabric_bandwidth (seed, WEFT_FIDELITY_FLOW, TRUE, why);
+  return fabric_bandwidth (seed, WEFT_FIDELITY_FLOW, why);
 }
 
 /* fabric_oversubscription() over two and three levels and every

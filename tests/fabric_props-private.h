@@ -32,9 +32,9 @@ WeftTime fabric_time_of (const WeftTopology *topo, const FabricRun *run,
 
 /* More bandwidth on one link type (its rate on the wire and NCCL's model
  * of it, by 1.25 to 4) never makes a run of the case of @seed slower, at
- * @fidelity, with any of NCCL's protocols or raw (@ll: LL too). */
+ * @fidelity, with any of NCCL's protocols or raw. */
 FabricVerdict fabric_bandwidth (uint64_t seed, WeftFidelity fidelity,
-                                gboolean ll, GString *why);
+                                GString *why);
 
 /* More oversubscription of a fat-tree or rail case of @seed, each leaf
  * keeping its endpoints, never makes a run faster: with @any, of two or

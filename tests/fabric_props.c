@@ -190,15 +190,15 @@ fabric_time_of (const WeftTopology *topo, const FabricRun *run,
 }
 
 FabricVerdict
-fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, gboolean ll,
-                  GString *why)
+fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, GString *why)
 {
   static const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
                                 WEFT_OP_REDUCE_SCATTER, WEFT_OP_ALL_TO_ALL,
                                 WEFT_OP_BROADCAST };
-  static const WeftProtocolKind without_ll[] = { WEFT_PROTOCOL_RAW,
-                                                 WEFT_PROTOCOL_LL128,
-                                                 WEFT_PROTOCOL_SIMPLE };
+  static const WeftProtocolKind protocols[] = { WEFT_PROTOCOL_RAW,
+                                                WEFT_PROTOCOL_LL,
+                                                WEFT_PROTOCOL_LL128,
+                                                WEFT_PROTOCOL_SIMPLE };
   const char *names[FABRIC_ROLES];
   FabricCase c;
   WeftRng rng;
@@ -211,8 +211,8 @@ fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, gboolean ll,
   FabricRun run = { .size = fabric_draw_size (&rng, 18, 26),
                     .chunks = (uint32_t) weft_rng_below (&rng, 5),
                     .fidelity = fidelity };
-  WeftProtocolKind protocol = ll ? fabric_draw_protocol (&rng)
-                                 : without_ll[weft_rng_below (&rng, 3)];
+  WeftProtocolKind protocol
+      = protocols[weft_rng_below (&rng, G_N_ELEMENTS (protocols))];
   if (!fabric_pick (&rng, base->topo, ops, G_N_ELEMENTS (ops), protocol,
                     &run))
     return FABRIC_SKIP;
@@ -250,14 +250,13 @@ fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, gboolean ll,
 }
 
 /* Where no two transfers share a link (analytical-free), each takes
- * its path's latency and its bytes over the path's bottleneck, which a
- * faster link never lengthens, and the steps that wait for it start no
- * later.  LL is left to its own property: its bound is one share of every
- * link's rate, which a faster link can lower (fabric_pending.c). */
+ * its path's latency and its bytes over the path's bottleneck (LL's send
+ * engine among its links, held to the GPU's ll_bandwidth), which a faster
+ * link never lengthens, and the steps that wait for it start no later. */
 static FabricVerdict
 check_bandwidth (uint64_t seed, GString *why)
 {
-  return fabric_bandwidth (seed, WEFT_FIDELITY_ANALYTICAL_FREE, FALSE, why);
+  return fabric_bandwidth (seed, WEFT_FIDELITY_ANALYTICAL_FREE, why);
 }
 
 /* ---- more oversubscription is never faster ---- */

@@ -750,9 +750,9 @@ START_TEST (test_nccl_tests_flags)
   r = weft ("run", "-v", "-b", "1M", "-e", "1M", "--db", db, NULL);
   ck_assert_int_eq (r.status, 0);
   ck_assert_msg (strstr (r.out, "\n#   candidates: ")
-                 && strstr (r.out, "ring/LL NCCL 28.01 us weft 36.45 us")
+                 && strstr (r.out, "ring/LL NCCL 28.01 us weft 36.44 us")
                  && strstr (r.out, "nvls/Simple NCCL 29.59 us,")
-                 && strstr (r.out, "36.45    28.77"), "%s", r.out);
+                 && strstr (r.out, "36.44    28.78"), "%s", r.out);
   result_clear (&r);
   r = weft ("run", "-v", "--select", "fastest", "-b", "1M", "-e", "1M",
             "--db", db, NULL);

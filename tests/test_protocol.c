@@ -307,12 +307,11 @@ narrow_network_ll (int lanes, const char *network)
 START_TEST (test_ll_across_a_narrow_network)
 {
   /* Across servers whose network (two HDR NICs, 50 GB/s) is narrower than
-   * a GPU's NVLinks, LL's bound is over the network's rate: the ring runs
-   * at half of its Simple rate, under the H100's 45 GB/s for two servers,
-   * however wide the NVLinks.  Over the NVLinks' rate, 18 lanes (370.8
-   * GB/s) would have held every link, the network's too, to an eighth of
-   * its rate, four times slower than 4 lanes.  (The two differ by the
-   * picoseconds their events round to.) */
+   * a GPU's NVLinks, the ring runs at half of its Simple rate over the
+   * network, under the H100's 45 GB/s for two servers, however wide the
+   * NVLinks: LL's bound is on what each GPU sends, not a share of every
+   * link, so 18 lanes (370.8 GB/s) hold the network no tighter than 4.
+   * (The two differ by the picoseconds their events round to.) */
   WeftTime four = narrow_network_ll (4, "ib-hdr");
   WeftTime eighteen = narrow_network_ll (18, "ib-hdr");
   double busbw = (256 << 20) / (eighteen * 1e-12) / 1e9 * 2 * 3 / 4;
@@ -324,12 +323,81 @@ START_TEST (test_ll_across_a_narrow_network)
 
   /* An XDR network behind the same PCIe links: a NIC carries no more than
    * PCIe brings it (48 GB/s at NCCL's rate), so the ring's rate is the
-   * PCIe links', and LL is no slower than over HDR.  Over the network's
-   * own rate (100 GB/s a NIC) the share would have held PCIe to a fifth
-   * of its rate, slower than HDR. */
+   * PCIe links', and LL is no slower than over HDR. */
   WeftTime xdr = narrow_network_ll (18, "ib-xdr");
   ck_assert_msg (xdr <= eighteen, "XDR: %" G_GUINT64_FORMAT " ps, HDR: %"
                  G_GUINT64_FORMAT " ps", xdr, eighteen);
+}
+END_TEST
+
+/* GPU 0 sends @a bytes to GPU 1 and @b to GPU 2 at once, at @fidelity,
+ * with links at their own rates and LL's send engines: three GPUs on a
+ * switch, GPUs 0 and 1 by links of 25 GB/s, GPU 2 by one of @slow, all
+ * of 500 ns, the switch 100 ns; each GPU's ll_bandwidth 10 GB/s. */
+static double
+engine_run (const char *slow, WeftFidelity fidelity, uint64_t a, uint64_t b)
+{
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "  slow: {port: nvlink, bandwidth: %s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 1}, reduce_bandwidth: 1TB/s,\n"
+      "      ll_bandwidth: 10GB/s, ll_bandwidth_two: 10GB/s,\n"
+      "      ll_bandwidth_more: 10GB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: 3}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-2]', device: g}, {name: sw, device: s}]\n"
+      "links: [{a: 'g[0-1]', b: sw, type: nv}, {a: g2, b: sw, type: slow}]\n",
+      slow);
+  g_autoptr (WeftScenario) s = load_text (text);
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  g_autoptr (WeftSchedule) sched = weft_schedule_new (3);
+
+  weft_schedule_send (sched, 0, 1, 0, a, WEFT_NO_STEP);
+  weft_schedule_recv (sched, 1, 0, 0, a, WEFT_NO_STEP);
+  weft_schedule_send (sched, 0, 2, 0, b, WEFT_NO_STEP);
+  weft_schedule_recv (sched, 2, 0, 0, b, WEFT_NO_STEP);
+  ck_assert (weft_schedule_check (sched, NULL));
+  WeftProtocol ll = *weft_protocol_get (WEFT_PROTOCOL_RAW, WEFT_ALG_RING);
+  ll.ll = TRUE;
+  WeftRunOptions options = { fidelity, 1, 0, NULL, FALSE, 0, 0, NULL, 1,
+                             NULL };
+  WeftCollectiveResult r;
+  weft_schedule_run (s->topo, (uint32_t *) gpus->data, sched,
+                     WEFT_OP_ALL_REDUCE, &ll, &options, &r);
+  g_free (r.spans);
+  return r.time * 1e-12;
+}
+
+START_TEST (test_ll_engine_per_gpu)
+{
+  /* NCCL's llMaxBw bounds what a GPU's LL sends move together, whatever
+   * links they leave by.  GPU 0 sends 16 MB to GPU 1 and 2 MB to GPU 2,
+   * whose link runs at 2 or 4 GB/s, under an engine of 10 GB/s: the send
+   * to GPU 2 moves as its link lets it, the other takes the rest of the
+   * engine, and both are done after (16 + 2) MB / 10 GB/s and a send's
+   * latency L (two links and the switch), however fast GPU 2's link.  As
+   * a share of every link's rate instead, a faster link would have made
+   * the engine's bound tighter, and the run slower.  Without engines the
+   * 16 MB would take 0.64 ms. */
+  const uint64_t a = 16000000, b = 2000000;
+  const double L = 2 * 500e-9 + 100e-9, form = L + (a + b) / 10e9;
+  const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
+                                      WEFT_FIDELITY_ANALYTICAL,
+                                      WEFT_FIDELITY_PACKET };
+
+  for (guint i = 0; i < G_N_ELEMENTS (fidelities); i++)
+    {
+      /* Packets take turns at the engine: within 0.1%. */
+      double within = fidelities[i] == WEFT_FIDELITY_PACKET ? 1e-3 : 1e-6;
+      double two = engine_run ("2GB/s", fidelities[i], a, b);
+      double four = engine_run ("4GB/s", fidelities[i], a, b);
+      ck_assert_msg (fabs (two / form - 1) < within
+                     && fabs (four / form - 1) < within,
+                     "%s: %.4f us at 2 GB/s, %.4f at 4 GB/s; closed form "
+                     "%.4f", weft_fidelity_name (fidelities[i]), two * 1e6,
+                     four * 1e6, form * 1e6);
+    }
 }
 END_TEST
 
@@ -592,6 +660,7 @@ protocol_suite (void)
   tcase_add_test (tc, test_connection_slots);
   tcase_add_test (tc, test_ll_held_across_servers);
   tcase_add_test (tc, test_ll_across_a_narrow_network);
+  tcase_add_test (tc, test_ll_engine_per_gpu);
   tcase_add_test (tc, test_nvls_pieces_by_size);
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_pat_is_alpha_beta);

@@ -15,62 +15,49 @@ finished (WeftSim *sim, void *target, void *data)
   weft_sim_stop (sim);
 }
 
-/* weft_protocol_share() for LL on ranks that span @n_servers servers,
- * rank r's part of its server's network being @network[r].  NCCL holds
- * LL's bus bandwidth to llMaxBw, and a ring's bus bandwidth is what a GPU
- * sends over its NVLinks, or across servers what its server's network
- * carries if that is less: so the share is llMaxBw over the smaller.
- * Over the NVLinks alone, a faster NVLink would slow LL down across
- * servers whose network is the narrower (every link runs at the share). */
-static double
-ll_share (const WeftProtocol *costs, const WeftTopology *topo,
-          const uint32_t *nodes, uint32_t n, uint32_t n_servers,
-          const double *network)
-{
-  double share = costs->efficiency;
-  /* NCCL's rows: one node, two, more (three take the last). */
-  int row = n_servers <= 1 ? 0 : n_servers == 2 ? 1 : 2;
-
-  for (uint32_t r = 0; r < n; r++)
-    {
-      const WeftNode *gpu = &topo->nodes[nodes[r]];
-      if (gpu->kind != WEFT_NODE_GPU || gpu->device->ll_bandwidth[row] <= 0)
-        continue;
-      double nvlink = 0;
-      for (uint32_t i = topo->out_start[nodes[r]];
-           i < topo->out_start[nodes[r] + 1]; i++)
-        {
-          const WeftLink *l = &topo->links[topo->out_links[i]];
-          const WeftLinkType *t = g_ptr_array_index (topo->link_types,
-                                                     l->type);
-          if (t->family == WEFT_FAMILY_NVLINK)
-            nvlink += weft_link_nccl_rate (topo, l);
-        }
-      double ring = n_servers > 1 && network[r] > 0 ? MIN (nvlink, network[r])
-                                                    : nvlink;
-      if (ring > 0)
-        share = MIN (share, gpu->device->ll_bandwidth[row] / ring);
-    }
-  return share;
-}
-
-double
-weft_protocol_share (const WeftProtocol *costs, WeftOp op,
-                     const WeftTopology *topo, const uint32_t *nodes,
-                     uint32_t n)
+int
+weft_protocol_engine_row (const WeftProtocol *costs, WeftOp op,
+                          const WeftTopology *topo, const uint32_t *nodes,
+                          uint32_t n)
 {
   /* NCCL's bound is on its rings and trees; sends and receives (all_to_all
    * and send_recv are made of them) have a model of their own. */
   if (!costs->ll || n == 0 || op == WEFT_OP_SEND_RECV
       || op == WEFT_OP_ALL_TO_ALL)
-    return costs->efficiency;
+    return -1;
   g_autofree double *network = g_new (double, n);
   g_autofree uint32_t *server = weft_fit_servers_network (topo, nodes, n,
                                                           network);
   g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
   for (uint32_t r = 0; r < n; r++)
     g_hash_table_add (seen, GUINT_TO_POINTER (server[r]));
-  return ll_share (costs, topo, nodes, n, g_hash_table_size (seen), network);
+  /* NCCL's rows: one node, two, more (three take the last). */
+  guint n_servers = g_hash_table_size (seen);
+  return n_servers <= 1 ? 0 : n_servers == 2 ? 1 : 2;
+}
+
+double *
+weft_protocol_engines (const WeftProtocol *costs, WeftOp op,
+                       const WeftTopology *topo, const uint32_t *nodes,
+                       uint32_t n)
+{
+  int row = weft_protocol_engine_row (costs, op, topo, nodes, n);
+  if (row < 0)
+    return NULL;
+  double *rate = g_new0 (double, MAX (topo->n_nodes, 1));
+  gboolean any = FALSE;
+  for (uint32_t r = 0; r < n; r++)
+    {
+      const WeftNode *gpu = &topo->nodes[nodes[r]];
+      if (gpu->kind == WEFT_NODE_GPU && gpu->device->ll_bandwidth[row] > 0)
+        {
+          rate[nodes[r]] = gpu->device->ll_bandwidth[row];
+          any = TRUE;
+        }
+    }
+  if (!any)
+    g_clear_pointer (&rate, g_free);
+  return rate;
 }
 
 /* What @alg takes from the fabric (@fit; into @p, or with @p NULL only
@@ -233,7 +220,7 @@ run_image (WeftExecImage *own, const WeftExecImage *shared)
   };
 }
 
-static void run (const WeftTopology *topo, const uint32_t *nodes,
+static void run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
                  RunImage *image, const WeftProtocol *costs,
                  const WeftRunOptions *options, WeftCollectiveResult *result);
 
@@ -260,10 +247,7 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   if (plan == NULL)
     return FALSE;
   RunImage image = run_image (plan, NULL);
-  WeftProtocol at = *costs;
-  at.efficiency = weft_protocol_share (costs, op, topo,
-                                       (const uint32_t *) nodes->data, n);
-  run (topo, (uint32_t *) nodes->data, &image, &at, options, result);
+  run (topo, (uint32_t *) nodes->data, op, &image, costs, options, result);
   return TRUE;
 }
 
@@ -406,12 +390,8 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   if (s == NULL)
     return FALSE;
   RunImage run_with = run_image (NULL, s->image);
-  WeftProtocol at = *costs;
-  at.efficiency = weft_protocol_share (costs, p->call.op, p->call.topo,
-                                       (const uint32_t *) s->nodes->data,
-                                       p->call.n);
-  run (p->call.topo, (const uint32_t *) s->nodes->data, &run_with, &at,
-       options, result);
+  run (p->call.topo, (const uint32_t *) s->nodes->data, p->call.op,
+       &run_with, costs, options, result);
   plans_release (p, s);
   return TRUE;
 }
@@ -423,19 +403,18 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    WeftCollectiveResult *result)
 {
   RunImage image = run_image (weft_exec_image_new (schedule), NULL);
-  WeftProtocol at = *costs;
-  at.efficiency = weft_protocol_share (costs, op, topo, nodes,
-                                       schedule->n_gpus);
-  run (topo, nodes, &image, &at, options, result);
+  run (topo, nodes, op, &image, costs, options, result);
 }
 
 /* Run @image (its own, which the run frees, or one shared with other
  * runs) as weft_schedule_run() runs its schedule. */
 static void
-run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
-     const WeftProtocol *costs, const WeftRunOptions *options,
-     WeftCollectiveResult *result)
+run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
+     RunImage *image, const WeftProtocol *protocol,
+     const WeftRunOptions *options, WeftCollectiveResult *result)
 {
+  WeftProtocol at = *protocol;
+  const WeftProtocol *costs = &at;
   g_autoptr (WeftSim) sim = weft_sim_new ();
   WeftNetworkConfig config = {
     options->fidelity,
@@ -445,7 +424,11 @@ run (const WeftTopology *topo, const uint32_t *nodes, RunImage *image,
   };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;
+  g_autofree double *engines = weft_protocol_engines (protocol, op, topo, nodes,
+                                                      image->n_gpus);
 
+  if (engines != NULL)
+    at.engines = weft_network_add_engines (net, engines);
   if (options->plain)
     weft_network_set_plain (net, TRUE);
   if (options->threads > 1)

@@ -91,19 +91,25 @@ gboolean weft_collective_footprint (const WeftTopology *topo,
                                     const WeftCollectiveParams *params,
                                     WeftFootprint *footprint, GError **error);
 
-/* The share of NCCL's Simple rate that @costs move data at over @topo in
- * @op, on the @n ranks' nodes @nodes: its efficiency, and for LL in the
- * collectives NCCL runs by ring or tree at most each GPU's ll_bandwidth
- * for the number of servers the ranks span over the NCCL rate of its
- * NVLinks, or across servers of its part of its server's network if that
- * is less (a ring's bus bandwidth is at most what a GPU sends over them,
- * and is that inside a server). */
-double weft_protocol_share (const WeftProtocol *costs, WeftOp op,
-                            const WeftTopology *topo, const uint32_t *nodes,
-                            uint32_t n);
+/* The send engines (weft_network_add_engines()) that @costs's sends
+ * cross in @op on the @n ranks' nodes @nodes, B/s by node, or NULL: for
+ * LL in the collectives NCCL runs by ring or tree, each GPU's
+ * ll_bandwidth (NCCL's llMaxBw) for the number of servers the ranks span.
+ * A ring's bus bandwidth is what each GPU sends, whatever links it sends
+ * over; as a share of every link's rate, a faster NVLink would let a NIC
+ * carry LL faster than NCCL does.  The caller frees it. */
+double *weft_protocol_engines (const WeftProtocol *costs, WeftOp op,
+                               const WeftTopology *topo,
+                               const uint32_t *nodes, uint32_t n);
 
-/* Run the checked @schedule of @op with @costs (at their share,
- * weft_protocol_share()), rank r on node @nodes[r], as @options say. */
+/* The row of the GPUs' ll_bandwidth (one server, two, more) that
+ * weft_protocol_engines() takes, or -1 where there are no engines. */
+int weft_protocol_engine_row (const WeftProtocol *costs, WeftOp op,
+                              const WeftTopology *topo,
+                              const uint32_t *nodes, uint32_t n);
+
+/* Run the checked @schedule of @op with @costs (and their send engines,
+ * weft_protocol_engines()), rank r on node @nodes[r], as @options say. */
 void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                         const WeftSchedule *schedule, WeftOp op,
                         const WeftProtocol *costs,

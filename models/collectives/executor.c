@@ -500,6 +500,7 @@ start_send (Exec *x, uint64_t key)
 
   if (x->inflate > 1)
     bytes = (uint64_t) ceil ((double) bytes * x->inflate);
+  weft_network_use_engines (x->net, x->protocol.engines);
   weft_network_transfer_places (x->net, x->gpus, x->gpus[r],
                                 x->gpus[peer_of (x, r, step)], bytes, 0,
                                 send_arrived, x, KEY_DATA (key));

@@ -18,9 +18,12 @@ typedef struct {
   WeftTime hop_network;         /* ps per send that crosses the network */
   double efficiency;            /* share of NCCL's Simple bandwidth */
   gboolean ll;                  /* NCCL's LL, held to the GPUs' ll_bandwidth
-                                   (weft_protocol_share()) */
+                                   (weft_protocol_engines()) */
   gboolean raw;                 /* the links alone: data at each link's own
                                    rate, not NCCL's model of it */
+  uint32_t engines;             /* 0, or the kind of the network's send
+                                   engines its sends cross
+                                   (weft_network_add_engines()) */
 } WeftProtocol;
 
 /* Run @schedule on @net: rank r is at place @gpus[r], a node or planes

@@ -64,7 +64,7 @@ static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
 
 /* The links alone: no latency but the fabric's, every byte at each link's
  * own rate (WeftNetworkConfig.nccl 0), whatever the algorithm. */
-static const WeftProtocol raw = { "raw", 0, 0, 0, 0, 0, 1.0, FALSE, TRUE };
+static const WeftProtocol raw = { "raw", 0, 0, 0, 0, 0, 1.0, FALSE, TRUE, 0 };
 
 static const char *const names[WEFT_PROTOCOL_RAW] = { "LL", "LL128",
                                                       "Simple" };
@@ -102,7 +102,7 @@ fill_table (void)
               US (hw_lat[WEFT_NCCL_HW_NVLINK][set][p] / WEFT_PAT_LOG_DIVISOR),
               US (hw_lat[WEFT_NCCL_HW_PCI][set][p] / WEFT_PAT_LOG_DIVISOR),
               US (hw_lat[WEFT_NCCL_HW_NET][set][p] / WEFT_PAT_LOG_DIVISOR),
-              1.0, FALSE, FALSE,
+              1.0, FALSE, FALSE, 0,
             };
             continue;
           }
@@ -117,7 +117,7 @@ fill_table (void)
           US (nvls ? nvlink : hw_lat[WEFT_NCCL_HW_PCI][set][p]),
           US (hw_lat[WEFT_NCCL_HW_NET][set][p] / (halves ? 2 : 1)),
           set == WEFT_COSTS_NVLS ? NVLS_SHARE : share[p],
-          p == WEFT_PROTOCOL_LL, FALSE,
+          p == WEFT_PROTOCOL_LL, FALSE, 0,
         };
       }
 }

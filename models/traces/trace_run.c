@@ -21,8 +21,8 @@
 typedef struct {
   WeftExecImage *image;         /* of its schedule, shared by its instances */
   GArray *nodes;                /* uint32_t: rank -> node */
-  WeftProtocol costs;           /* at the plan's share
-                                   (weft_protocol_share()) */
+  WeftProtocol costs;           /* its engines set as the run starts */
+  int engine_row;               /* weft_protocol_engine_row(), or -1 */
   int algorithm, protocol;
 } Plan;
 
@@ -207,7 +207,7 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
       g_propagate_error (error, op_error (t, op, why));
       return FALSE;
     }
-  plan->costs.efficiency = weft_protocol_share (
+  plan->engine_row = weft_protocol_engine_row (
       &plan->costs, op->op, x->topo, (const uint32_t *) plan->nodes->data,
       op->n_ranks);
   x->plan_of[i] = x->plans->len;
@@ -241,6 +241,7 @@ plan_p2p (Runner *x, GHashTable *cache, uint32_t i, const WeftTraceOptions *o)
   plan->algorithm = -1;
   plan->protocol = proto;
   plan->costs = *weft_protocol_get (proto, WEFT_ALG_DIRECT);
+  plan->engine_row = -1;           /* NCCL's send and receive */
   g_autoptr (WeftSchedule) schedule = weft_schedule_new (2);
   weft_schedule_send (schedule, 0, 1, 0, op->bytes, WEFT_NO_STEP);
   weft_schedule_recv (schedule, 1, 0, 0, op->bytes, WEFT_NO_STEP);
@@ -654,6 +655,35 @@ weft_trace_result_clear (WeftTraceResult *r)
   memset (r, 0, sizeof *r);
 }
 
+/* The send engines of the plans' protocols (weft_protocol_engines()), one
+ * kind per row of ll_bandwidth the plans take, for every GPU.  The links
+ * carry bytes on the wire here (weft_exec_new()), so an engine's rate is
+ * ll_bandwidth over the protocol's efficiency. */
+static void
+add_engines (Runner *x, WeftNetwork *net)
+{
+  uint32_t kind[3] = { 0, 0, 0 };
+  const WeftTopology *topo = x->topo;
+
+  for (guint i = 0; i < x->plans->len; i++)
+    {
+      Plan *plan = g_ptr_array_index (x->plans, i);
+      int row = plan->engine_row;
+      if (row < 0)
+        continue;
+      if (kind[row] == 0)
+        {
+          g_autofree double *rate = g_new0 (double, MAX (topo->n_nodes, 1));
+          for (uint32_t v = 0; v < topo->n_nodes; v++)
+            if (topo->nodes[v].kind == WEFT_NODE_GPU)
+              rate[v] = topo->nodes[v].device->ll_bandwidth[row]
+                        / plan->costs.efficiency;
+          kind[row] = weft_network_add_engines (net, rate);
+        }
+      plan->costs.engines = kind[row];
+    }
+}
+
 /* Simulate with the plans made. */
 static gboolean
 simulate (Runner *x, const WeftTraceOptions *options, GError **error)
@@ -673,6 +703,7 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
   g_autoptr (WeftSim) sim = weft_sim_new ();
   g_autoptr (WeftNetwork) net = weft_network_new (sim, x->topo, &config);
 
+  add_engines (x, net);
   if (options->run.plain)
     weft_network_set_plain (net, TRUE);
   if (options->run.max_bins)
