@@ -18,8 +18,8 @@ fabric_check_bandwidth_shared (uint64_t seed, GString *why)
 }
 
 /* fabric_oversubscription() over two and three levels and every
- * operation: a three-level tree's pods change with the radix, and
- * schedules of dependent steps meet the sharing above. */
+ * operation, on complete trees: schedules of dependent steps meet the
+ * sharing above. */
 FabricVerdict
 fabric_check_oversubscription_shared (uint64_t seed, GString *why)
 {

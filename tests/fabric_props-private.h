@@ -38,8 +38,9 @@ FabricVerdict fabric_bandwidth (uint64_t seed, WeftFidelity fidelity,
 
 /* More oversubscription of a fat-tree or rail case of @seed, each leaf
  * keeping its endpoints, never makes a run faster: with @any, of two or
- * three levels and any operation; else of two levels and an all_to_all
- * by direct sends. */
+ * three levels and any operation, where both trees are complete
+ * (weft_tiers_complete()); else of two levels and an all_to_all by
+ * direct sends. */
 FabricVerdict fabric_oversubscription (uint64_t seed, gboolean any,
                                        GString *why);
 

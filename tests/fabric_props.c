@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "fabric_gen.h"
+#include "topology/tiers.h"
 #include "topology/topo_stats.h"
 #include "units.h"
 
@@ -261,6 +262,14 @@ check_bandwidth (uint64_t seed, GString *why)
 
 /* ---- more oversubscription is never faster ---- */
 
+/* Whether @s's network is a complete tree (weft_tiers_complete()). */
+static gboolean
+complete (const WeftScenario *s)
+{
+  g_autoptr (WeftTiers) tiers = weft_tiers_new (s->topo);
+  return weft_tiers_complete (s->topo, tiers, NULL);
+}
+
 FabricVerdict
 fabric_oversubscription (uint64_t seed, gboolean any, GString *why)
 {
@@ -300,6 +309,8 @@ fabric_oversubscription (uint64_t seed, gboolean any, GString *why)
       g_clear_pointer (&a, weft_scenario_free);
       a = fabric_case_load (&wide, NULL, NULL);
       b = a ? fabric_case_load (&narrow, NULL, NULL) : NULL;
+      if (any && b != NULL && !(complete (a) && complete (b)))
+        g_clear_pointer (&b, weft_scenario_free);
     }
   if (b == NULL)
     return FABRIC_SKIP;
