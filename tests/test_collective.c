@@ -1187,12 +1187,42 @@ START_TEST (test_lower_bounds_prune)
           WeftRunOptions o = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
                                NULL, 1, NULL };
           WeftChoice choice;
-          weft_collective_choose (order, n_order, 1, &o, contest_run,
+          weft_collective_choose (order, n_order, 1, &o, NULL, contest_run,
                                   &contest, &choice);
           ck_assert_int_eq (choice.pair, fastest);
           ck_assert_uint_eq (choice.result.time, least);
+          ck_assert_ptr_null (choice.result.stats);
           pruned += atomic_load (&contest.pruned);
           weft_choice_clear (&choice);
+
+          /* The first tried may keep its link bins: the fastest first,
+           * it is chosen with them, at the same time; after another, the
+           * same choice without them (its run was one of the others). */
+          WeftRunOptions binned = o;
+          binned.bin_width = WEFT_US;
+          int first[WEFT_PAIRS] = { fastest }, last[WEFT_PAIRS], n_first = 1;
+          for (int k = 0; k < n_order; k++)
+            if (order[k] != fastest)
+              {
+                last[n_first - 1] = order[k];
+                first[n_first++] = order[k];
+              }
+          last[n_order - 1] = fastest;
+          weft_collective_choose (first, n_order, 1, &o, &binned, contest_run,
+                                  &contest, &choice);
+          ck_assert_int_eq (choice.pair, fastest);
+          ck_assert_uint_eq (choice.result.time, least);
+          ck_assert_ptr_nonnull (choice.result.stats);
+          weft_choice_clear (&choice);
+          if (n_order > 1)
+            {
+              weft_collective_choose (last, n_order, 1, &o, &binned,
+                                      contest_run, &contest, &choice);
+              ck_assert_int_eq (choice.pair, fastest);
+              ck_assert_uint_eq (choice.result.time, least);
+              ck_assert_ptr_null (choice.result.stats);
+              weft_choice_clear (&choice);
+            }
         }
     }
   ck_assert_int_gt (pruned, 0);

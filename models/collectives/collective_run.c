@@ -510,6 +510,7 @@ typedef struct {
   const int *order;
   int n;
   WeftRunOptions options;       /* bound: &best */
+  WeftRunOptions first;         /* order[0]'s, likewise */
   WeftCandidateFn run;
   void *data;
   WeftCollectiveResult results[WEFT_PAIRS];     /* by place in order */
@@ -559,7 +560,7 @@ trial_worker (gpointer data)
       if (t->options.interrupt != NULL && *t->options.interrupt)
         break;
       WeftCollectiveResult *r = &t->results[k];
-      WeftRunOptions options = t->options;
+      WeftRunOptions options = k == 0 ? t->first : t->options;
       WeftTime best = atomic_load (&t->best);
       options.give_up = best != WEFT_TIME_MAX ? best : 0;
       if (best != WEFT_TIME_MAX && bounded (t, k, &options, r))
@@ -577,7 +578,8 @@ trial_worker (gpointer data)
 
 void
 weft_collective_choose (const int *order, int n, int jobs,
-                        const WeftRunOptions *options, WeftCandidateFn run,
+                        const WeftRunOptions *options,
+                        const WeftRunOptions *first, WeftCandidateFn run,
                         void *data, WeftChoice *choice)
 {
   Trial *t = g_new0 (Trial, 1);
@@ -589,6 +591,8 @@ weft_collective_choose (const int *order, int n, int jobs,
   t->n = n;
   t->options = *options;
   t->options.bound = n > 1 ? &t->best : NULL;
+  t->first = first != NULL ? *first : *options;
+  t->first.bound = t->options.bound;
   t->run = run;
   t->data = data;
   atomic_init (&t->next, 0);

@@ -182,10 +182,13 @@ typedef struct {
  * this): it can only be slower.  Every other runs to its end, so the
  * choice (the least time, of equal times the lowest pair) and its result
  * are those of running every candidate to its end, for any @jobs and
- * whatever order they finish in.  weft_choice_clear() frees @choice's
- * result and error. */
+ * whatever order they finish in.  The first, the likeliest to be chosen,
+ * runs with @first if not NULL (its link bins, so that it need not be run
+ * again for them when it is chosen), the others with @options.
+ * weft_choice_clear() frees @choice's result and error. */
 void weft_collective_choose (const int *order, int n, int jobs,
                              const WeftRunOptions *options,
+                             const WeftRunOptions *first,
                              WeftCandidateFn run, void *data,
                              WeftChoice *choice);
 void weft_choice_clear (WeftChoice *choice);

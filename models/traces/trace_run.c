@@ -174,7 +174,7 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
       WeftChoice choice;
       options.bin_width = 0;
       weft_collective_choose (order, n_order, MAX (o->jobs, 1), &options,
-                              run_alone, plans, &choice);
+                              NULL, run_alone, plans, &choice);
       /* Stopped by the flag: any will do, the replay stops too. */
       best = choice.pair >= 0 || !choice.interrupted ? choice.pair : order[0];
       g_clear_error (&why);

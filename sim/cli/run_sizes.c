@@ -294,6 +294,7 @@ weft_sizes_plan_clear (WeftSizesPlan *plan)
   g_clear_pointer (&plan->sizes, g_free);
   g_clear_pointer (&plan->pick, g_free);
   g_clear_pointer (&plan->estimate, g_free);
+  g_clear_pointer (&plan->hint, g_free);
 }
 
 /* nccl-tests allocates a send and a receive buffer on every GPU: refuse a
@@ -442,8 +443,9 @@ estimate_sizes (const WeftRunArgs *args, WeftSizesPlan *plan, int *pick)
   WeftNcclModel model;
 
   plan->estimate = g_new (double, (size_t) plan->n_sizes * WEFT_PAIRS);
+  plan->hint = g_new (double, (size_t) plan->n_sizes * WEFT_PAIRS);
   for (size_t k = 0; k < (size_t) plan->n_sizes * WEFT_PAIRS; k++)
-    plan->estimate[k] = -1;
+    plan->estimate[k] = plan->hint[k] = -1;
   for (int i = 0; i < plan->n_sizes; i++)
     pick[i] = -1;
   if (args->file != NULL)
@@ -452,11 +454,29 @@ estimate_sizes (const WeftRunArgs *args, WeftSizesPlan *plan, int *pick)
                                   (uint32_t *) plan->gpus->data, plan->n);
   weft_nccl_model_tune (&model, &sys, args->op);
   for (int i = 0; i < plan->n_sizes; i++)
-    pick[i] = weft_nccl_model_pick (&model,
-                                    (const gboolean (*)[WEFT_PROTOCOL_COUNT])
-                                        plan->fits,
-                                    plan->sizes[i],
-                                    plan->estimate + (size_t) i * WEFT_PAIRS);
+    {
+      double *estimate = plan->estimate + (size_t) i * WEFT_PAIRS;
+      pick[i] = weft_nccl_model_pick (&model,
+                                      (const gboolean (*)[WEFT_PROTOCOL_COUNT])
+                                          plan->fits,
+                                      plan->sizes[i], estimate);
+      /* weft's own algorithms, for the order they are tried in: what
+       * NCCL's ring or tree would take with their protocol, the better,
+       * as their steps go round or up and down as those do. */
+      for (int pair = 0; pair < WEFT_PAIRS; pair++)
+        {
+          int a = pair / WEFT_PROTOCOL_COUNT, p = pair % WEFT_PROTOCOL_COUNT;
+          double *hint = &plan->hint[(size_t) i * WEFT_PAIRS + pair];
+          *hint = estimate[pair];
+          if (*hint >= 0 || p >= WEFT_PROTOCOL_RAW || !plan->fits[a][p])
+            continue;
+          double ring = weft_nccl_model_time (&model, WEFT_COSTS_RING, p,
+                                              plan->sizes[i]);
+          double tree = weft_nccl_model_time (&model, WEFT_COSTS_TREE, p,
+                                              plan->sizes[i]);
+          *hint = ring < 0 ? tree : tree < 0 ? ring : MIN (ring, tree);
+        }
+    }
 }
 
 /* Which one candidate each size simulates, into plan->pick: the only one
@@ -738,7 +758,9 @@ run_picked (Sweep *s, int pair, WeftChoice *choice)
     choice->interrupted = choice->result.interrupted;
 }
 
-/* NCCL's estimate of a pair, for ordering: those without one last. */
+/* NCCL's estimate of a pair, or for weft's own algorithms that of the
+ * algorithm whose costs they pay (the plan's hint), for ordering: those
+ * without one last. */
 static double
 estimate_of (const double *estimate, int pair)
 {
@@ -747,14 +769,16 @@ estimate_of (const double *estimate, int pair)
 
 /* Try the candidates of the current size (size @i), starting with the
  * last size's fastest, which is most often the fastest again and sets the
- * time the others stop at, then by NCCL's estimate, least first, so that
+ * time the others stop at, then by NCCL's estimate (estimate_of()), least first, so that
  * a good time is found early; see weft_collective_choose().  The order
- * changes only how soon the others stop, not the choice. */
+ * changes only how soon the others stop, not the choice.  The first runs
+ * with its link bins: when it is chosen, as it mostly is, it need not run
+ * again for them. */
 static void
 choose (Sweep *s, int i, WeftChoice *choice)
 {
   int order[WEFT_PAIRS], n_order = 0;
-  const double *estimate = s->plan->estimate + (size_t) i * WEFT_PAIRS;
+  const double *estimate = s->plan->hint + (size_t) i * WEFT_PAIRS;
 
   if (s->last_winner >= 0)
     order[n_order++] = s->last_winner;
@@ -778,8 +802,10 @@ choose (Sweep *s, int i, WeftChoice *choice)
    * and the fastest's second run. */
   if (s->args->file == NULL)
     s->cands.plans = weft_plans_new (&s->cands.call, order, n_order);
+  WeftRunOptions with_bins = s->binned;
+  with_bins.threads = n_order > 1 ? 1 : with_bins.threads;
   weft_collective_choose (order, n_order, s->args->jobs, &s->options,
-                          run_candidate, &s->cands, choice);
+                          &with_bins, run_candidate, &s->cands, choice);
 }
 
 /* The fastest of several candidates again, with its bins: the same run,
@@ -851,7 +877,12 @@ simulate_size (Sweep *s, SizePool *pool, int i, WeftSizesRow *row,
   if (pick >= 0)
     out->events += best.events;
   s->last_winner = choice.pair;
-  gboolean done = pick >= 0 || rerun_binned (s, choice.pair, &best, out);
+  /* The first candidate ran with its bins. */
+  gboolean binned = pick < 0 && best.stats != NULL;
+  if (binned)
+    out->events += best.events;
+  gboolean done = pick >= 0 || binned
+                  || rerun_binned (s, choice.pair, &best, out);
   g_clear_pointer (&s->cands.plans, weft_plans_free);
   if (!done)
     return FALSE;

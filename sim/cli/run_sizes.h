@@ -48,6 +48,9 @@ typedef struct {
                                    bandwidth-optimal algorithm moves */
   int *pick;                    /* per size, the one pair simulated, or -1:
                                    each candidate is, and the fastest kept */
+  double *hint;                 /* the same, with weft's own algorithms
+                                   estimated as the algorithms whose costs
+                                   they pay: the order they are tried in */
   double *estimate;             /* per size, WEFT_PAIRS of NCCL's estimates
                                    (us; below 0 where NCCL has none) */
 } WeftSizesPlan;
