@@ -190,6 +190,16 @@ fabric_time_of (const WeftTopology *topo, const FabricRun *run,
   return r.time;
 }
 
+/* weft_protocol_channel_cap() of @run over every GPU of @topo. */
+static double
+channel_cap (const WeftTopology *topo, const FabricRun *run)
+{
+  g_autoptr (GArray) gpus = fabric_gpus (topo);
+
+  return weft_protocol_channel_cap (run->alg, run->protocol, topo,
+                                    (uint32_t *) gpus->data, gpus->len);
+}
+
 FabricVerdict
 fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, GString *why)
 {
@@ -235,6 +245,11 @@ fabric_bandwidth (uint64_t seed, WeftFidelity fidelity, GString *why)
   g_autoptr (WeftScenario) fast = fabric_case_load (&c, sets, &error);
   if (fast == NULL)
     return fabric_fail (why, &c, "%s refused: %s", set_bw, error->message);
+  /* NCCL's search may find fewer, faster channels over faster links, and
+   * its per-channel tables then bound its ring and tree lower
+   * (weft_nccl_channel_cap()): NCCL's own choice, outside the property. */
+  if (channel_cap (fast->topo, &run) < channel_cap (base->topo, &run))
+    return FABRIC_SKIP;
 
   WeftTime before = fabric_time_of (base->topo, &run, &c, why);
   WeftTime after = before ? fabric_time_of (fast->topo, &run, &c, why) : 0;

@@ -265,6 +265,50 @@ START_TEST (test_ll_held_across_servers)
 }
 END_TEST
 
+START_TEST (test_channel_caps)
+{
+  /* NCCL holds a channel's bus bandwidth to its per-channel speed tables
+   * (tuning.cc's perChMaxRingLL128Bws: 36.7 GB/s on Hopper): a ring with
+   * LL128 over two DGX H100, on NCCL's 8 channels there, reaches at most
+   * 8 x 36.7 = 293.6 GB/s busbw, below the 0.92 x 8 x 45 = 331 its links
+   * would carry; inside one, 12 channels (440.4) do not bind below the
+   * NVLinks' 0.92 x 370.8 = 341. */
+  g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1, NULL };
+  const uint32_t *g = (const uint32_t *) gpus->data;
+  uint64_t size = 1 << 30;
+
+  ck_assert (fabs (weft_protocol_channel_cap (WEFT_ALG_RING,
+                                              WEFT_PROTOCOL_LL128, s->topo,
+                                              g, 16) / 293.6e9 - 1) < 1e-9);
+  ck_assert (fabs (weft_protocol_channel_cap (WEFT_ALG_RING,
+                                              WEFT_PROTOCOL_LL128, s->topo,
+                                              g, 8) / 440.4e9 - 1) < 1e-9);
+  ck_assert (weft_protocol_channel_cap (WEFT_ALG_RING, WEFT_PROTOCOL_SIMPLE,
+                                        s->topo, g, 16) == 0);
+  ck_assert (weft_protocol_channel_cap (WEFT_ALG_HIER, WEFT_PROTOCOL_LL128,
+                                        s->topo, g, 16) == 0);
+  const uint32_t ranks[] = { 16, 8 };
+  const double low[] = { 0.9 * 293.6, 0.9 * 341 }, high[] = { 293.6, 341 };
+  for (int i = 0; i < 2; i++)
+    {
+      WeftCollectiveResult r;
+      ck_assert (weft_collective_run (s->topo, g, ranks[i],
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                      WEFT_PROTOCOL_LL128, size, &params,
+                                      &options, &r, NULL));
+      g_free (r.spans);
+      double busbw = size / (r.time * 1e-12) / 1e9 * 2 * (ranks[i] - 1)
+                     / ranks[i];
+      ck_assert_msg (busbw <= high[i] && busbw >= low[i], "%u GPUs: %.2f GB/s",
+                     ranks[i], busbw);
+    }
+}
+END_TEST
+
 /* A ring all_reduce of 256 MiB with LL over two servers of two H100 whose
  * NVLinks are @lanes lanes of NVLink4, with a NIC each on PCIe gen5 to a
  * network of link type @network: its time. */
@@ -661,6 +705,7 @@ protocol_suite (void)
   tcase_add_test (tc, test_ll_held_across_servers);
   tcase_add_test (tc, test_ll_across_a_narrow_network);
   tcase_add_test (tc, test_ll_engine_per_gpu);
+  tcase_add_test (tc, test_channel_caps);
   tcase_add_test (tc, test_nvls_pieces_by_size);
   tcase_add_test (tc, test_small_message_latency);
   tcase_add_test (tc, test_pat_is_alpha_beta);

@@ -2,10 +2,12 @@
  * the fastest of several. */
 #include "collectives/collective_run.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
 #include "collectives/algorithm.h"
+#include "collectives/nccl_model.h"
 
 static void
 finished (WeftSim *sim, void *target, void *data)
@@ -36,22 +38,43 @@ weft_protocol_engine_row (const WeftProtocol *costs, WeftOp op,
   return n_servers <= 1 ? 0 : n_servers == 2 ? 1 : 2;
 }
 
+double
+weft_protocol_channel_cap (WeftAlgorithm alg, WeftProtocolKind protocol,
+                           const WeftTopology *topo, const uint32_t *nodes,
+                           uint32_t n)
+{
+  if (alg >= WEFT_ALG_COUNT || !weft_algorithm_in_nccl (alg)
+      || protocol >= WEFT_PROTOCOL_RAW || n < 2)
+    return 0;
+  WeftNcclSystem sys;
+  weft_nccl_system_from_topology (&sys, topo, nodes, n);
+  return weft_nccl_channel_cap (&sys, weft_algorithm_get (alg)->costs,
+                                protocol);
+}
+
 double *
-weft_protocol_engines (const WeftProtocol *costs, WeftOp op,
+weft_protocol_engines (const WeftProtocol *costs, WeftAlgorithm alg,
+                       WeftProtocolKind protocol, WeftOp op,
                        const WeftTopology *topo, const uint32_t *nodes,
                        uint32_t n)
 {
   int row = weft_protocol_engine_row (costs, op, topo, nodes, n);
-  if (row < 0)
+  double cap = weft_protocol_channel_cap (alg, protocol, topo, nodes, n);
+  if (row < 0 && cap <= 0)
     return NULL;
   double *rate = g_new0 (double, MAX (topo->n_nodes, 1));
   gboolean any = FALSE;
   for (uint32_t r = 0; r < n; r++)
     {
       const WeftNode *gpu = &topo->nodes[nodes[r]];
-      if (gpu->kind == WEFT_NODE_GPU && gpu->device->ll_bandwidth[row] > 0)
+      if (gpu->kind != WEFT_NODE_GPU)
+        continue;
+      double most = cap > 0 ? cap : INFINITY;
+      if (row >= 0 && gpu->device->ll_bandwidth[row] > 0)
+        most = MIN (most, gpu->device->ll_bandwidth[row]);
+      if (most < INFINITY)
         {
-          rate[nodes[r]] = gpu->device->ll_bandwidth[row];
+          rate[nodes[r]] = most;
           any = TRUE;
         }
     }
@@ -221,6 +244,7 @@ run_image (WeftExecImage *own, const WeftExecImage *shared)
 }
 
 static void run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
+                 WeftAlgorithm alg, WeftProtocolKind protocol,
                  RunImage *image, const WeftProtocol *costs,
                  const WeftRunOptions *options, WeftCollectiveResult *result);
 
@@ -247,7 +271,8 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   if (plan == NULL)
     return FALSE;
   RunImage image = run_image (plan, NULL);
-  run (topo, (uint32_t *) nodes->data, op, &image, costs, options, result);
+  run (topo, (uint32_t *) nodes->data, op, alg, protocol, &image, costs,
+       options, result);
   return TRUE;
 }
 
@@ -390,8 +415,8 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   if (s == NULL)
     return FALSE;
   RunImage run_with = run_image (NULL, s->image);
-  run (p->call.topo, (const uint32_t *) s->nodes->data, p->call.op,
-       &run_with, costs, options, result);
+  run (p->call.topo, (const uint32_t *) s->nodes->data, p->call.op, alg,
+       protocol, &run_with, costs, options, result);
   plans_release (p, s);
   return TRUE;
 }
@@ -403,15 +428,17 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                    WeftCollectiveResult *result)
 {
   RunImage image = run_image (weft_exec_image_new (schedule), NULL);
-  run (topo, nodes, op, &image, costs, options, result);
+  run (topo, nodes, op, WEFT_ALG_COUNT, WEFT_PROTOCOL_RAW, &image, costs,
+       options, result);
 }
 
 /* Run @image (its own, which the run frees, or one shared with other
  * runs) as weft_schedule_run() runs its schedule. */
 static void
 run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
-     RunImage *image, const WeftProtocol *protocol,
-     const WeftRunOptions *options, WeftCollectiveResult *result)
+     WeftAlgorithm alg, WeftProtocolKind kind, RunImage *image,
+     const WeftProtocol *protocol, const WeftRunOptions *options,
+     WeftCollectiveResult *result)
 {
   WeftProtocol at = *protocol;
   const WeftProtocol *costs = &at;
@@ -424,7 +451,8 @@ run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
   };
   g_autoptr (WeftNetwork) net = weft_network_new (sim, topo, &config);
   WeftTime end = WEFT_TIME_MAX;
-  g_autofree double *engines = weft_protocol_engines (protocol, op, topo, nodes,
+  g_autofree double *engines = weft_protocol_engines (protocol, alg, kind, op,
+                                                      topo, nodes,
                                                       image->n_gpus);
 
   if (engines != NULL)

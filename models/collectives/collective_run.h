@@ -91,16 +91,25 @@ gboolean weft_collective_footprint (const WeftTopology *topo,
                                     const WeftCollectiveParams *params,
                                     WeftFootprint *footprint, GError **error);
 
-/* The send engines (weft_network_add_engines()) that @costs's sends
- * cross in @op on the @n ranks' nodes @nodes, B/s by node, or NULL: for
- * LL in the collectives NCCL runs by ring or tree, each GPU's
- * ll_bandwidth (NCCL's llMaxBw) for the number of servers the ranks span.
- * A ring's bus bandwidth is what each GPU sends, whatever links it sends
- * over; as a share of every link's rate, a faster NVLink would let a NIC
- * carry LL faster than NCCL does.  The caller frees it. */
-double *weft_protocol_engines (const WeftProtocol *costs, WeftOp op,
+/* The send engines (weft_network_add_engines()) that the sends of @alg
+ * with @protocol (@costs) cross in @op on the @n ranks' nodes @nodes,
+ * B/s by node, or NULL.  What a GPU sends is bounded, whatever links it
+ * sends over, by LL's ll_bandwidth (NCCL's llMaxBw) for the number of
+ * servers the ranks span, in the collectives NCCL runs by ring or tree;
+ * and by NCCL's channels times a channel's most (weft_nccl_channel_cap())
+ * for NCCL's own algorithms.  A ring's bus bandwidth is what each GPU
+ * sends; as a share of every link's rate instead, a faster NVLink would
+ * let a NIC carry LL faster than NCCL does.  The caller frees it. */
+double *weft_protocol_engines (const WeftProtocol *costs, WeftAlgorithm alg,
+                               WeftProtocolKind protocol, WeftOp op,
                                const WeftTopology *topo,
                                const uint32_t *nodes, uint32_t n);
+
+/* weft_nccl_channel_cap() of NCCL's @alg with @protocol over the @n ranks'
+ * nodes @nodes, B/s; 0 for weft's own algorithms, raw, or one rank. */
+double weft_protocol_channel_cap (WeftAlgorithm alg, WeftProtocolKind protocol,
+                                  const WeftTopology *topo,
+                                  const uint32_t *nodes, uint32_t n);
 
 /* The row of the GPUs' ll_bandwidth (one server, two, more) that
  * weft_protocol_engines() takes, or -1 where there are no engines. */

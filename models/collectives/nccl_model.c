@@ -505,6 +505,26 @@ bus_bandwidth (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
   return bus;
 }
 
+double
+weft_nccl_channel_cap (const WeftNcclSystem *sys, WeftCostSet set,
+                       WeftProtocolKind p)
+{
+  const WeftNcclGraph *g = &sys->graph[set];
+  int arch = arch_of (sys->compute_capability);
+  int nodes = sys->n_nodes <= 1 ? 0 : sys->n_nodes == 2 ? 1 : 2;
+  double cap = 0;
+
+  if (set == WEFT_COSTS_RING && p == WEFT_PROTOCOL_LL128)
+    cap = g->channels * ring_ll128_max[arch][nodes];
+  else if (set == WEFT_COSTS_TREE && p < WEFT_PROTOCOL_RAW)
+    {
+      cap = g->channels * tree_max[arch][nodes];
+      if (p == WEFT_PROTOCOL_LL128)
+        cap = MIN (cap, g->channels * tree_ll128_max[arch][nodes]);
+    }
+  return cap * 1e9;
+}
+
 /* NCCL's latency of @set with @p for @op (us). */
 static double
 latency (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,

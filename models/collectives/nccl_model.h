@@ -81,6 +81,13 @@ typedef struct {
   double bandwidth[WEFT_COSTS_COUNT][WEFT_PROTOCOL_RAW];
 } WeftNcclModel;
 
+/* What NCCL's per-channel speed tables (tuning.cc's perChMaxRingLL128Bws,
+ * perChMaxTreeBws, perChMaxTreeLL128Bws) let @set with @protocol reach on
+ * @sys: its channels times a channel's most bus bandwidth, B/s; 0 where
+ * they set no bound (other sets and protocols). */
+double weft_nccl_channel_cap (const WeftNcclSystem *sys, WeftCostSet set,
+                              WeftProtocolKind protocol);
+
 /* ncclTopoTuneModel() for @op on @sys, into @m. */
 void weft_nccl_model_tune (WeftNcclModel *m, const WeftNcclSystem *sys,
                            WeftOp op);

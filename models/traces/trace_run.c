@@ -23,6 +23,7 @@ typedef struct {
   GArray *nodes;                /* uint32_t: rank -> node */
   WeftProtocol costs;           /* its engines set as the run starts */
   int engine_row;               /* weft_protocol_engine_row(), or -1 */
+  double engine_cap;            /* weft_protocol_channel_cap(), or 0 */
   int algorithm, protocol;
 } Plan;
 
@@ -209,6 +210,9 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
     }
   plan->engine_row = weft_protocol_engine_row (
       &plan->costs, op->op, x->topo, (const uint32_t *) plan->nodes->data,
+      op->n_ranks);
+  plan->engine_cap = weft_protocol_channel_cap (
+      best_alg, best_proto, x->topo, (const uint32_t *) plan->nodes->data,
       op->n_ranks);
   x->plan_of[i] = x->plans->len;
   g_ptr_array_add (x->plans, plan);
@@ -655,32 +659,51 @@ weft_trace_result_clear (WeftTraceResult *r)
   memset (r, 0, sizeof *r);
 }
 
-/* The send engines of the plans' protocols (weft_protocol_engines()), one
- * kind per row of ll_bandwidth the plans take, for every GPU.  The links
- * carry bytes on the wire here (weft_exec_new()), so an engine's rate is
- * ll_bandwidth over the protocol's efficiency. */
+/* The send engines of the plans (weft_protocol_engines()), one kind for
+ * each bound the plans take (a row of ll_bandwidth, NCCL's channels times
+ * a channel's most, or both), for every GPU.  The links carry bytes on
+ * the wire here (weft_exec_new()), so an engine's rate is the bound over
+ * the protocol's efficiency. */
 static void
 add_engines (Runner *x, WeftNetwork *net)
 {
-  uint32_t kind[3] = { 0, 0, 0 };
+  g_autoptr (GArray) bounds = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) kinds = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   const WeftTopology *topo = x->topo;
 
   for (guint i = 0; i < x->plans->len; i++)
     {
       Plan *plan = g_ptr_array_index (x->plans, i);
-      int row = plan->engine_row;
-      if (row < 0)
+      if (plan->engine_row < 0 && plan->engine_cap <= 0)
         continue;
-      if (kind[row] == 0)
+      double key[2] = { plan->engine_row, plan->engine_cap };
+      guint k = 0;
+      while (k < kinds->len
+             && (g_array_index (bounds, double, 2 * k) != key[0]
+                 || g_array_index (bounds, double, 2 * k + 1) != key[1]))
+        k++;
+      if (k == kinds->len)
         {
           g_autofree double *rate = g_new0 (double, MAX (topo->n_nodes, 1));
           for (uint32_t v = 0; v < topo->n_nodes; v++)
-            if (topo->nodes[v].kind == WEFT_NODE_GPU)
-              rate[v] = topo->nodes[v].device->ll_bandwidth[row]
-                        / plan->costs.efficiency;
-          kind[row] = weft_network_add_engines (net, rate);
+            {
+              const WeftNode *gpu = &topo->nodes[v];
+              if (gpu->kind != WEFT_NODE_GPU)
+                continue;
+              double most = plan->engine_cap > 0 ? plan->engine_cap
+                                                 : INFINITY;
+              if (plan->engine_row >= 0
+                  && gpu->device->ll_bandwidth[plan->engine_row] > 0)
+                most = MIN (most,
+                            gpu->device->ll_bandwidth[plan->engine_row]);
+              if (most < INFINITY)
+                rate[v] = most / plan->costs.efficiency;
+            }
+          uint32_t kind = weft_network_add_engines (net, rate);
+          g_array_append_vals (bounds, key, 2);
+          g_array_append_val (kinds, kind);
         }
-      plan->costs.engines = kind[row];
+      plan->costs.engines = g_array_index (kinds, uint32_t, k);
     }
 }
 
