@@ -234,6 +234,25 @@ START_TEST (test_ll_held_to_ll_bandwidth)
 }
 END_TEST
 
+/* The busbw (GB/s) of a ring all_reduce of @size with @protocol over the
+ * first @n GPUs of @s (the rail scenario's servers, in order). */
+static double
+rail_ring_busbw (const WeftScenario *s, uint32_t n, WeftProtocolKind protocol,
+                 uint64_t size)
+{
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
+  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
+                             NULL, 1, NULL };
+  WeftCollectiveResult r;
+
+  ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                  WEFT_OP_ALL_REDUCE, WEFT_ALG_RING, protocol,
+                                  size, &params, &options, &r, NULL));
+  g_free (r.spans);
+  return size / (r.time * 1e-12) / 1e9 * 2 * (n - 1) / n;
+}
+
 START_TEST (test_ll_held_across_servers)
 {
   /* Across servers NCCL's llMaxBw is lower (an H100's 45 GB/s across two
@@ -241,24 +260,13 @@ START_TEST (test_ll_held_across_servers)
    * DGX H100 comes to it, less what weft's ring loses to NCCL's model
    * there (its Simple ring reaches 345 of 370.8 GB/s over 2 servers). */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
-  g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
-  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1, NULL };
   const uint32_t ranks[] = { 16, 32 };
   const double cap[] = { 45, 35 };
-  uint64_t size = 256 << 20;
 
   for (int i = 0; i < 2; i++)
     {
-      WeftCollectiveResult r;
-      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data,
-                                      ranks[i], WEFT_OP_ALL_REDUCE,
-                                      WEFT_ALG_RING, WEFT_PROTOCOL_LL, size,
-                                      &params, &options, &r, NULL));
-      g_free (r.spans);
-      double busbw = size / (r.time * 1e-12) / 1e9 * 2 * (ranks[i] - 1)
-                     / ranks[i];
+      double busbw = rail_ring_busbw (s, ranks[i], WEFT_PROTOCOL_LL,
+                                      256 << 20);
       ck_assert_msg (busbw <= cap[i] && busbw >= 0.9 * cap[i],
                      "%u GPUs: %.2f GB/s", ranks[i], busbw);
     }
@@ -275,11 +283,7 @@ START_TEST (test_channel_caps)
    * NVLinks' 0.92 x 370.8 = 341. */
   g_autoptr (WeftScenario) s = load ("h100-256-rail.yaml");
   g_autoptr (GArray) gpus = all_gpus (s->topo);
-  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
-  WeftRunOptions options = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0,
-                             NULL, 1, NULL };
   const uint32_t *g = (const uint32_t *) gpus->data;
-  uint64_t size = 1 << 30;
 
   ck_assert (fabs (weft_protocol_channel_cap (WEFT_ALG_RING,
                                               WEFT_PROTOCOL_LL128, s->topo,
@@ -295,14 +299,8 @@ START_TEST (test_channel_caps)
   const double low[] = { 0.9 * 293.6, 0.9 * 341 }, high[] = { 293.6, 341 };
   for (int i = 0; i < 2; i++)
     {
-      WeftCollectiveResult r;
-      ck_assert (weft_collective_run (s->topo, g, ranks[i],
-                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
-                                      WEFT_PROTOCOL_LL128, size, &params,
-                                      &options, &r, NULL));
-      g_free (r.spans);
-      double busbw = size / (r.time * 1e-12) / 1e9 * 2 * (ranks[i] - 1)
-                     / ranks[i];
+      double busbw = rail_ring_busbw (s, ranks[i], WEFT_PROTOCOL_LL128,
+                                      1 << 30);
       ck_assert_msg (busbw <= high[i] && busbw >= low[i], "%u GPUs: %.2f GB/s",
                      ranks[i], busbw);
     }

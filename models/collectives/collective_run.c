@@ -52,6 +52,18 @@ weft_protocol_channel_cap (WeftAlgorithm alg, WeftProtocolKind protocol,
                                 protocol);
 }
 
+double
+weft_protocol_engine_rate (const WeftNode *node, int row, double cap)
+{
+  double most = cap > 0 ? cap : INFINITY;
+
+  if (node->kind != WEFT_NODE_GPU)
+    return 0;
+  if (row >= 0 && node->device->ll_bandwidth[row] > 0)
+    most = MIN (most, node->device->ll_bandwidth[row]);
+  return most < INFINITY ? most : 0;
+}
+
 double *
 weft_protocol_engines (const WeftProtocol *costs, WeftAlgorithm alg,
                        WeftProtocolKind protocol, WeftOp op,
@@ -66,17 +78,9 @@ weft_protocol_engines (const WeftProtocol *costs, WeftAlgorithm alg,
   gboolean any = FALSE;
   for (uint32_t r = 0; r < n; r++)
     {
-      const WeftNode *gpu = &topo->nodes[nodes[r]];
-      if (gpu->kind != WEFT_NODE_GPU)
-        continue;
-      double most = cap > 0 ? cap : INFINITY;
-      if (row >= 0 && gpu->device->ll_bandwidth[row] > 0)
-        most = MIN (most, gpu->device->ll_bandwidth[row]);
-      if (most < INFINITY)
-        {
-          rate[nodes[r]] = most;
-          any = TRUE;
-        }
+      rate[nodes[r]] = weft_protocol_engine_rate (&topo->nodes[nodes[r]],
+                                                  row, cap);
+      any |= rate[nodes[r]] > 0;
     }
   if (!any)
     g_clear_pointer (&rate, g_free);

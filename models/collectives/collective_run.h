@@ -111,6 +111,11 @@ double weft_protocol_channel_cap (WeftAlgorithm alg, WeftProtocolKind protocol,
                                   const WeftTopology *topo,
                                   const uint32_t *nodes, uint32_t n);
 
+/* The rate of @node's send engine (B/s; 0: none) under LL's row @row of
+ * ll_bandwidth (-1: none) and the channels' bound @cap (0: none): the
+ * lower of the two a GPU has. */
+double weft_protocol_engine_rate (const WeftNode *node, int row, double cap);
+
 /* The row of the GPUs' ll_bandwidth (one server, two, more) that
  * weft_protocol_engines() takes, or -1 where there are no engines. */
 int weft_protocol_engine_row (const WeftProtocol *costs, WeftOp op,

@@ -686,19 +686,10 @@ add_engines (Runner *x, WeftNetwork *net)
         {
           g_autofree double *rate = g_new0 (double, MAX (topo->n_nodes, 1));
           for (uint32_t v = 0; v < topo->n_nodes; v++)
-            {
-              const WeftNode *gpu = &topo->nodes[v];
-              if (gpu->kind != WEFT_NODE_GPU)
-                continue;
-              double most = plan->engine_cap > 0 ? plan->engine_cap
-                                                 : INFINITY;
-              if (plan->engine_row >= 0
-                  && gpu->device->ll_bandwidth[plan->engine_row] > 0)
-                most = MIN (most,
-                            gpu->device->ll_bandwidth[plan->engine_row]);
-              if (most < INFINITY)
-                rate[v] = most / plan->costs.efficiency;
-            }
+            rate[v] = weft_protocol_engine_rate (&topo->nodes[v],
+                                                 plan->engine_row,
+                                                 plan->engine_cap)
+                      / plan->costs.efficiency;
           uint32_t kind = weft_network_add_engines (net, rate);
           g_array_append_vals (bounds, key, 2);
           g_array_append_val (kinds, kind);
