@@ -197,8 +197,10 @@ weft_topology_add_node (WeftTopology *topo, char *name,
       topo->ports_used = g_renew (uint32_t, topo->ports_used,
                                   topo->ports_used_cap);
     }
-  memset (topo->ports_used + topo->n_ports_used, 0,
-          n_classes * sizeof (uint32_t));
+  /* A device may declare no ports at all; the array is then still NULL. */
+  if (n_classes > 0)
+    memset (topo->ports_used + topo->n_ports_used, 0,
+            n_classes * sizeof (uint32_t));
 
   uint32_t id = topo->n_nodes++;
   topo->nodes[id] = (WeftNode) {
