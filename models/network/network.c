@@ -89,6 +89,7 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
   net->sim = sim;
   net->topo = topo;
   net->n_links = topo->n_links;
+  net->part = 1;
   net->routing = routing_take (topo);
   net->stats = weft_link_stats_new (topo->n_links, config->bin_width);
   net->scratch = g_array_new (FALSE, FALSE, sizeof (uint32_t));
@@ -599,6 +600,7 @@ start_on (WeftNetwork *net, uint32_t id, const uint32_t *links, uint32_t n,
 {
   WeftTransfer *t = &net->transfers[id];
 
+  t->part = net->part;
   if (G_UNLIKELY (net->engine_kind != 0))
     {
       uint32_t e = g_array_index (net->engine_links, uint32_t,
@@ -871,15 +873,20 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                             net->next_flow + i);
   shares (width, n, bytes, parts);
   net->started += n - 1;        /* each part is a transfer of its own */
+  double whole = net->part;
   for (guint i = 0; i < n; i++)
-    start_part (net, src, dst, parts[i],
-                cap > 0 ? cap * net->topo->links[g_array_index (
-                                    hops, uint32_t, i)].bandwidth
-                              / net->topo->links[g_array_index (
-                                    hops, uint32_t, 0)].bandwidth / n
-                        : 0,
-                g_array_index (hops, uint32_t, i), FALSE, part_done, split,
-                NULL);
+    {
+      net->part = whole * (double) parts[i] / (double) bytes;
+      start_part (net, src, dst, parts[i],
+                  cap > 0 ? cap * net->topo->links[g_array_index (
+                                      hops, uint32_t, i)].bandwidth
+                                / net->topo->links[g_array_index (
+                                      hops, uint32_t, 0)].bandwidth / n
+                          : 0,
+                  g_array_index (hops, uint32_t, i), FALSE, part_done, split,
+                  NULL);
+    }
+  net->part = whole;
 }
 
 void

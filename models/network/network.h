@@ -92,6 +92,8 @@ typedef struct {
   uint64_t *link_bytes;         /* with `striped`: the bytes each path link
                                    carries (its stripe's share) */
   double bottleneck;            /* B/s one part could move at alone */
+  double part;                  /* its share of the transfer it is a part
+                                   of (planes, stripes), else 1 */
   uint32_t path_cap;            /* the slot keeps its buffers for the next */
 } WeftTransfer;
 
@@ -153,6 +155,9 @@ struct _WeftNetwork {
   GArray *engine_links, *engine_nodes;
   uint32_t engine_kind;
   GArray *engine_shares;
+  /* The share of the transfer being started that a part started now
+   * carries (WeftTransfer.part). */
+  double part;
 };
 
 typedef struct {

@@ -11,6 +11,14 @@
  * leave as soon as its header has arrived) after their port-to-port latency.
  * Sources inject their transfers' packets round-robin, one packet ahead of
  * the link.  No packet is dropped, and packets of a flow arrive in order.
+ *
+ * A send engine (weft_network_add_engines()) paces what its node injects:
+ * the transfers behind it share its rate max-min fairly, each weighted by
+ * the share of its send it carries (a send cut into parts over planes or
+ * stripes counts once) and held to what its path could carry alone, each
+ * paced at its rate from one packet to the next.  It holds no packet and
+ * no buffer: a transfer waits for its own links, not behind another's
+ * packets.
  */
 #include "network/network.h"
 
@@ -19,6 +27,7 @@
 
 #define HOST_BUFFER ((uint64_t) 1 << 20)   /* bytes: non-switch nodes */
 #define NONE UINT32_MAX
+
 
 typedef struct {
   uint32_t transfer;
@@ -53,6 +62,9 @@ typedef struct {
   uint32_t next_inject;         /* next transfer in the link's round-robin */
   WeftTime paced_until;         /* caps: no packet before this time */
   gboolean waiting;             /* in its first link's round-robin */
+  uint32_t first;               /* its path's first link on the wire: 1
+                                   behind a send engine, else 0 */
+  double engine_rate;           /* B/s: its share of the engine */
 } PTransfer;
 
 typedef struct {
@@ -62,6 +74,8 @@ typedef struct {
   uint32_t ts_cap;
   Packet *packets;
   uint32_t n_packets, packets_cap, free_packet;
+  GArray **engine_ts;           /* per send engine: the transfers (ids)
+                                   still injecting behind it */
 } PacketNet;
 
 static WeftNetwork *
@@ -81,6 +95,11 @@ packet_destroy (WeftNetwork *net)
   g_free (p->links);
   g_free (p->ts);
   g_free (p->packets);
+  if (p->engine_ts != NULL)
+    for (uint32_t e = 0; e < net->n_links - net->topo->n_links; e++)
+      if (p->engine_ts[e] != NULL)
+        g_array_unref (p->engine_ts[e]);
+  g_free (p->engine_ts);
   g_free (p);
 }
 
@@ -100,20 +119,7 @@ ensure_links (PacketNet *p)
   if (p->links != NULL)
     return;
   p->links = g_new0 (PLink, MAX (p->base.n_links, 1));
-  for (uint32_t l = topo->n_links; l < p->base.n_links; l++)
-    {
-      /* A send engine: data at its rate, in packets of any size (it cuts
-       * none), into its GPU. */
-      WeftLink e;
-      PLink *pl = &p->links[l];
-      pl->head = pl->tail = pl->injecting = NONE;
-      pl->credits = pl->buffer
-          = (int64_t) buffer_of (&p->base, weft_network_link (&p->base, l,
-                                                              &e)->dst);
-      pl->wire = p->base.capacity[l];
-      pl->header = 0;
-      pl->payload = 1;
-    }
+  p->engine_ts = g_new0 (GArray *, MAX (p->base.n_links - topo->n_links, 1));
   for (uint32_t l = 0; l < topo->n_links; l++)
     {
       const WeftLink *link = &topo->links[l];
@@ -311,7 +317,8 @@ try_send (PacketNet *p, uint32_t l)
         ready = packet->tail_at + node_latency;
       packet->tail_at += node_latency;
     }
-  pl->tx_prev = packet->hop > 0 ? t->path[packet->hop - 1] : NONE;
+  pl->tx_prev = packet->hop > p->ts[packet->transfer].first
+                    ? t->path[packet->hop - 1] : NONE;
   pl->tx_bytes = packet->bytes;
   weft_sim_schedule_at (p->base.sim, end, sent, p, GUINT_TO_POINTER (l));
   weft_sim_schedule_at (p->base.sim, MAX (ready, now), arrive, p,
@@ -319,6 +326,73 @@ try_send (PacketNet *p, uint32_t l)
 }
 
 static void inject_later (WeftSim *sim, void *target, void *data);
+
+/* The engine's transfers' rates anew: max-min fair, by weight
+ * WeftTransfer.part, none above its path's bottleneck. */
+static void
+engine_share (PacketNet *p, uint32_t e)
+{
+  GArray *ids = p->engine_ts[e];
+  uint32_t n = ids->len;
+  double room = p->base.capacity[p->base.topo->n_links + e], weight = 0;
+  g_autofree uint32_t *order = g_memdup2 (ids->data, n * sizeof (uint32_t));
+
+  for (uint32_t i = 0; i < n; i++)
+    weight += p->base.transfers[order[i]].part;
+  /* Least demand per weight first (few transfers: insertion sort). */
+  for (uint32_t i = 1; i < n; i++)
+    {
+      uint32_t x = order[i], j = i;
+      const WeftTransfer *tx = &p->base.transfers[x];
+      double key = tx->bottleneck / tx->part;
+      for (; j > 0; j--)
+        {
+          const WeftTransfer *ty = &p->base.transfers[order[j - 1]];
+          if (ty->bottleneck / ty->part <= key)
+            break;
+          order[j] = order[j - 1];
+        }
+      order[j] = x;
+    }
+  for (uint32_t i = 0; i < n; i++)
+    {
+      const WeftTransfer *t = &p->base.transfers[order[i]];
+      double fair = weight > 0 ? room * t->part / weight : room;
+      double rate = t->bottleneck > 0 ? MIN (fair, t->bottleneck) : fair;
+      p->ts[order[i]].engine_rate = MAX (rate, 1);
+      room = MAX (room - rate, 0);
+      weight -= t->part;
+    }
+}
+
+/* Transfer @id, behind a send engine, starts injecting. */
+static void
+engine_join (PacketNet *p, uint32_t id)
+{
+  uint32_t e = p->base.transfers[id].path[0] - p->base.topo->n_links;
+
+  if (p->engine_ts[e] == NULL)
+    p->engine_ts[e] = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  g_array_append_val (p->engine_ts[e], id);
+  engine_share (p, e);
+}
+
+/* Transfer @id has injected its last packet. */
+static void
+engine_leave (PacketNet *p, uint32_t id)
+{
+  uint32_t e = p->base.transfers[id].path[0] - p->base.topo->n_links;
+  GArray *ids = p->engine_ts[e];
+
+  for (guint i = 0; i < ids->len; i++)
+    if (g_array_index (ids, uint32_t, i) == id)
+      {
+        g_array_remove_index_fast (ids, i);
+        break;
+      }
+  if (ids->len > 0)
+    engine_share (p, e);
+}
 
 /* Put the next packet of the next transfer waiting on link @l (their first
  * link) into its queue. */
@@ -351,12 +425,20 @@ inject (PacketNet *p, uint32_t l)
         .transfer = id,
         .seq = pt->next_seq++,
         .bytes = bytes,
-        .hop = 0,
+        .hop = pt->first,
         .tail_at = 0,
       };
       pt->sent += bytes;
       if (t->cap > 0)
         pt->paced_until = now + (WeftTime) ceil (bytes * 1e12 / t->cap);
+      if (pt->first)
+        {
+          pt->paced_until
+              = MAX (pt->paced_until,
+                     now + (WeftTime) ceil (bytes * 1e12 / pt->engine_rate));
+          if (pt->sent == t->bytes)
+            engine_leave (p, id);
+        }
       enqueue (p, l, pk);
 
       /* Back to the end of the round-robin if it has more to send. */
@@ -401,7 +483,7 @@ inject_later (WeftSim *sim, void *target, void *data)
 {
   PacketNet *p = target;
   uint32_t id = GPOINTER_TO_UINT (data);
-  uint32_t l = p->base.transfers[id].path[0];
+  uint32_t l = p->base.transfers[id].path[p->ts[id].first];
   (void) sim;
 
   join_round_robin (p, l, id);
@@ -422,20 +504,23 @@ packet_start (WeftNetwork *net, uint32_t id)
       p->ts = g_renew (PTransfer, p->ts, cap);
       p->ts_cap = cap;
     }
+  /* Behind a send engine, the packets start on the link after it. */
+  uint32_t first = t->path[0] >= net->topo->n_links;
+  g_assert (t->path_len > first);
   uint32_t chunk = 0;
-  for (uint32_t i = 0; i < t->path_len; i++)
+  for (uint32_t i = first; i < t->path_len; i++)
     chunk = MAX (chunk, p->links[t->path[i]].payload);
-  for (uint32_t i = 0; i < t->path_len; i++)
+  for (uint32_t i = first; i < t->path_len; i++)
     {
       /* A buffer must hold at least one packet, or nothing would move. */
       uint32_t l = t->path[i];
-      WeftLink engine;
-      uint64_t room = buffer_of (net, weft_network_link (net, l, &engine)->dst);
-      g_assert (room >= chunk);
+      g_assert (buffer_of (net, net->topo->links[l].dst) >= chunk);
     }
-  p->ts[id] = (PTransfer) { .chunk = chunk };
+  p->ts[id] = (PTransfer) { .chunk = chunk, .first = first };
+  if (first)
+    engine_join (p, id);
 
-  uint32_t l = t->path[0];
+  uint32_t l = t->path[first];
   join_round_robin (p, l, id);
   if (p->links[l].head == NONE && !p->links[l].busy)
     inject (p, l);

@@ -125,11 +125,19 @@ weft_network_transfer_places (WeftNetwork *net, const uint32_t *places,
       void *join;
       WeftEventFn part = weft_network_join (net, m, done, target, data,
                                             &join);
+      double whole = net->part;
       for (uint32_t j = 0; j < m; j++)
-        weft_network_transfer (net,
-                               weft_place_is_planes (src) ? pairs[2 * j] : src,
-                               weft_place_is_planes (dst) ? pairs[2 * j] : dst,
-                               parts[j], cap, part, join, NULL);
+        {
+          net->part = bytes ? whole * (double) parts[j] / (double) bytes
+                            : whole;
+          weft_network_transfer (net,
+                                 weft_place_is_planes (src) ? pairs[2 * j]
+                                                            : src,
+                                 weft_place_is_planes (dst) ? pairs[2 * j]
+                                                            : dst,
+                                 parts[j], cap, part, join, NULL);
+        }
+      net->part = whole;
       return;
     }
   if (bytes == 0)
