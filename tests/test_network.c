@@ -214,6 +214,31 @@ START_TEST (test_flow_cap)
 }
 END_TEST
 
+START_TEST (test_striped_cap)
+{
+  /* A GPU of a DGX H100 reaches another over its four NVSwitch chips, by
+   * 5, 4, 4 and 5 lanes; a model that takes the stripes as transfers of
+   * their own gives each its share of the cap, so the whole moves at the
+   * cap in every fidelity. */
+  g_autoptr (WeftScenario) s = load_text (
+      "weft: 1\ninclude: " SCENARIOS "/presets/servers.yaml\n"
+      "nodes: [{name: dgx, template: dgx-h100}]\n");
+  const uint64_t bytes = 16 << 20;
+  const double cap = 40e9, capped = bytes * 1e12 / cap;
+
+  for (guint f = 0; f < G_N_ELEMENTS (all); f++)
+    {
+      g_autoptr (WeftSim) sim = weft_sim_new ();
+      Job job = { node (s->topo, "dgx/gpu0"), node (s->topo, "dgx/gpu1"),
+                  bytes, cap, 0 };
+      weft_network_free (run (sim, s->topo, all[f], &job, 1));
+      ck_assert_msg (fabs (job.done - capped) <= 0.01 * capped,
+                     "%s: %" G_GUINT64_FORMAT " vs %.0f",
+                     weft_fidelity_name (all[f]), job.done, capped);
+    }
+}
+END_TEST
+
 /* ---- packet and flow agree under contention ---- */
 
 static void
@@ -579,6 +604,7 @@ network_suite (void)
   tcase_add_test (tc, test_idle_path_every_link_type);
   tcase_add_test (tc, test_equal_flows_share_a_link);
   tcase_add_test (tc, test_flow_cap);
+  tcase_add_test (tc, test_striped_cap);
   tcase_add_test (tc, test_stripes_of_unequal_links);
   tcase_add_test (tc, test_stripes_by_path_width);
   suite_add_tcase (s, tc);

@@ -873,16 +873,12 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
                             net->next_flow + i);
   shares (width, n, bytes, parts);
   net->started += n - 1;        /* each part is a transfer of its own */
+  /* Each part carries its share of the bytes, and of the cap. */
   double whole = net->part;
   for (guint i = 0; i < n; i++)
     {
       net->part = whole * (double) parts[i] / (double) bytes;
-      start_part (net, src, dst, parts[i],
-                  cap > 0 ? cap * net->topo->links[g_array_index (
-                                      hops, uint32_t, i)].bandwidth
-                                / net->topo->links[g_array_index (
-                                      hops, uint32_t, 0)].bandwidth / n
-                          : 0,
+      start_part (net, src, dst, parts[i], cap * net->part / whole,
                   g_array_index (hops, uint32_t, i), FALSE, part_done, split,
                   NULL);
     }

@@ -135,7 +135,8 @@ weft_network_transfer_places (WeftNetwork *net, const uint32_t *places,
                                                             : src,
                                  weft_place_is_planes (dst) ? pairs[2 * j]
                                                             : dst,
-                                 parts[j], cap, part, join, NULL);
+                                 parts[j], cap * net->part / whole, part,
+                                 join, NULL);
         }
       net->part = whole;
       return;
