@@ -661,7 +661,8 @@ weft_trace_result_clear (WeftTraceResult *r)
 
 /* The send engines of the plans (weft_protocol_engines()), one kind for
  * each bound the plans take (a row of ll_bandwidth, NCCL's channels times
- * a channel's most, or both), for every GPU.  The links carry bytes on
+ * a channel's most, or both, over a protocol's efficiency), for every
+ * GPU.  The links carry bytes on
  * the wire here (weft_exec_new()), so an engine's rate is the bound over
  * the protocol's efficiency. */
 static void
@@ -676,11 +677,13 @@ add_engines (Runner *x, WeftNetwork *net)
       Plan *plan = g_ptr_array_index (x->plans, i);
       if (plan->engine_row < 0 && plan->engine_cap <= 0)
         continue;
-      double key[2] = { plan->engine_row, plan->engine_cap };
+      /* The rate is over the efficiency: plans alike but for it differ. */
+      double key[3] = { plan->engine_row, plan->engine_cap,
+                        plan->costs.efficiency };
       guint k = 0;
       while (k < kinds->len
-             && (g_array_index (bounds, double, 2 * k) != key[0]
-                 || g_array_index (bounds, double, 2 * k + 1) != key[1]))
+             && memcmp (&g_array_index (bounds, double, 3 * k), key,
+                        sizeof key) != 0)
         k++;
       if (k == kinds->len)
         {
@@ -691,7 +694,7 @@ add_engines (Runner *x, WeftNetwork *net)
                                                  plan->engine_cap)
                       / plan->costs.efficiency;
           uint32_t kind = weft_network_add_engines (net, rate);
-          g_array_append_vals (bounds, key, 2);
+          g_array_append_vals (bounds, key, 3);
           g_array_append_val (kinds, kind);
         }
       plan->costs.engines = g_array_index (kinds, uint32_t, k);
