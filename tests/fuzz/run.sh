@@ -7,7 +7,9 @@
 #
 #   tests/fuzz/run.sh BUILD_DIR [SECONDS]
 #
-# BUILD_DIR is a build with -DWEFT_FUZZ=ON and CC=clang.
+# BUILD_DIR is a build with -DWEFT_FUZZ=ON and CC=clang.  The seed corpora
+# also run in every build as the tests test-corpus-TARGET (replay.c), so
+# an input kept there is checked each time, sanitizers and valgrind too.
 set -eu
 build=${1:?usage: tests/fuzz/run.sh BUILD_DIR [SECONDS]}
 seconds=${2:-30}
