@@ -185,7 +185,6 @@ weft_network_free (WeftNetwork *net)
   if (net->engine_links)
     {
       g_array_unref (net->engine_links);
-      g_array_unref (net->engine_nodes);
       g_array_unref (net->engine_shares);
     }
   for (uint32_t i = 0; i < net->n_transfers; i++)
@@ -506,7 +505,6 @@ weft_network_add_engines (WeftNetwork *net, const double *rate)
   if (net->engine_links == NULL)
     {
       net->engine_links = g_array_new (FALSE, FALSE, sizeof (uint32_t));
-      net->engine_nodes = g_array_new (FALSE, FALSE, sizeof (uint32_t));
       net->engine_shares = g_array_new (FALSE, FALSE, sizeof (double));
     }
   guint base = net->engine_links->len;
@@ -522,7 +520,6 @@ weft_network_add_engines (WeftNetwork *net, const double *rate)
         {
           e = net->n_links++;
           net->capacity[e] = rate[v];
-          g_array_append_val (net->engine_nodes, v);
         }
       g_array_index (net->engine_links, uint32_t, base + v) = e;
     }
@@ -534,17 +531,6 @@ weft_network_add_engines (WeftNetwork *net, const double *rate)
       weft_routing_set_load (net->routing, net->load);
     }
   return net->engine_links->len / topo->n_nodes;
-}
-
-const WeftLink *
-weft_network_link (const WeftNetwork *net, uint32_t l, WeftLink *engine)
-{
-  if (l < net->topo->n_links)
-    return &net->topo->links[l];
-  uint32_t node = g_array_index (net->engine_nodes, uint32_t,
-                                 l - net->topo->n_links);
-  *engine = (WeftLink) { node, node, 0, 1, net->capacity[l], 0, 0, 1 };
-  return engine;
 }
 
 /* Transfer @t's path with its source's send engine @engine first: into

@@ -150,9 +150,9 @@ struct _WeftNetwork {
                                    kept only for adaptive routing, or NULL */
   GHashTable *splits;           /* striped transfers still in progress */
   /* Send engines (weft_network_add_engines()): per kind and node, the
-   * engine's link or WEFT_NONE; per engine, its node; the kind the
+   * engine's link or WEFT_NONE; the kind the
    * transfers started now cross (0: none); a path with its engine. */
-  GArray *engine_links, *engine_nodes;
+  GArray *engine_links;
   uint32_t engine_kind;
   GArray *engine_shares;
   /* The share of the transfer being started that a part started now
@@ -270,11 +270,6 @@ weft_network_use_engines (WeftNetwork *net, uint32_t kind)
 {
   net->engine_kind = kind;
 }
-
-/* Link @l as the models see it: a link of the topology, or a send engine
- * (from its node to itself, of no latency) written into @engine. */
-const WeftLink *weft_network_link (const WeftNetwork *net, uint32_t l,
-                                   WeftLink *engine);
 
 /* Bring net->stats up to date: a fidelity may keep some figures (the flow
  * model's busy times and bytes) with its own state while it runs.  Call before

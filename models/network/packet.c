@@ -28,7 +28,6 @@
 #define HOST_BUFFER ((uint64_t) 1 << 20)   /* bytes: non-switch nodes */
 #define NONE UINT32_MAX
 
-
 typedef struct {
   uint32_t transfer;
   uint32_t seq;                 /* packet number within its transfer */
@@ -277,8 +276,7 @@ try_send (PacketNet *p, uint32_t l)
     return;                     /* back-pressure: wait for credits */
 
   const WeftTopology *topo = p->base.topo;
-  WeftLink engine;
-  const WeftLink *link = weft_network_link (&p->base, l, &engine);
+  const WeftLink *link = &topo->links[l];     /* packets skip engines */
   const WeftTransfer *t = &p->base.transfers[packet->transfer];
   WeftTime now = weft_sim_now (p->base.sim);
   WeftTime wire = wire_ps (pl, packet->bytes, now);

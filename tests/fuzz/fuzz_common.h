@@ -33,16 +33,15 @@ fuzz_remove_dir (void)
 static inline char *
 fuzz_input_file (const char *name, const uint8_t *data, size_t size)
 {
-  char *dir = fuzz_dir;
-
-  if (dir == NULL)
+  if (fuzz_dir == NULL)
     {
-      dir = fuzz_dir = g_dir_make_tmp ("weft-fuzz-XXXXXX", NULL);
-      if (dir == NULL)
+      /* g_dir_make_tmp() fills in the Xs. */
+      fuzz_dir = g_dir_make_tmp ("weft-fuzz-XXXXXX", NULL);
+      if (fuzz_dir == NULL)
         abort ();
       atexit (fuzz_remove_dir);
     }
-  char *path = g_build_filename (dir, name, NULL);
+  char *path = g_build_filename (fuzz_dir, name, NULL);
   if (!g_file_set_contents (path, (const char *) data, (gssize) size, NULL))
     abort ();
   return path;
