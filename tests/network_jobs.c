@@ -89,7 +89,7 @@ start_job (WeftSim *sim, void *target, void *data)
 }
 
 void
-run_at (const WeftTopology *topo, WeftScan scan, gboolean plain, Job *jobs,
+run_at (const WeftTopology *topo, WeftScan scan, uint32_t plain, Job *jobs,
         const WeftTime *at, guint n)
 {
   WeftNetworkConfig config = { WEFT_FIDELITY_FLOW, WEFT_US, 0, 0 };

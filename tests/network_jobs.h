@@ -82,7 +82,7 @@ void start_job (WeftSim *sim, void *target, void *data);
 /* Start each of @n jobs at its time in @at on a flow network over @topo
  * that finds affected flows by @scan, with its speed-ups off if @plain,
  * and run until all of them have ended. */
-void run_at (const WeftTopology *topo, WeftScan scan, gboolean plain,
+void run_at (const WeftTopology *topo, WeftScan scan, uint32_t plain,
              Job *jobs, const WeftTime *at, guint n);
 
 /* @hosts GPUs h0, h1, ... on one switch of as many ports, their ids in

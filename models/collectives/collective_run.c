@@ -269,7 +269,7 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   WeftCollectiveParams p = *params;
   p.threads = options->threads;
   /* Without the speed-ups, every switch chip on its own. */
-  p.split_planes |= options->plain;
+  p.split_planes |= (options->plain & WEFT_PLAIN_SPEEDUPS) != 0;
   WeftExecImage *plan = weft_collective_plan (topo, gpus, n, op, alg, size,
                                               &p, nodes, error);
   if (plan == NULL)
@@ -462,7 +462,7 @@ run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
   if (engines != NULL)
     at.engines = weft_network_add_engines (net, engines);
   if (options->plain)
-    weft_network_set_plain (net, TRUE);
+    weft_network_set_plain (net, options->plain);
   if (options->threads > 1)
     weft_network_set_threads (net, options->threads);
   if (options->max_bins)
@@ -562,7 +562,8 @@ static gboolean
 bounded (Trial *t, int k, const WeftRunOptions *options,
          WeftCollectiveResult *r)
 {
-  if (options->plain || options->fidelity == WEFT_FIDELITY_ANALYTICAL_FREE)
+  if ((options->plain & WEFT_PLAIN_SPEEDUPS)
+      || options->fidelity == WEFT_FIDELITY_ANALYTICAL_FREE)
     return FALSE;
   WeftRunOptions free = *options;
   g_autoptr (GError) error = NULL;

@@ -12,8 +12,8 @@ typedef struct {
   uint64_t seed;                /* picks the ECMP choices */
   WeftTime bin_width;           /* ps; 0: keep no link statistics */
   const volatile int *interrupt;/* stop early once *interrupt != 0 */
-  gboolean plain;               /* switch the speed-ups off (for tests: the
-                                   results must not change) */
+  uint32_t plain;               /* for tests, what to switch off: see
+                                   weft_network_set_plain() */
   uint64_t max_bins;            /* with bins: keep at most about this many
                                    over all links, doubling their width as
                                    needed (0: no bound) */

@@ -1,5 +1,14 @@
 /* weft: what the flow fidelity's files share, and what its tests read.
  *
+ * A flow here is a bundle: the transfers in flight on one path, with the
+ * same shares and cap.  Max-min gives such transfers one rate whenever
+ * they started, so they are filled as one flow of that many (its
+ * multiplicity), and each ends when the bytes served to every member
+ * since the bundle formed (its virtual time, as in processor sharing)
+ * pass its tag, what had been served when it joined plus its bytes: one
+ * entry in each link's list and one timer a bundle, however many sends
+ * of a collective's channels and chunks share the path.
+ *
  * The flow model is four files: flow.c (the class, and flows starting and
  * draining on the links' lists), flow_recompute.c (a recomputation:
  * finding the flows a change affects, and their drain times at the new
@@ -30,10 +39,11 @@
  * more of them fit in the caches. */
 typedef struct {
   _Alignas (64) double rate;    /* B/s */
-  double remaining;             /* bytes not yet sent */
+  double served;                /* bytes each member has been served since
+                                   the bundle formed */
   double old_rate;              /* during a recomputation */
-  WeftTime updated;             /* when remaining was last brought up */
-  WeftPoolTimer timer;          /* drained */
+  WeftTime updated;             /* when served was last brought up */
+  WeftPoolTimer timer;          /* its first member drained */
   double *far;                  /* a longer path's shares, links and slots:
                                    see flow_share(), flow_path() and
                                    flow_slot() */
@@ -42,11 +52,14 @@ typedef struct {
   uint8_t unit;                 /* each of its links carries all its bytes:
                                    its shares are unit_shares, and its
                                    side's share[] is never read */
+  double head_tag;              /* its first member's tag */
   /* The links its transfer crosses: its second line, with what else a
    * scan for the flows a change affects reads (see find_by_scan()), so
    * that a flow the change does not touch costs it one line. */
   _Alignas (64) uint32_t path[NEAR_LINKS];
   uint32_t path_len;
+  uint32_t mult;                /* members: its weight in filling */
+  uint32_t head;                /* its first member (by tag) */
   uint8_t fresh;                /* it started alone since the last
                                    recomputation (see flow_start()) */
 } Flow;
@@ -58,9 +71,18 @@ typedef struct {
   _Alignas (64) uint32_t slot[NEAR_LINKS]; /* its index in each one's list
                                               of flows, kept for lists
                                               longer than SEARCH_FLOWS */
+  uint32_t tail;                           /* its last member, by tag */
   _Alignas (64) double share[NEAR_LINKS];  /* per path link: its part of the
                                               rate */
 } FlowSide;
+
+/* A transfer in flight, by its id: a member of a bundle, done when the
+ * bundle's served bytes reach @tag.  A bundle's members are listed in
+ * order of tag (and of joining, for equal tags) through @next. */
+typedef struct {
+  double tag;
+  uint32_t next;
+} Member;
 
 /* Lists of up to this many flows are kept in the link itself. */
 #define NEAR_FLOWS 2
@@ -144,9 +166,21 @@ typedef struct _Worker Worker;
 
 typedef struct {
   WeftNetwork base;
-  Flow *flows;                  /* by transfer id */
+  Flow *flows;                  /* by bundle id */
   FlowSide *sides;              /* the same */
   uint32_t flows_cap;
+  uint32_t n_bundles;           /* ids in use are below it */
+  Ids spare;                    /* ids at or above the transfers' that no
+                                   bundle holds (see new_bundle()) */
+  Ids done;                     /* transfers ended, not yet completed:
+                                   see complete_done() */
+  Member *members;              /* by transfer id */
+  uint32_t members_cap;
+  gboolean bundling;            /* transfers on one path join one bundle
+                                   (weft_network_set_plain()) */
+  double *start_share;          /* flow_start()'s shares of the starting
+                                   transfer, before it knows its bundle */
+  uint32_t start_share_cap;
   uint32_t timers;              /* the engine's pool of the flows' timers */
   Link *links;
   uint64_t *dirty_bits;         /* a bit per link: DIRTY in its mark (a
@@ -163,7 +197,7 @@ typedef struct {
   uint32_t epoch;
   uint64_t *found_bits;         /* a bit per flow slot: found affected
                                    (all clear between recomputations) */
-  Ids affected;                 /* flow ids, ascending */
+  Ids affected;                 /* bundle ids, ascending */
   Ids sort_scratch;              /* sort_ids()'s */
   Ids touched;                  /* link ids */
   Ids touched_owner;            /* per touched link: an affected flow on it */
@@ -219,6 +253,13 @@ flow_slot (const FlowNet *f, Flow *flow)
   return flow->path_len <= NEAR_LINKS
              ? flow_side (f, flow)->slot
              : flow_path (flow) + ((size_t) 1 << flow->room_log2);
+}
+
+/* The cap of each of bundle @flow's members (they share it): B/s. */
+static inline double
+bundle_cap (const FlowNet *f, const Flow *flow)
+{
+  return f->base.transfers[flow->head].cap;
 }
 
 /* During a recomputation: link @l changed since the one before. */

@@ -19,11 +19,19 @@
  * it joins no flows into a group and sets no level, and its sum of rates
  * is brought up once the rates are known.
  *
+ * Transfers in flight on the same path, with the same shares and cap, are
+ * one flow of as many members, a bundle (flow-private.h): a transfer that
+ * starts on such a path joins the bundle there, counted at its rate until
+ * the filling of the instant, and a bundle whose first member drains
+ * completes every member whose time has come, then fills again with the
+ * rest.  What follows says "flow" for a bundle.
+ *
  * This file holds the class and the flows' lifecycle; flow-private.h says
  * where the rest of the model is.
  */
 #include "network/flow-private.h"
 
+#include <math.h>
 #include <string.h>
 
 static WeftNetwork *
@@ -33,6 +41,7 @@ flow_create (void)
 
   f->solver = weft_maxmin_new ();
   f->threads = 1;
+  f->bundling = TRUE;
   return &f->base;
 }
 
@@ -59,8 +68,10 @@ flow_destroy (WeftNetwork *net)
   if (f->huge)
     g_hash_table_unref (f->huge);
   g_free (f->dirty);
-  Ids *ids[] = { &f->affected, &f->sort_scratch, &f->touched,
-                 &f->touched_owner,
+  g_free (f->members);
+  g_free (f->start_share);
+  Ids *ids[] = { &f->spare, &f->done, &f->affected,
+                 &f->sort_scratch, &f->touched, &f->touched_owner,
                  &f->group_of, &f->group_start, &f->by_group,
                  &f->links_by_group, &f->link_group_start, &f->part_start };
   for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
@@ -274,11 +285,156 @@ carried_bytes (double share, uint64_t bytes)
   return (uint64_t) (share * (double) bytes + 0.5);
 }
 
+/* The bundle, if any, that a transfer over @path (@len links) with
+ * shares @share (unit: all 1) and cap @cap joins: one on the same links in
+ * the same order, with the same shares and cap.  Looked for in the list
+ * of whichever of its end links has fewer flows. */
+static uint32_t
+find_bundle (FlowNet *f, const uint32_t *path, uint32_t len,
+             const double *share, gboolean unit, double cap)
+{
+  const Link *first = &f->links[path[0]], *last = &f->links[path[len - 1]];
+  const Link *link = last->n < first->n ? last : first;
+  const uint32_t *flows = link_flows (link);
+
+  for (uint32_t i = 0; i < link->n; i++)
+    {
+      Flow *b = &f->flows[flows[i]];
+      if (b->path_len != len || b->unit != unit
+          || b->capped != (cap > 0)
+          || memcmp (flow_path (b), path, len * sizeof (uint32_t)) != 0
+          || (!unit && memcmp (flow_share (f, b), share,
+                               len * sizeof (double)) != 0)
+          || (cap > 0
+              && f->base.transfers[b->head].cap != cap))
+        continue;
+      return flows[i];
+    }
+  return WEFT_NONE;
+}
+
+/* Room for bundle ids below @n. */
+static void
+bundles_reserve (FlowNet *f, uint32_t n)
+{
+  WeftNetwork *net = &f->base;
+
+  if (n <= f->flows_cap)
+    return;
+  uint32_t cap = MAX (MAX (net->transfers_cap, n), f->flows_cap * 2);
+  Flow *flows = g_aligned_alloc0 (cap, sizeof (Flow), 64);
+  FlowSide *sides = g_aligned_alloc (cap, sizeof (FlowSide), 64);
+  if (f->flows_cap > 0)
+    {
+      memcpy (flows, f->flows, f->flows_cap * sizeof (Flow));
+      memcpy (sides, f->sides, f->flows_cap * sizeof (FlowSide));
+    }
+  if (f->flows == NULL)
+    f->timers = weft_sim_pool_new (net->sim, drained, f);
+  g_aligned_free (f->flows);
+  g_aligned_free (f->sides);
+  f->flows = flows;
+  f->sides = sides;
+  g_free (f->found_bits);       /* clear between recomputations */
+  f->found_bits = g_new0 (uint64_t, cap / 64 + 1);
+  f->flows_cap = cap;
+  weft_sim_pool_place (net->sim, f->timers, flows, sizeof (Flow),
+                       G_STRUCT_OFFSET (Flow, timer));
+}
+
+/* The id of a new bundle whose first member is transfer @id: @id itself
+ * where no bundle holds it, so that a bundle of one, the most common, sits
+ * where its transfer's flow would (a source reuses its transfers' ids, and
+ * their records stay in the caches); else a spare one above the
+ * transfers' ids.  A bundle holds the id of a member that has ended until
+ * its last member ends. */
+static uint32_t
+new_bundle (FlowNet *f, uint32_t id)
+{
+  uint32_t b = id;
+
+  bundles_reserve (f, id + 1);
+  if (f->flows[b].mult != 0)
+    {
+      b = WEFT_NONE;
+      while (b == WEFT_NONE && f->spare.n > 0)
+        {
+          uint32_t s = f->spare.v[--f->spare.n];
+          if (f->flows[s].mult == 0)
+            b = s;
+        }
+      if (b == WEFT_NONE)
+        {
+          b = MAX (f->n_bundles, f->base.transfers_cap);
+          bundles_reserve (f, b + 1);
+        }
+    }
+  f->n_bundles = MAX (f->n_bundles, b + 1);
+  return b;
+}
+
+/* Bundle @flow's served bytes brought up to @now at its rate. */
+static inline void
+serve (Flow *flow, WeftTime now)
+{
+  flow->served += flow->rate * (double) (now - flow->updated) * 1e-12;
+  flow->updated = now;
+}
+
+/* Transfer @id, of @bytes, joins bundle @b: placed among its members by
+ * tag; returns whether it comes first.  A bundle of one keeps its member
+ * in the flow alone (head and head_tag): its member's record, and its
+ * side's tail, are written only once a second joins. */
+static gboolean
+member_add (FlowNet *f, uint32_t b, uint32_t id, uint64_t bytes)
+{
+  Flow *flow = &f->flows[b];
+  double tag = flow->served + (double) bytes;
+
+  if (flow->mult++ == 0)
+    {
+      flow->head = id;
+      flow->head_tag = tag;
+      return TRUE;
+    }
+  FlowSide *side = flow_side (f, flow);
+  Member *m = &f->members[id];
+  if (flow->mult == 2)
+    {
+      f->members[flow->head].tag = flow->head_tag;
+      f->members[flow->head].next = WEFT_NONE;
+      side->tail = flow->head;
+    }
+  m->tag = tag;
+  m->next = WEFT_NONE;
+  /* Members mostly join in order of tag: after the last. */
+  if (f->members[side->tail].tag <= tag)
+    {
+      f->members[side->tail].next = id;
+      side->tail = id;
+      return FALSE;
+    }
+  if (tag < flow->head_tag)
+    {
+      m->next = flow->head;
+      flow->head = id;
+      flow->head_tag = tag;
+      return TRUE;
+    }
+  uint32_t at = flow->head;
+  while (f->members[f->members[at].next].tag <= tag)
+    at = f->members[at].next;
+  m->next = f->members[at].next;
+  f->members[at].next = id;
+  return FALSE;
+}
+
 static void
 flow_start (WeftNetwork *net, uint32_t id)
 {
   FlowNet *f = (FlowNet *) net;
   const WeftTransfer *t = &net->transfers[id];
+  WeftTime now = weft_sim_now (net->sim);
 
   if (f->links == NULL)
     {
@@ -292,34 +448,87 @@ flow_start (WeftNetwork *net, uint32_t id)
   if (G_UNLIKELY (f->any_unfilled
                   && ((f->relays[t->src / 64] >> (t->src % 64)) & 1)))
     unfilled_clear (f);
-  if (id >= f->flows_cap)
+  if (id >= f->members_cap)
     {
-      uint32_t cap = MAX (net->transfers_cap, id + 1);
-      Flow *flows = g_aligned_alloc0 (cap, sizeof (Flow), 64);
-      FlowSide *sides = g_aligned_alloc (cap, sizeof (FlowSide), 64);
-      if (f->flows_cap > 0)
-        {
-          memcpy (flows, f->flows, f->flows_cap * sizeof (Flow));
-          memcpy (sides, f->sides, f->flows_cap * sizeof (FlowSide));
-        }
-      if (f->flows == NULL)
-        f->timers = weft_sim_pool_new (net->sim, drained, f);
-      g_aligned_free (f->flows);
-      g_aligned_free (f->sides);
-      f->flows = flows;
-      f->sides = sides;
-      g_free (f->found_bits);   /* clear between recomputations */
-      f->found_bits = g_new0 (uint64_t, cap / 64 + 1);
-      f->flows_cap = cap;
-      weft_sim_pool_place (net->sim, f->timers, flows, sizeof (Flow),
-                           G_STRUCT_OFFSET (Flow, timer));
+      f->members_cap = MAX (net->transfers_cap, id + 1);
+      f->members = g_renew (Member, f->members, f->members_cap);
     }
 
-  Flow *flow = &f->flows[id];
+  /* Its shares: all 1 but for a striped transfer's links, each the part
+   * of its bytes that link carries. */
+  const uint32_t *links = net->starting.links;
+  gboolean unit = t->path_len <= NEAR_LINKS;
+  for (uint32_t i = 0; unit && t->striped && i < t->path_len; i++)
+    unit = link_bytes_at (net, i) == t->bytes;
+  const double *share = unit_shares;
+  if (!unit)
+    {
+      if (t->path_len > f->start_share_cap)
+        {
+          f->start_share_cap = MAX (t->path_len, 2 * f->start_share_cap);
+          f->start_share = g_renew (double, f->start_share,
+                                    f->start_share_cap);
+        }
+      if (net->starting.shares != NULL)
+        memcpy (f->start_share, net->starting.shares,
+                t->path_len * sizeof (double));
+      else
+        for (uint32_t i = 0; i < t->path_len; i++)
+          f->start_share[i] = t->striped ? (double) link_bytes_at (net, i)
+                                               / (double) t->bytes
+                                         : 1.0;
+      share = f->start_share;
+    }
+  if (t->striped && !unit && t->bytes >= HUGE_FLOW)
+    {
+      if (f->huge == NULL)
+        f->huge = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+      g_hash_table_insert (f->huge, GUINT_TO_POINTER (id),
+                           g_memdup2 (net->starting.link_bytes,
+                                      t->path_len * sizeof (uint64_t)));
+    }
+
+  uint32_t b = f->bundling && t->path_len > 0
+                   ? find_bundle (f, links, t->path_len, share, unit, t->cap)
+                   : WEFT_NONE;
+  if (b != WEFT_NONE)
+    {
+      /* One more member: counted at the bundle's rate on its links until
+       * the recomputation of this instant (which fills it again), its
+       * tag what the others have been served by now plus its bytes. */
+      Flow *flow = &f->flows[b];
+      const uint32_t *path = flow_path (flow);
+      serve (flow, now);
+      if (member_add (f, b, id, t->bytes) && flow->timer.pending)
+        weft_sim_pool_cancel (net->sim, f->timers, b);
+      gboolean alone = !net->plain;
+      for (uint32_t i = 0; i < t->path_len; i++)
+        {
+          Link *link = &f->links[path[i]];
+          close_segment (f, path[i], now);
+          link->rate_sum += flow->rate * share[i];
+          alone = alone && link->n == 1 && link->mark != DIRTY;
+        }
+      if (alone)
+        {
+          if (!flow->fresh)
+            push_dirty (f, b | ALONE);
+          flow->fresh = TRUE;
+        }
+      else
+        for (uint32_t i = 0; i < t->path_len; i++)
+          mark_dirty (f, path[i]);
+      return;
+    }
+
+  b = new_bundle (f, id);
+  Flow *flow = &f->flows[b];
   flow->rate = 0;
-  flow->remaining = (double) t->bytes;
-  flow->updated = weft_sim_now (net->sim);
+  flow->served = 0;
+  flow->updated = now;
   flow->capped = t->cap > 0;
+  flow->mult = 0;
+  member_add (f, b, id, t->bytes);
   if (t->path_len > NEAR_LINKS
       && (flow->far == NULL || ((size_t) 1 << flow->room_log2) < t->path_len))
     {
@@ -333,31 +542,12 @@ flow_start (WeftNetwork *net, uint32_t id)
     }
   flow->path_len = t->path_len;
   uint32_t *path = flow_path (flow);
-  memcpy (path, net->starting.links, t->path_len * sizeof (uint32_t));
-  gboolean unit = t->path_len <= NEAR_LINKS;
-  for (uint32_t i = 0; unit && t->striped && i < t->path_len; i++)
-    unit = link_bytes_at (net, i) == t->bytes;
+  memcpy (path, links, t->path_len * sizeof (uint32_t));
   flow->unit = unit;
   if (!unit)
-    {
-      double *share = t->path_len <= NEAR_LINKS ? flow_side (f, flow)->share
-                                                : flow->far;
-      if (net->starting.shares != NULL)
-        memcpy (share, net->starting.shares, t->path_len * sizeof (double));
-      else
-        for (uint32_t i = 0; i < t->path_len; i++)
-          share[i] = t->striped ? (double) link_bytes_at (net, i)
-                                      / (double) t->bytes
-                                : 1.0;
-      if (t->striped && t->bytes >= HUGE_FLOW)
-        {
-          if (f->huge == NULL)
-            f->huge = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-          g_hash_table_insert (f->huge, GUINT_TO_POINTER (id),
-                               g_memdup2 (net->starting.link_bytes,
-                                          t->path_len * sizeof (uint64_t)));
-        }
-    }
+    memcpy (t->path_len <= NEAR_LINKS ? flow_side (f, flow)->share
+                                      : flow->far,
+            share, t->path_len * sizeof (double));
 
   /* A flow on links no other flow crosses and none has changed in this
    * instant is marked fresh and goes in the dirty list itself instead of
@@ -371,26 +561,76 @@ flow_start (WeftNetwork *net, uint32_t id)
     }
   for (uint32_t i = 0; i < t->path_len; i++)
     {
-      link_add (f, path[i], id, i);
+      link_add (f, path[i], b, i);
       if (!alone)
         mark_dirty (f, path[i]);
     }
   flow->fresh = alone && t->path_len > 0;
   if (flow->fresh)
-    push_dirty (f, id | ALONE);
+    push_dirty (f, b | ALONE);
 }
 
-/* Flow @id has sent its last byte: off its links, its transfer done. */
+/* Member @id of bundle @flow has sent its last byte: its bytes go to its
+ * links' counts, its transfer is done. */
 static void
-drain_one (FlowNet *f, uint32_t id, WeftTime now)
+member_done (FlowNet *f, Flow *flow, uint32_t id)
 {
-  Flow *flow = &f->flows[id];
   const WeftTransfer *t = &f->base.transfers[id];
   const uint32_t *path = flow_path (flow);
+
+  if (flow->unit || !t->striped)
+    for (uint32_t i = 0; i < flow->path_len; i++)
+      f->links[path[i]].bytes += t->bytes;
+  else if (G_UNLIKELY (t->bytes >= HUGE_FLOW))
+    {
+      const uint64_t *huge = g_hash_table_lookup (f->huge,
+                                                  GUINT_TO_POINTER (id));
+      for (uint32_t i = 0; i < flow->path_len; i++)
+        f->links[path[i]].bytes += huge[i];
+      g_hash_table_remove (f->huge, GUINT_TO_POINTER (id));
+    }
+  else
+    {
+      const double *share = flow_share (f, flow);
+      for (uint32_t i = 0; i < flow->path_len; i++)
+        f->links[path[i]].bytes += carried_bytes (share[i], t->bytes);
+    }
+  ids_push (&f->done, id);
+}
+
+/* The transfers that ended in this instant's drained bundles are done in
+ * order of id, whichever bundles they were members of: what waits on
+ * them (a GPU's reductions, one after another) then takes them in the
+ * same order as if each had been a flow of its own, its timer set in
+ * order of id. */
+static void
+complete_done (FlowNet *f)
+{
+  uint32_t *v = f->done.v, n = f->done.n;
+
+  for (uint32_t i = 1; i < n; i++)
+    {
+      uint32_t x = v[i], j = i;
+      for (; j > 0 && v[j - 1] > x; j--)
+        v[j] = v[j - 1];
+      v[j] = x;
+    }
+  for (uint32_t i = 0; i < n; i++)
+    weft_network_complete (&f->base, v[i], f->base.transfers[v[i]].latency);
+  f->done.n = 0;
+}
+
+/* Bundle @b's timer: its first member has sent its last byte, and with
+ * it any other whose own drain time has come (as its own timer would
+ * have fired now).  A bundle left with members counts fewer on its links,
+ * which changed; an empty one leaves them. */
+static void
+drain_one (FlowNet *f, uint32_t b, WeftTime now)
+{
+  Flow *flow = &f->flows[b];
+  const uint32_t *path = flow_path (flow);
   const double *share = flow_share (f, flow);
-  const uint64_t *huge = NULL;
-  if (G_UNLIKELY (t->bytes >= HUGE_FLOW && t->striped && !flow->unit))
-    huge = g_hash_table_lookup (f->huge, GUINT_TO_POINTER (id));
+  uint32_t done = 0;
 
   /* Closing each link's rate segment spreads bytes over its bins: fetch
    * their records, then their last bins, ahead. */
@@ -400,27 +640,51 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
       weft_link_stats_prefetch_record (f->base.stats, path[i]);
   for (uint32_t i = 0; i < flow->path_len; i++)
     {
-      uint32_t l = path[i];
-      Link *link = &f->links[l];
       if (bins && i + 2 < flow->path_len)
         weft_link_stats_prefetch_bins (f->base.stats, path[i + 2]);
-      close_segment (f, l, now);
-      link->bytes += flow->unit || !t->striped ? t->bytes
-                     : huge != NULL ? huge[i]
-                                    : carried_bytes (share[i], t->bytes);
-      link->rate_sum -= flow->rate * share[i];
-      if (link->rate_sum < 0 || link->n == 1)
+      close_segment (f, path[i], now);
+    }
+  do
+    {
+      uint32_t id = flow->head;
+      flow->mult--;
+      done++;
+      if (flow->mult > 0)
+        {
+          flow->head = f->members[id].next;
+          flow->head_tag = f->members[flow->head].tag;
+        }
+      member_done (f, flow, id);
+    }
+  while (flow->mult > 0
+         && flow->updated
+                    + (WeftTime) ceil (MAX (flow->head_tag - flow->served, 0)
+                                       * 1e12 / flow->rate)
+                <= now);
+  serve (flow, now);
+
+  for (uint32_t i = 0; i < flow->path_len; i++)
+    {
+      uint32_t l = path[i];
+      Link *link = &f->links[l];
+      link->rate_sum -= flow->rate * share[i] * done;
+      if (link->rate_sum < 0 || (link->n == 1 && flow->mult == 0))
         link->rate_sum = 0;
+      if (flow->mult > 0)
+        {
+          mark_dirty (f, l);
+          continue;
+        }
       /* Swap the last flow of the list into this one's place. */
       uint32_t *flows = link_flows (link), s;
       if (slotted (link))
         s = flow_slot (f, flow)[i];
       else
-        for (s = 0; flows[s] != id; s++)
+        for (s = 0; flows[s] != b; s++)
           g_assert (s + 1 < link->n);
       uint32_t moved = flows[--link->n];
       flows[s] = moved;
-      if (moved != id && slotted (link))
+      if (moved != b && slotted (link))
         set_slot (f, moved, l, s);
       /* A link left empty has no rate to recompute, nor a mark that a
        * recomputation would leave as it is. */
@@ -437,11 +701,14 @@ drain_one (FlowNet *f, uint32_t id, WeftTime now)
             }
         }
     }
-  if (huge != NULL)
-    g_hash_table_remove (f->huge, GUINT_TO_POINTER (id));
-  flow->rate = 0;
-  flow->path_len = 0;           /* not in flight: see find_by_scan() */
-  weft_network_complete (&f->base, id, f->base.transfers[id].latency);
+  if (flow->mult == 0)
+    {
+      flow->rate = 0;
+      flow->path_len = 0;       /* not in flight: see find_by_scan() */
+      flow->fresh = FALSE;
+      if (b >= f->base.transfers_cap)
+        ids_push (&f->spare, b);
+    }
 }
 
 /* Flows drained at once, at most. */
@@ -475,6 +742,7 @@ drained (WeftSim *sim, void *target, void *data)
        * the fetching's code and registers through it. */
       for (uint32_t i = 0; i < n; i++)
         drain_one (f, batch[i], now);
+      complete_done (f);
       return;
     }
   for (uint32_t i = 1; i < n; i++)
@@ -482,7 +750,6 @@ drained (WeftSim *sim, void *target, void *data)
       const Flow *flow = &f->flows[batch[i]];
       __builtin_prefetch (flow);
       __builtin_prefetch (flow->path);
-      __builtin_prefetch (&f->base.transfers[batch[i]]);
     }
   for (uint32_t i = 0; i < n; i++)
     {
@@ -492,6 +759,7 @@ drained (WeftSim *sim, void *target, void *data)
           const uint32_t *path = flow_path (ahead);
           for (uint32_t k = 0; k < ahead->path_len; k++)
             __builtin_prefetch (&f->links[path[k]]);
+          __builtin_prefetch (&f->base.transfers[ahead->head]);
           if (!ahead->unit)
             __builtin_prefetch (f->sides[batch[i + DRAIN_LINKS_AHEAD]].share);
         }
@@ -504,6 +772,7 @@ drained (WeftSim *sim, void *target, void *data)
         }
       drain_one (f, batch[i], now);
     }
+  complete_done (f);
 }
 
 static void
@@ -528,6 +797,12 @@ flow_set_threads (WeftNetwork *net, uint32_t threads)
   ((FlowNet *) net)->threads = threads;
 }
 
+static void
+flow_set_bundles (WeftNetwork *net, gboolean bundles)
+{
+  ((FlowNet *) net)->bundling = bundles;
+}
+
 uint32_t
 weft_flow_links_unfilled (const WeftNetwork *net)
 {
@@ -545,10 +820,11 @@ const WeftNetworkClass weft_network_flow_class = {
   .prefetch = flow_prefetch,
   .set_scan = flow_set_scan,
   .set_threads = flow_set_threads,
+  .set_bundles = flow_set_bundles,
   .counts_bytes = TRUE,
   .whole_stripes = TRUE,
   .link_state = sizeof (Link) + sizeof (uint64_t),
-  .transfer_state = sizeof (Flow) + sizeof (FlowSide),
+  .transfer_state = sizeof (Flow) + sizeof (FlowSide) + sizeof (Member),
   /* Its place in each link's list of flows, which grows by doubling; a
    * path longer than NEAR_LINKS: its shares, links and slots in `far`. */
   .path_state = 2 * sizeof (uint32_t),

@@ -67,13 +67,13 @@ weft_flow_fill (FlowNet *f, WeftMaxmin *m, const uint32_t *affected,
       uint32_t *hop_link = m->hop_link;
       double *hop_share = m->hop_share;
       m->first[i] = hops;
-      m->cap[i] = flow->capped ? f->base.transfers[affected[i]].cap : 0;
+      m->cap[i] = flow->capped ? bundle_cap (f, flow) : 0;
       m->held[i] = flow->old_rate = flow->rate;
       for (uint32_t k = 0; k < flow->path_len; k++)
         if (!cannot_fill (f, path[k]))
           {
             hop_link[hops] = f->links[path[k]].at;
-            hop_share[hops++] = share[k];
+            hop_share[hops++] = share[k] * flow->mult;
           }
     }
   m->first[n_aff] = hops;
@@ -126,7 +126,7 @@ fill_path (FlowNet *f, const uint32_t *flows, uint32_t n)
   Flow *first = &f->flows[flows[0]];
   const uint32_t *path = flow_path (first);
   const double *share = flow_share (f, first);
-  double level = first->capped ? f->base.transfers[flows[0]].cap : INFINITY;
+  double level = first->capped ? bundle_cap (f, first) : INFINITY;
 
   for (uint32_t k = 0; k < first->path_len; k++)
     {
@@ -136,17 +136,19 @@ fill_path (FlowNet *f, const uint32_t *flows, uint32_t n)
       double residual = link->capacity - link->rate_sum, weight = 0;
       for (uint32_t j = 0; j < n; j++)
         {
-          double rate = f->flows[flows[j]].rate;
-          residual += rate * share[k];
-          link->rate_sum -= rate * share[k];
-          weight += share[k];
+          const Flow *flow = &f->flows[flows[j]];
+          double part = share[k] * flow->mult;
+          residual += flow->rate * part;
+          link->rate_sum -= flow->rate * part;
+          weight += part;
         }
       level = MIN (level, MAX (residual, 0) / weight);
     }
   for (uint32_t k = 0; k < first->path_len; k++)
     if (!cannot_fill (f, path[k]))
       for (uint32_t j = 0; j < n; j++)
-        f->links[path[k]].rate_sum += level * share[k];
+        f->links[path[k]].rate_sum
+            += level * share[k] * f->flows[flows[j]].mult;
   for (uint32_t j = 0; j < n; j++)
     {
       Flow *flow = &f->flows[flows[j]];

@@ -19,7 +19,7 @@ affect (FlowNet *f, uint32_t id, Flow *flow, WeftTime now, gboolean grouping)
   ids_push (&f->affected, id);
   if (grouping)
     ids_push (&f->group_of, i);
-  flow->remaining -= flow->rate * (double) (now - flow->updated) * 1e-12;
+  flow->served += flow->rate * (double) (now - flow->updated) * 1e-12;
   flow->updated = now;
   return i;
 }
@@ -37,8 +37,10 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
     {
       flow->fresh = FALSE;
       gboolean still = TRUE;
+      /* (A link marked changed since, by one of its own members
+       * ending, must be touched to be clean again.) */
       for (uint32_t p = 0; still && p < flow->path_len; p++)
-        still = f->links[path[p]].n == 1;
+        still = f->links[path[p]].n == 1 && f->links[path[p]].mark != DIRTY;
       if (still)
         {
           /* Still alone: a group of its own, filled by fill_path(), which
@@ -185,7 +187,7 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
     }
   else
     {
-      sort_ids (list, &f->sort_scratch, f->base.n_transfers);
+      sort_ids (list, &f->sort_scratch, f->n_bundles);
       for (uint32_t i = 0; i < n; i++)
         f->found_bits[list->v[i] / 64] = 0;
     }
@@ -244,7 +246,7 @@ flow_hit (const FlowNet *f, Flow *flow)
 static void
 find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
 {
-  uint32_t hi = MIN (f->base.n_transfers, f->flows_cap);
+  uint32_t hi = f->n_bundles;
   gboolean hit[SCAN_LINKS_AHEAD];
 
   for (uint32_t id = 0; id < MIN (hi, SCAN_LINKS_AHEAD); id++)
@@ -307,7 +309,7 @@ weft_flow_recompute (WeftSim *sim, void *target, void *data)
   WeftScan scan = f->scan;
   if (scan == WEFT_SCAN_AUTO)
     scan = grouping && (uint64_t) f->n_dirty * SCAN_FLOWS_PER_DIRTY
-                               >= f->base.n_transfers
+                               >= f->n_bundles
                ? WEFT_SCAN_ALWAYS
                : WEFT_SCAN_NEVER;
   if (scan == WEFT_SCAN_ALWAYS)
@@ -341,7 +343,7 @@ weft_flow_recompute (WeftSim *sim, void *target, void *data)
           for (uint32_t k = 0; k < flow->path_len; k++)
             if (cannot_fill (f, path[k]))
               f->links[path[k]].rate_sum
-                  += (flow->rate - flow->old_rate) * share[k];
+                  += (flow->rate - flow->old_rate) * share[k] * flow->mult;
         }
       if (flow->rate == flow->old_rate && flow->timer.pending)
         continue;
@@ -350,7 +352,8 @@ weft_flow_recompute (WeftSim *sim, void *target, void *data)
           weft_sim_pool_cancel (f->base.sim, f->timers, id);
           continue;
         }
-      double ps = ceil (MAX (flow->remaining, 0) * 1e12 / flow->rate);
+      double ps = ceil (MAX (flow->head_tag - flow->served, 0) * 1e12
+                        / flow->rate);
       weft_sim_pool_schedule (f->base.sim, f->timers, id, (WeftTime) ps);
     }
 }

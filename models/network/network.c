@@ -898,11 +898,13 @@ weft_network_flush_stats (WeftNetwork *net)
 }
 
 void
-weft_network_set_plain (WeftNetwork *net, gboolean plain)
+weft_network_set_plain (WeftNetwork *net, uint32_t plain)
 {
-  net->plain = plain;
-  weft_routing_set_memo (net->routing, !plain);
+  net->plain = (plain & WEFT_PLAIN_SPEEDUPS) != 0;
+  weft_routing_set_memo (net->routing, !net->plain);
   weft_routes_init (net);
+  if (net->klass->set_bundles)
+    net->klass->set_bundles (net, !(plain & WEFT_PLAIN_BUNDLES));
 }
 
 void

@@ -57,6 +57,8 @@ typedef struct {
                                 /* NULL, or see weft_network_set_scan() */
   void (*set_threads) (WeftNetwork *net, uint32_t threads);
                                 /* NULL, or see weft_network_set_threads() */
+  void (*set_bundles) (WeftNetwork *net, gboolean bundles);
+                                /* NULL, or see weft_network_set_plain() */
   gboolean whole_stripes;       /* a striped transfer is one transfer over
                                    every stripe's links (see link_bytes) */
   gboolean counts_bytes;        /* it counts the bytes links carry itself
@@ -276,10 +278,17 @@ weft_network_use_engines (WeftNetwork *net, uint32_t kind)
  * reading the statistics after a run. */
 void weft_network_flush_stats (WeftNetwork *net);
 
-/* Switch the speed-ups off (remembered routes and whole transfers' routes,
- * filling flows in groups that share no link), for tests: results must
- * not change. */
-void weft_network_set_plain (WeftNetwork *net, gboolean plain);
+/* What weft_network_set_plain() switches off, for tests: the speed-ups
+ * (remembered routes and whole transfers' routes, filling flows in groups
+ * that share no link), after which results must not change; and the flow
+ * model's bundles (transfers on one path filled as one flow), after which
+ * they change by rounding alone. */
+#define WEFT_PLAIN_SPEEDUPS 1u
+#define WEFT_PLAIN_BUNDLES 2u
+
+/* Switch off what @plain names (WEFT_PLAIN_SPEEDUPS, WEFT_PLAIN_BUNDLES, or
+ * both; TRUE is the first). */
+void weft_network_set_plain (WeftNetwork *net, uint32_t plain);
 
 /* How the flow model finds the flows that a change of rates affects: by
  * each changed link's list of flows, or by reading every flow in flight

@@ -722,7 +722,7 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
 
   add_engines (x, net);
   if (options->run.plain)
-    weft_network_set_plain (net, TRUE);
+    weft_network_set_plain (net, options->run.plain);
   if (options->run.max_bins)
     weft_link_stats_set_budget (net->stats, options->run.max_bins);
   weft_sim_set_interrupt (sim, options->run.interrupt);
