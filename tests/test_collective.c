@@ -2,6 +2,7 @@
  * where the bytes go, choosing among candidates, and the speed-ups and
  * threads that must not change a result. */
 #include "collectives/collective_run.h"
+#include "collectives/nccl_model.h"
 #include "collectives/schedule_file.h"
 #include "topology/routing.h"
 #include "topology/scenario.h"
@@ -446,6 +447,69 @@ START_TEST (test_rings_along_the_links)
   g_autoptr (WeftScenario) h = load ("dgx-h100.yaml");
   g_autoptr (GArray) hgpus = all_gpus (h->topo);
   ck_assert (weft_rings_find (h->topo, (uint32_t *) hgpus->data, 8) == NULL);
+}
+END_TEST
+
+/* NICs up to the network that carry a ring all_reduce of 1 MiB over all
+ * @n GPUs of @file by default: each ring leaves each server by a NIC of
+ * its own. */
+static uint32_t
+nics_used (const char *file, uint32_t n)
+{
+  g_autoptr (WeftScenario) s = load (file);
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  WeftCollectiveParams params = { 0 };
+  WeftCollectiveResult r;
+  g_autoptr (GError) error = NULL;
+  uint32_t used = 0;
+
+  ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                      WEFT_PROTOCOL_SIMPLE, 1 << 20, &params,
+                                      &(WeftRunOptions) { WEFT_FIDELITY_FLOW,
+                                                          1, WEFT_US, NULL,
+                                                          0, 0, 0, NULL, 1,
+                                                          NULL },
+                                      &r, &error),
+                 "%s", error ? error->message : "");
+  for (uint32_t l = 0; l < s->topo->n_links; l++)
+    {
+      const WeftLink *link = &s->topo->links[l];
+      const WeftLinkType *type = g_ptr_array_index (s->topo->link_types,
+                                                    link->type);
+      used += s->topo->nodes[link->src].kind == WEFT_NODE_NIC
+              && type->family == WEFT_FAMILY_NETWORK
+              && r.stats->links[l].bytes > 0;
+    }
+  weft_link_stats_free (r.stats);
+  g_free (r.spans);
+  return used;
+}
+
+/* By default the rings across servers are as many as NCCL's search builds
+ * ring channels, at most one for each GPU of a server: on two DGX H100
+ * all eight (every NIC of both carries its ring), on two GB200 NVL72 racks
+ * the 16 its search finds, not one for each of a rack's 72 GPUs. */
+START_TEST (test_rings_as_nccl_channels)
+{
+  static const struct {
+    const char *file;
+    uint32_t n, rings;
+  } cases[] = { { "h100-256-rail.yaml", 16, 8 },
+                { "gb200-nvl72-x2-ndr.yaml", 144, 16 } };
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr (WeftScenario) s = load (cases[c].file);
+      g_autoptr (GArray) gpus = all_gpus (s->topo);
+      WeftNcclSystem sys;
+      weft_nccl_system_from_topology (&sys, s->topo, (uint32_t *) gpus->data,
+                                      cases[c].n);
+      ck_assert_uint_eq (sys.graph[WEFT_COSTS_RING].channels,
+                         cases[c].rings);
+      ck_assert_uint_eq (nics_used (cases[c].file, cases[c].n),
+                         2 * cases[c].rings);
+    }
 }
 END_TEST
 
@@ -1753,6 +1817,7 @@ collective_suite (void)
   tcase_add_test (tc, test_rings_along_the_links);
   tcase_add_test (tc, test_rings_split_exactly);
   tcase_add_test (tc, test_rings_across_servers);
+  tcase_add_test (tc, test_rings_as_nccl_channels);
   tcase_add_test (tc, test_hierarchical_across_servers);
   tcase_add_test (tc, test_nvls_tree);
   tcase_add_test (tc, test_tree_chunks_as_nccl);

@@ -7,6 +7,7 @@
  * send waits for the previous chunk's send of the same step, so that a
  * channel stays in order. */
 #include "collectives/collective-private.h"
+#include "collectives/nccl_model.h"
 
 /* Channels in all: `channels` of every ring along the links, or of rank
  * order. */
@@ -718,7 +719,8 @@ phased (WeftOp op)
 
 /* The ring runs anywhere.  Across servers a ring's channels are rings of
  * their own that cross the servers' boundaries beside different GPUs (by
- * default one for each GPU of a server; a single ring keeps rank order);
+ * default one for each GPU of a server, or as many as NCCL's search
+ * builds channels where that is fewer; a single ring keeps rank order);
  * GPUs joined directly (NVLink meshes) get rings along the links. */
 gboolean
 weft_ring_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
@@ -732,6 +734,15 @@ weft_ring_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
       p->server = fit->server;
       uint32_t local = weft_rings_local (fit->server, fit->n);
       uint32_t count = p->channels ? p->channels : local;
+      if (!p->channels && local >= 2)
+        {
+          /* No more rings than NCCL's search builds channels: up to a
+           * server's GPUs on a DGX, 16 of the 72 on two NVL72 racks. */
+          WeftNcclSystem sys;
+          weft_nccl_system_from_topology (&sys, fit->topo, fit->gpus, fit->n);
+          if (sys.graph[WEFT_COSTS_RING].channels > 0)
+            count = MIN (count, sys.graph[WEFT_COSTS_RING].channels);
+        }
       if (local >= 2 && count >= 2)
         {
           fit->rings = weft_rings_across (fit->server, fit->n, count);
