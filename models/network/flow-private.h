@@ -198,7 +198,7 @@ typedef struct {
   uint64_t *found_bits;         /* a bit per flow slot: found affected
                                    (all clear between recomputations) */
   Ids affected;                 /* bundle ids, ascending */
-  Ids sort_scratch;              /* sort_ids()'s */
+  Ids sort_scratch;              /* weft_flow_sort_ids()'s */
   Ids touched;                  /* link ids */
   Ids touched_owner;            /* per touched link: an affected flow on it */
   WeftMaxmin *solver;           /* the simulating thread's */
@@ -298,6 +298,10 @@ close_segment (FlowNet *f, uint32_t l, WeftTime now)
  * the event that the first change schedules for its instant (@target is
  * the FlowNet). */
 void weft_flow_recompute (WeftSim *sim, void *target, void *data);
+
+/* Sort @a's ids, all below @hi, ascending, with @scratch's room (see
+ * flow_recompute.c). */
+void weft_flow_sort_ids (Ids *a, Ids *scratch, uint32_t hi);
 
 /* Fill the @n_aff affected flows @affected, which cross the @n_touched
  * links @touched, with solver @m (see flow_fill.c). */

@@ -606,16 +606,9 @@ member_done (FlowNet *f, Flow *flow, uint32_t id)
 static void
 complete_done (FlowNet *f)
 {
-  uint32_t *v = f->done.v, n = f->done.n;
-
-  for (uint32_t i = 1; i < n; i++)
-    {
-      uint32_t x = v[i], j = i;
-      for (; j > 0 && v[j - 1] > x; j--)
-        v[j] = v[j - 1];
-      v[j] = x;
-    }
-  for (uint32_t i = 0; i < n; i++)
+  weft_flow_sort_ids (&f->done, &f->sort_scratch, f->base.n_transfers);
+  const uint32_t *v = f->done.v;
+  for (uint32_t i = 0; i < f->done.n; i++)
     weft_network_complete (&f->base, v[i], f->base.transfers[v[i]].latency);
   f->done.n = 0;
 }

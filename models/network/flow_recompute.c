@@ -80,8 +80,8 @@ take (FlowNet *f, uint32_t id, WeftTime now, gboolean grouping)
  * wide as the count of ids: a recomputation may find a few dozen flows
  * among millions of ids, and counting a full 2,048 buckets a pass for
  * them would cost more than sorting them. */
-static void
-sort_ids (Ids *a, Ids *scratch, uint32_t hi)
+void
+weft_flow_sort_ids (Ids *a, Ids *scratch, uint32_t hi)
 {
   uint32_t n = a->n, *v = a->v;
 
@@ -187,7 +187,7 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
     }
   else
     {
-      sort_ids (list, &f->sort_scratch, f->n_bundles);
+      weft_flow_sort_ids (list, &f->sort_scratch, f->n_bundles);
       for (uint32_t i = 0; i < n; i++)
         f->found_bits[list->v[i] / 64] = 0;
     }
