@@ -191,8 +191,10 @@ weft_flow_fill_range (FlowNet *f, WeftMaxmin *m, uint32_t g0, uint32_t g1)
     }
 }
 
-/* Below this many affected flows, handing groups over to other threads
- * costs more than it saves. */
+/* Below this many affected flows in groups of more than one, handing
+ * groups over to other threads costs more than it saves: waking a thread
+ * and waiting for it take tens of microseconds, a flow alone on its links
+ * is filled in a few nanoseconds. */
 #define PARALLEL_FLOWS 1024
 
 /* Fill the affected flows in groups that share no touched link, each
@@ -236,8 +238,11 @@ weft_flow_fill_groups (FlowNet *f)
     fs[parent[i] + 1]++;
   for (uint32_t i = 0; i < n_touched; i++)
     ls[parent[owner[i]] + 1]++;
+  uint32_t shared = 0;
   for (uint32_t g = 0; g < n_groups; g++)
     {
+      if (fs[g + 1] > 1)
+        shared += fs[g + 1];
       fs[g + 1] += fs[g];
       ls[g + 1] += ls[g];
     }
@@ -249,7 +254,7 @@ weft_flow_fill_groups (FlowNet *f)
     f->links_by_group.v[ls[parent[owner[i]]]++] = touched[i];
 
   /* fs[g] and ls[g] now end group g. */
-  if (f->threads > 1 && n_aff >= PARALLEL_FLOWS)
+  if (f->threads > 1 && shared >= PARALLEL_FLOWS)
     weft_flow_fill_parallel (f, n_groups);
   else
     weft_flow_fill_range (f, f->solver, 0, n_groups);
