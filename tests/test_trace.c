@@ -338,7 +338,7 @@ START_TEST (test_bins_stay_within_budget)
   uint64_t bins = 0;
   for (uint32_t l = 0; l < wide.stats->n_links; l++)
     {
-      bins += wide.stats->links[l].n_bins;
+      bins += wide.stats->bins[l].n;
       ck_assert_uint_eq (wide.stats->links[l].bytes,
                          fine.stats->links[l].bytes);
     }

@@ -626,17 +626,12 @@ drain_one (FlowNet *f, uint32_t b, WeftTime now)
   uint32_t done = 0;
 
   /* Closing each link's rate segment spreads bytes over its bins: fetch
-   * their records, then their last bins, ahead. */
-  gboolean bins = f->base.stats->bin_width > 0;
-  if (bins)
+   * what each link's last bin holds ahead. */
+  if (f->base.stats->bin_width > 0)
     for (uint32_t i = 0; i < flow->path_len; i++)
-      weft_link_stats_prefetch_record (f->base.stats, path[i]);
+      weft_link_stats_prefetch (f->base.stats, path[i]);
   for (uint32_t i = 0; i < flow->path_len; i++)
-    {
-      if (bins && i + 2 < flow->path_len)
-        weft_link_stats_prefetch_bins (f->base.stats, path[i + 2]);
-      close_segment (f, path[i], now);
-    }
+    close_segment (f, path[i], now);
   do
     {
       uint32_t id = flow->head;

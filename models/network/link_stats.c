@@ -12,6 +12,8 @@ weft_link_stats_new (uint32_t n_links, WeftTime bin_width)
   stats->bin_width = bin_width;
   stats->n_links = n_links;
   stats->links = g_new0 (WeftLinkStat, MAX (n_links, 1));
+  stats->bins = g_aligned_alloc0 (MAX (n_links, 1), sizeof (WeftLinkBins),
+                                  _Alignof (WeftLinkBins));
   return stats;
 }
 
@@ -32,24 +34,40 @@ weft_link_stats_free (WeftLinkStats *stats)
   if (stats == NULL)
     return;
   for (uint32_t l = 0; l < stats->n_links; l++)
-    {
-      g_free (stats->links[l].bin);
-      g_free (stats->links[l].bin_bytes);
-    }
+    g_free (stats->bins[l].list);
   g_free (stats->links);
+  g_aligned_free (stats->bins);
   g_free (stats);
 }
 
 static void coarsen (WeftLinkStats *stats);
 
-/* The last bin's bytes into its place. */
+/* The last bin's traffic into its bytes. */
 static inline void
-settle (WeftLinkStat *s)
+settle (WeftLinkBins *b)
 {
-  if (s->last_bytes != 0)
+  if (b->open && b->rest != 0)
     {
-      s->bin_bytes[s->n_bins - 1] += s->last_bytes;
-      s->last_bytes = 0;
+      b->value += b->rest;
+      b->rest = 0;
+    }
+}
+
+/* The bytes of bin @i of @b: the open last bin's are in @b itself. */
+static inline double *
+bin_bytes (WeftLinkBins *b, uint32_t i)
+{
+  return i + 1 == b->n && b->open ? &b->value : &b->list[i].bytes;
+}
+
+/* Room for one more bin. */
+static inline void
+reserve (WeftLinkBins *b)
+{
+  if (b->n == b->cap)
+    {
+      b->cap = b->cap ? b->cap * 2 : 8;
+      b->list = g_renew (WeftLinkBin, b->list, b->cap);
     }
 }
 
@@ -58,58 +76,60 @@ settle (WeftLinkStat *s)
  * the common case appends or adds to the last bin; the analytical model's
  * overlapping transfers may go back, and are inserted in order. */
 static void
-add_to_bin (WeftLinkStats *stats, WeftLinkStat *s, uint32_t bin, double bytes)
+add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
 {
-  settle (s);
-  if (s->n_bins > 0 && s->bin[s->n_bins - 1] == bin)
+  WeftLinkBins *b = &stats->bins[link];
+  uint32_t n = b->n;
+
+  settle (b);
+  uint32_t top = n == 0 ? 0 : b->open ? b->bin : b->list[n - 1].bin;
+  if (n > 0 && top == bin)
     {
-      s->bin_bytes[s->n_bins - 1] += bytes;
+      *bin_bytes (b, n - 1) += bytes;
       return;
     }
-  if (s->n_bins == 0 || s->bin[s->n_bins - 1] < bin)
+  if (n == 0 || top < bin)
     {
-      /* The bin becomes the last: what falls inside it needs no division
-       * (weft_link_stats_spread()). */
-      s->last_from = (WeftTime) bin * stats->bin_width;
-      s->last_to = s->last_from + stats->bin_width;
+      /* The bin becomes the last, open: what falls inside it needs no
+       * division (weft_link_stats_spread()).  The one before is closed. */
+      if (b->open)
+        b->list[n - 1].bytes = b->value;
+      reserve (b);
+      b->list[n] = (WeftLinkBin) { bin, 0 };
+      b->from = (WeftTime) bin * stats->bin_width;
+      b->value = bytes;
+      b->rest = 0;
+      b->bin = bin;
+      b->open = 1;
     }
-  uint32_t lo = 0, hi = s->n_bins;
-  if (s->n_bins > 0 && s->bin[s->n_bins - 1] > bin)
+  else
     {
+      uint32_t lo = 0, hi = n;
       while (lo < hi)
         {
           uint32_t mid = (lo + hi) / 2;
-          if (s->bin[mid] < bin)
+          if (b->list[mid].bin < bin)
             lo = mid + 1;
           else
             hi = mid;
         }
-      if (s->bin[lo] == bin)
+      if (b->list[lo].bin == bin)
         {
-          s->bin_bytes[lo] += bytes;
+          *bin_bytes (b, lo) += bytes;
           return;
         }
+      /* Before the last: an open last bin moves up with the others. */
+      reserve (b);
+      memmove (&b->list[lo + 1], &b->list[lo], (n - lo) * sizeof (WeftLinkBin));
+      b->list[lo] = (WeftLinkBin) { bin, bytes };
     }
-  else
-    lo = s->n_bins;
-  if (s->n_bins == s->bins_cap)
-    {
-      s->bins_cap = s->bins_cap ? s->bins_cap * 2 : 8;
-      s->bin = g_renew (uint32_t, s->bin, s->bins_cap);
-      s->bin_bytes = g_renew (double, s->bin_bytes, s->bins_cap);
-    }
-  memmove (&s->bin[lo + 1], &s->bin[lo], (s->n_bins - lo) * sizeof (uint32_t));
-  memmove (&s->bin_bytes[lo + 1], &s->bin_bytes[lo],
-           (s->n_bins - lo) * sizeof (double));
-  s->bin[lo] = bin;
-  s->bin_bytes[lo] = bytes;
-  s->n_bins++;
+  b->n++;
   if (++stats->n_bins > stats->max_bins && stats->max_bins)
     coarsen (stats);
 }
 
 /* Halve the resolution: bins pair up, so the stored bins fall to at most
- * about half. */
+ * about half.  Last bins are closed: their span has changed. */
 static void
 coarsen (WeftLinkStats *stats)
 {
@@ -117,22 +137,23 @@ coarsen (WeftLinkStats *stats)
   stats->n_bins = 0;
   for (uint32_t l = 0; l < stats->n_links; l++)
     {
-      WeftLinkStat *s = &stats->links[l];
+      WeftLinkBins *b = &stats->bins[l];
       uint32_t k = 0;
-      settle (s);
-      s->last_from = s->last_to = 0;
-      for (uint32_t i = 0; i < s->n_bins; i++)
+      settle (b);
+      if (b->open)
+        b->list[b->n - 1].bytes = b->value;
+      b->open = 0;
+      b->from = 0;
+      b->value = b->rest = 0;
+      for (uint32_t i = 0; i < b->n; i++)
         {
-          uint32_t bin = s->bin[i] / 2;
-          if (k > 0 && s->bin[k - 1] == bin)
-            s->bin_bytes[k - 1] += s->bin_bytes[i];
+          uint32_t bin = b->list[i].bin / 2;
+          if (k > 0 && b->list[k - 1].bin == bin)
+            b->list[k - 1].bytes += b->list[i].bytes;
           else
-            {
-              s->bin[k] = bin;
-              s->bin_bytes[k++] = s->bin_bytes[i];
-            }
+            b->list[k++] = (WeftLinkBin) { bin, b->list[i].bytes };
         }
-      s->n_bins = k;
+      b->n = k;
       stats->n_bins += k;
     }
 }
@@ -159,17 +180,17 @@ weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
 {
   if (bytes <= 0 || stats->bin_width == 0 || link >= stats->n_links)
     return;
-  WeftLinkStat *s = &stats->links[link];
+  WeftLinkBins *b = &stats->bins[link];
 
   /* Most traffic falls inside the link's last bin. */
-  if (t0 >= s->last_from && MAX (t1, t0 + 1) <= s->last_to)
+  if (b->open && t0 >= b->from && MAX (t1, t0 + 1) <= b->from + stats->bin_width)
     {
-      s->last_bytes += bytes;
+      b->rest += bytes;
       return;
     }
   if (t1 <= t0)
     {
-      add_to_bin (stats, s, (uint32_t) (t0 / stats->bin_width), bytes);
+      add_to_bin (stats, link, (uint32_t) (t0 / stats->bin_width), bytes);
       return;
     }
   double per_ps = bytes / (double) (t1 - t0);
@@ -178,7 +199,7 @@ weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
       /* The width may double on the way (a budget). */
       WeftTime w = stats->bin_width;
       WeftTime end = MIN (t1, (t / w + 1) * w);
-      add_to_bin (stats, s, (uint32_t) (t / w), per_ps * (double) (end - t));
+      add_to_bin (stats, link, (uint32_t) (t / w), per_ps * (double) (end - t));
       t = end;
     }
 }
@@ -191,10 +212,9 @@ weft_link_stats_count (WeftLinkStats *stats, uint32_t link, uint64_t bytes)
 
 /* Bin @i's bytes, the last's not yet settled included. */
 static inline double
-bin_total (const WeftLinkStat *s, uint32_t i)
+bin_total (const WeftLinkBins *b, uint32_t i)
 {
-  return i + 1 == s->n_bins ? s->bin_bytes[i] + s->last_bytes
-                            : s->bin_bytes[i];
+  return i + 1 == b->n && b->open ? b->value + b->rest : b->list[i].bytes;
 }
 
 void
@@ -202,25 +222,26 @@ weft_link_stats_bins (const WeftLinkStats *stats, uint32_t link, WeftBinFn fn,
                       void *user_data)
 {
   const WeftLinkStat *s = &stats->links[link];
+  const WeftLinkBins *b = &stats->bins[link];
   double total = 0, cumulative = 0;
   uint64_t given = 0;
 
-  for (uint32_t i = 0; i < s->n_bins; i++)
-    total += bin_total (s, i);
+  for (uint32_t i = 0; i < b->n; i++)
+    total += bin_total (b, i);
   if (total <= 0 || s->bytes == 0)
     return;
   /* Scale to the exact count, then round the running sum: each bin gets
    * round(cum_i) - round(cum_{i-1}), so the bins add up to the count. */
   double scale = (double) s->bytes / total;
-  for (uint32_t i = 0; i < s->n_bins; i++)
+  for (uint32_t i = 0; i < b->n; i++)
     {
-      cumulative += bin_total (s, i) * scale;
-      uint64_t upto = i + 1 == s->n_bins ? s->bytes
-                                         : (uint64_t) llround (cumulative);
+      cumulative += bin_total (b, i) * scale;
+      uint64_t upto = i + 1 == b->n ? s->bytes
+                                    : (uint64_t) llround (cumulative);
       upto = MIN (upto, s->bytes);
       if (upto > given)
         {
-          fn (s->bin[i], upto - given, user_data);
+          fn (b->list[i].bin, upto - given, user_data);
           given = upto;
         }
     }

@@ -15,20 +15,36 @@
 
 G_BEGIN_DECLS
 
+/* One bin: its index (time / width) and the bytes in it. */
+typedef struct {
+  uint32_t bin;
+  double bytes;
+} WeftLinkBin;
+
 typedef struct {
   uint64_t bytes;               /* data bytes carried (whole transfers) */
   WeftTime busy;                /* ps during which it carried anything */
   uint64_t peak_queue;          /* bytes waiting to be sent (packet model) */
   uint64_t peak_buffer;         /* bytes held in the receiver's input buffer
                                    (packet model; never above its size) */
-  uint32_t *bin;                /* bin indices, ascending */
-  double *bin_bytes;            /* bytes in each of those bins */
-  uint32_t n_bins, bins_cap;
-  WeftTime last_from, last_to;  /* ps the last bin spans, or an empty span */
-  double last_bytes;            /* bytes of the last bin not yet in
-                                   bin_bytes: traffic inside it touches only
-                                   this record */
 } WeftLinkStat;
+
+/* A link's bins, on a cache line of their own: traffic inside its last bin
+ * reads and writes this line alone, and one that starts a bin writes the
+ * list besides (the last bin's place in it only then: stores wait for no
+ * read). */
+typedef struct {
+  _Alignas (64) WeftTime from;  /* ps the last bin starts at, if open */
+  double value;                 /* open: the last bin's bytes, which its
+                                   WeftLinkBin does not hold yet */
+  double rest;                  /* open: bytes of traffic inside the bin
+                                   not yet in value */
+  uint32_t bin;                 /* open: the last bin's index */
+  uint32_t open;                /* traffic inside [from, from + width) may
+                                   go to rest */
+  WeftLinkBin *list;            /* ascending */
+  uint32_t n, cap;
+} WeftLinkBins;
 
 typedef struct {
   WeftTime bin_width;           /* ps; 0: no bins, totals only */
@@ -36,30 +52,19 @@ typedef struct {
                                    past it the width doubles */
   uint64_t n_bins;              /* bins kept over all links */
   WeftLinkStat *links;          /* n_links, then n_hidden */
+  WeftLinkBins *bins;           /* n_links */
   uint32_t n_links;
   uint32_t n_hidden;            /* records of links no fabric has (a GPU's
                                    send engine): counted, never binned */
 } WeftLinkStats;
 
-/* Spreading bytes over link @link's bins reads its record, then its last
- * bin: at scale two dependent cache misses.  These fetch each ahead (the
- * bins once the record is at hand); only hints. */
+/* Traffic on a link at scale is a cache miss on what its last bin holds:
+ * this fetches it ahead; only a hint. */
 static inline void
-weft_link_stats_prefetch_record (const WeftLinkStats *stats, uint32_t link)
+weft_link_stats_prefetch (const WeftLinkStats *stats, uint32_t link)
 {
-  __builtin_prefetch (&stats->links[link]);
-}
-
-static inline void
-weft_link_stats_prefetch_bins (const WeftLinkStats *stats, uint32_t link)
-{
-  const WeftLinkStat *s = &stats->links[link];
-
-  if (s->n_bins > 0)
-    {
-      __builtin_prefetch (&s->bin[s->n_bins - 1]);
-      __builtin_prefetch (&s->bin_bytes[s->n_bins - 1], 1);
-    }
+  if (link < stats->n_links)
+    __builtin_prefetch (&stats->bins[link], 1);
 }
 
 /* Statistics for @n_links directed links with bins of @bin_width ps (0:
