@@ -34,7 +34,10 @@ weft_link_stats_free (WeftLinkStats *stats)
   if (stats == NULL)
     return;
   for (uint32_t l = 0; l < stats->n_links; l++)
-    g_free (stats->bins[l].list);
+    {
+      g_free (stats->bins[l].index);
+      g_free (stats->bins[l].bytes);
+    }
   g_free (stats->links);
   g_aligned_free (stats->bins);
   g_free (stats);
@@ -57,7 +60,7 @@ settle (WeftLinkBins *b)
 static inline double *
 bin_bytes (WeftLinkBins *b, uint32_t i)
 {
-  return i + 1 == b->n && b->open ? &b->value : &b->list[i].bytes;
+  return i + 1 == b->n && b->open ? &b->value : &b->bytes[i];
 }
 
 /* Room for one more bin. */
@@ -67,7 +70,8 @@ reserve (WeftLinkBins *b)
   if (b->n == b->cap)
     {
       b->cap = b->cap ? b->cap * 2 : 8;
-      b->list = g_renew (WeftLinkBin, b->list, b->cap);
+      b->index = g_renew (uint32_t, b->index, b->cap);
+      b->bytes = g_renew (double, b->bytes, b->cap);
     }
 }
 
@@ -82,7 +86,7 @@ add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
   uint32_t n = b->n;
 
   settle (b);
-  uint32_t top = n == 0 ? 0 : b->open ? b->bin : b->list[n - 1].bin;
+  uint32_t top = n == 0 ? 0 : b->open ? b->bin : b->index[n - 1];
   if (n > 0 && top == bin)
     {
       *bin_bytes (b, n - 1) += bytes;
@@ -93,9 +97,9 @@ add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
       /* The bin becomes the last, open: what falls inside it needs no
        * division (weft_link_stats_spread()).  The one before is closed. */
       if (b->open)
-        b->list[n - 1].bytes = b->value;
+        b->bytes[n - 1] = b->value;
       reserve (b);
-      b->list[n] = (WeftLinkBin) { bin, 0 };
+      b->index[n] = bin;
       b->from = (WeftTime) bin * stats->bin_width;
       b->value = bytes;
       b->rest = 0;
@@ -108,20 +112,22 @@ add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
       while (lo < hi)
         {
           uint32_t mid = (lo + hi) / 2;
-          if (b->list[mid].bin < bin)
+          if (b->index[mid] < bin)
             lo = mid + 1;
           else
             hi = mid;
         }
-      if (b->list[lo].bin == bin)
+      if (b->index[lo] == bin)
         {
           *bin_bytes (b, lo) += bytes;
           return;
         }
       /* Before the last: an open last bin moves up with the others. */
       reserve (b);
-      memmove (&b->list[lo + 1], &b->list[lo], (n - lo) * sizeof (WeftLinkBin));
-      b->list[lo] = (WeftLinkBin) { bin, bytes };
+      memmove (&b->index[lo + 1], &b->index[lo], (n - lo) * sizeof (uint32_t));
+      memmove (&b->bytes[lo + 1], &b->bytes[lo], (n - lo) * sizeof (double));
+      b->index[lo] = bin;
+      b->bytes[lo] = bytes;
     }
   b->n++;
   if (++stats->n_bins > stats->max_bins && stats->max_bins)
@@ -141,17 +147,20 @@ coarsen (WeftLinkStats *stats)
       uint32_t k = 0;
       settle (b);
       if (b->open)
-        b->list[b->n - 1].bytes = b->value;
+        b->bytes[b->n - 1] = b->value;
       b->open = 0;
       b->from = 0;
       b->value = b->rest = 0;
       for (uint32_t i = 0; i < b->n; i++)
         {
-          uint32_t bin = b->list[i].bin / 2;
-          if (k > 0 && b->list[k - 1].bin == bin)
-            b->list[k - 1].bytes += b->list[i].bytes;
+          uint32_t bin = b->index[i] / 2;
+          if (k > 0 && b->index[k - 1] == bin)
+            b->bytes[k - 1] += b->bytes[i];
           else
-            b->list[k++] = (WeftLinkBin) { bin, b->list[i].bytes };
+            {
+              b->index[k] = bin;
+              b->bytes[k++] = b->bytes[i];
+            }
         }
       b->n = k;
       stats->n_bins += k;
@@ -214,7 +223,7 @@ weft_link_stats_count (WeftLinkStats *stats, uint32_t link, uint64_t bytes)
 static inline double
 bin_total (const WeftLinkBins *b, uint32_t i)
 {
-  return i + 1 == b->n && b->open ? b->value + b->rest : b->list[i].bytes;
+  return i + 1 == b->n && b->open ? b->value + b->rest : b->bytes[i];
 }
 
 void
@@ -241,7 +250,7 @@ weft_link_stats_bins (const WeftLinkStats *stats, uint32_t link, WeftBinFn fn,
       upto = MIN (upto, s->bytes);
       if (upto > given)
         {
-          fn (b->list[i].bin, upto - given, user_data);
+          fn (b->index[i], upto - given, user_data);
           given = upto;
         }
     }

@@ -15,12 +15,6 @@
 
 G_BEGIN_DECLS
 
-/* One bin: its index (time / width) and the bytes in it. */
-typedef struct {
-  uint32_t bin;
-  double bytes;
-} WeftLinkBin;
-
 typedef struct {
   uint64_t bytes;               /* data bytes carried (whole transfers) */
   WeftTime busy;                /* ps during which it carried anything */
@@ -31,18 +25,19 @@ typedef struct {
 
 /* A link's bins, on a cache line of their own: traffic inside its last bin
  * reads and writes this line alone, and one that starts a bin writes the
- * list besides (the last bin's place in it only then: stores wait for no
+ * lists besides (the last bin's bytes only then: stores wait for no
  * read). */
 typedef struct {
   _Alignas (64) WeftTime from;  /* ps the last bin starts at, if open */
-  double value;                 /* open: the last bin's bytes, which its
-                                   WeftLinkBin does not hold yet */
+  double value;                 /* open: the last bin's bytes, which
+                                   bytes[] does not hold yet */
   double rest;                  /* open: bytes of traffic inside the bin
                                    not yet in value */
   uint32_t bin;                 /* open: the last bin's index */
   uint32_t open;                /* traffic inside [from, from + width) may
                                    go to rest */
-  WeftLinkBin *list;            /* ascending */
+  uint32_t *index;              /* bin indices, ascending */
+  double *bytes;                /* bytes in each of those bins */
   uint32_t n, cap;
 } WeftLinkBins;
 

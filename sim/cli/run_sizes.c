@@ -578,7 +578,7 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
   if (args->bin_width == 0)
     plan->parts.bins = (size_t) MAX (BIN_ROW_BUDGET,
                                      10000 * (uint64_t) plan->n_sizes)
-                       * 2 * sizeof (WeftLinkBin);
+                       * 2 * (sizeof (uint32_t) + sizeof (double));
   /* And what is not counted: the heap handed out in huge pages (2 MiB at
    * a time), each thread's stack and arena, SQLite's page cache. */
   plan->parts.uncounted = WEFT_MEMORY_ALLOWANCE

@@ -257,7 +257,7 @@ estimate_trace (const WeftTraceRun *run, const WeftTrace *trace,
     }
   return weft_memory_resident () + weft_network_bytes (topo, run->fidelity)
          + weft_routing_bytes_bound (topo) + kept + choosing
-         + (size_t) BIN_BUDGET * 2 * sizeof (WeftLinkBin)
+         + (size_t) BIN_BUDGET * 2 * (sizeof (uint32_t) + sizeof (double))
          + WEFT_MEMORY_ALLOWANCE
          + (size_t) MAX (run->jobs, 1) * WEFT_THREAD_ALLOWANCE;
 }
