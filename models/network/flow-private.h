@@ -275,6 +275,16 @@ cannot_fill (const FlowNet *f, uint32_t l)
   return (f->unfilled[l / 64] >> (l % 64)) & 1;
 }
 
+/* Fetch link @l ahead of its use, and with @bins the line of its
+ * statistics that closing its rate segment writes. */
+static inline void
+prefetch_link (const FlowNet *f, uint32_t l, gboolean bins)
+{
+  __builtin_prefetch (&f->links[l]);
+  if (bins)
+    weft_link_stats_prefetch (f->base.stats, l);
+}
+
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
 static inline void
 close_segment (FlowNet *f, uint32_t l, WeftTime now)

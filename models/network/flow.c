@@ -498,6 +498,11 @@ flow_start (WeftNetwork *net, uint32_t id)
        * tag what the others have been served by now plus its bytes. */
       Flow *flow = &f->flows[b];
       const uint32_t *path = flow_path (flow);
+      /* Its links' statistics' lines, fetched at once rather than one
+       * after another as each segment closes. */
+      if (f->base.stats->bin_width > 0)
+        for (uint32_t i = 0; i < t->path_len; i++)
+          weft_link_stats_prefetch (f->base.stats, path[i]);
       serve (flow, now);
       if (member_add (f, b, id, t->bytes) && flow->timer.pending)
         weft_sim_pool_cancel (net->sim, f->timers, b);

@@ -145,7 +145,7 @@ static void
 find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
 {
   Ids *list = &f->by_group;     /* free until the filling */
-  gboolean deep = f->base.deep;
+  gboolean deep = f->base.deep, bins = f->base.stats->bin_width > 0;
   uint32_t lo = UINT32_MAX, hi = 0;
 
   list->n = 0;
@@ -207,7 +207,7 @@ find_by_lists (FlowNet *f, WeftTime now, gboolean grouping)
           Flow *ahead = &f->flows[ids[i + 8]];
           const uint32_t *path = flow_path (ahead);
           for (uint32_t p = 0; p < ahead->path_len; p++)
-            __builtin_prefetch (&f->links[path[p]]);
+            prefetch_link (f, path[p], bins);
         }
       else if (i + 4 < n)
         __builtin_prefetch (&f->flows[ids[i + 4]]);
@@ -247,7 +247,7 @@ static void
 find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
 {
   uint32_t hi = f->n_bundles;
-  gboolean hit[SCAN_LINKS_AHEAD];
+  gboolean hit[SCAN_LINKS_AHEAD], bins = f->base.stats->bin_width > 0;
 
   for (uint32_t id = 0; id < MIN (hi, SCAN_LINKS_AHEAD); id++)
     hit[id] = flow_hit (f, &f->flows[id]);
@@ -266,7 +266,7 @@ find_by_scan (FlowNet *f, WeftTime now, gboolean grouping)
               const uint32_t *path = flow_path (ahead);
               __builtin_prefetch (ahead);
               for (uint32_t p = 0; p < ahead->path_len; p++)
-                __builtin_prefetch (&f->links[path[p]]);
+                prefetch_link (f, path[p], bins);
             }
         }
       if (now_hit)
