@@ -192,7 +192,8 @@ weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
   WeftLinkBins *b = &stats->bins[link];
 
   /* Most traffic falls inside the link's last bin. */
-  if (b->open && t0 >= b->from && MAX (t1, t0 + 1) <= b->from + stats->bin_width)
+  if (b->open && t0 >= b->from
+      && MAX (t1, t0 + 1) <= b->from + stats->bin_width)
     {
       b->rest += bytes;
       return;
