@@ -544,13 +544,12 @@ typedef struct {
 static void
 flush_bins (BinWriter *w)
 {
-  sqlite3_stmt *st = w->n == UTIL_BATCH ? w->db->insert_utils
-                                        : w->db->insert_util;
+  int per = w->n == UTIL_BATCH ? UTIL_BATCH : 1;
+  sqlite3_stmt *st = per > 1 ? w->db->insert_utils : w->db->insert_util;
 
   for (int i = 0; w->ok && i < w->n;)
     {
-      for (int k = 0; k < (st == w->db->insert_utils ? UTIL_BATCH : 1);
-           k++, i++)
+      for (int k = 0; k < per; k++, i++)
         {
           sqlite3_bind_int64 (st, 5 * k + 1, w->run);
           for (int c = 0; c < 4; c++)

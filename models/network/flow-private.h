@@ -285,6 +285,16 @@ prefetch_link (const FlowNet *f, uint32_t l, gboolean bins)
     weft_link_stats_prefetch (f->base.stats, l);
 }
 
+/* Fetch the statistics' lines of the @n links @path, whose rate segments
+ * are about to close: all at once rather than one miss after another. */
+static inline void
+prefetch_stats (const FlowNet *f, const uint32_t *path, uint32_t n)
+{
+  if (f->base.stats->bin_width > 0)
+    for (uint32_t i = 0; i < n; i++)
+      weft_link_stats_prefetch (f->base.stats, path[i]);
+}
+
 /* Close link @l's current rate segment at @now: its bytes go to the bins. */
 static inline void
 close_segment (FlowNet *f, uint32_t l, WeftTime now)

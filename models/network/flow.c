@@ -498,11 +498,7 @@ flow_start (WeftNetwork *net, uint32_t id)
        * tag what the others have been served by now plus its bytes. */
       Flow *flow = &f->flows[b];
       const uint32_t *path = flow_path (flow);
-      /* Its links' statistics' lines, fetched at once rather than one
-       * after another as each segment closes. */
-      if (f->base.stats->bin_width > 0)
-        for (uint32_t i = 0; i < t->path_len; i++)
-          weft_link_stats_prefetch (f->base.stats, path[i]);
+      prefetch_stats (f, path, t->path_len);
       serve (flow, now);
       if (member_add (f, b, id, t->bytes) && flow->timer.pending)
         weft_sim_pool_cancel (net->sim, f->timers, b);
@@ -630,11 +626,7 @@ drain_one (FlowNet *f, uint32_t b, WeftTime now)
   const double *share = flow_share (f, flow);
   uint32_t done = 0;
 
-  /* Closing each link's rate segment spreads bytes over its bins: fetch
-   * what each link's last bin holds ahead. */
-  if (f->base.stats->bin_width > 0)
-    for (uint32_t i = 0; i < flow->path_len; i++)
-      weft_link_stats_prefetch (f->base.stats, path[i]);
+  prefetch_stats (f, path, flow->path_len);
   for (uint32_t i = 0; i < flow->path_len; i++)
     close_segment (f, path[i], now);
   do

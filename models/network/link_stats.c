@@ -149,8 +149,6 @@ coarsen (WeftLinkStats *stats)
       if (b->open)
         b->bytes[b->n - 1] = b->value;
       b->open = 0;
-      b->from = 0;
-      b->value = b->rest = 0;
       for (uint32_t i = 0; i < b->n; i++)
         {
           uint32_t bin = b->index[i] / 2;

@@ -33,7 +33,8 @@ typedef struct {
                                    bytes[] does not hold yet */
   double rest;                  /* open: bytes of traffic inside the bin
                                    not yet in value */
-  uint32_t bin;                 /* open: the last bin's index */
+  uint32_t bin;                 /* open: the last bin's index (as in
+                                   index[], which this spares reading) */
   uint32_t open;                /* traffic inside [from, from + width) may
                                    go to rest */
   uint32_t *index;              /* bin indices, ascending */
