@@ -56,11 +56,32 @@ settle (WeftLinkBins *b)
     }
 }
 
-/* The bytes of bin @i of @b: the open last bin's are in @b itself. */
+#define OPEN 1u
+#define HELD 2u
+
+G_STATIC_ASSERT (sizeof (WeftLinkBins) == 64);
+
+/* The bytes of bin @i of @b: the open last bin's, and the one before it
+ * when held, are in @b itself. */
 static inline double *
 bin_bytes (WeftLinkBins *b, uint32_t i)
 {
-  return i + 1 == b->n && b->open ? &b->value : &b->bytes[i];
+  if (i + 1 == b->n && (b->open & OPEN))
+    return &b->value;
+  if (i + 2 == b->n && (b->open & HELD))
+    return &b->held;
+  return &b->bytes[i];
+}
+
+/* The held bin's bytes into the lists. */
+static inline void
+unhold (WeftLinkBins *b)
+{
+  if (b->open & HELD)
+    {
+      b->bytes[b->n - 2] = b->held;
+      b->open &= ~HELD;
+    }
 }
 
 /* Room for one more bin. */
@@ -95,8 +116,16 @@ add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
   if (n == 0 || top < bin)
     {
       /* The bin becomes the last, open: what falls inside it needs no
-       * division (weft_link_stats_spread()).  The one before is closed. */
-      if (b->open)
+       * division (weft_link_stats_spread()).  The one before is held if
+       * it is its neighbour, else closed. */
+      unhold (b);
+      uint32_t open = OPEN;
+      if ((b->open & OPEN) && top + 1 == bin)
+        {
+          b->held = b->value;
+          open |= HELD;
+        }
+      else if (b->open & OPEN)
         b->bytes[n - 1] = b->value;
       reserve (b);
       b->index[n] = bin;
@@ -104,11 +133,29 @@ add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
       b->value = bytes;
       b->rest = 0;
       b->bin = bin;
-      b->open = 1;
+      b->open = open;
+    }
+  else if ((b->open & HELD) && bin + 1 == top)
+    {
+      b->held += bytes;
+      return;
     }
   else
     {
-      uint32_t lo = 0, hi = n;
+      unhold (b);
+      /* Traffic that goes back mostly goes back a bin or two (transfers
+       * reported as they start, overlapping the last one's span): the
+       * bins just before the last are looked at first. */
+      uint32_t lo = n - 1, hi = n;
+      while (lo > 0 && n - lo < 4 && b->index[lo] > bin)
+        lo--;
+      if (b->index[lo] > bin)
+        hi = lo, lo = 0;
+      else
+        {
+          lo += b->index[lo] < bin;
+          hi = lo;
+        }
       while (lo < hi)
         {
           uint32_t mid = (lo + hi) / 2;
@@ -146,6 +193,7 @@ coarsen (WeftLinkStats *stats)
       WeftLinkBins *b = &stats->bins[l];
       uint32_t k = 0;
       settle (b);
+      unhold (b);
       if (b->open)
         b->bytes[b->n - 1] = b->value;
       b->open = 0;
@@ -222,7 +270,11 @@ weft_link_stats_count (WeftLinkStats *stats, uint32_t link, uint64_t bytes)
 static inline double
 bin_total (const WeftLinkBins *b, uint32_t i)
 {
-  return i + 1 == b->n && b->open ? b->value + b->rest : b->bytes[i];
+  if (i + 1 == b->n && (b->open & OPEN))
+    return b->value + b->rest;
+  if (i + 2 == b->n && (b->open & HELD))
+    return b->held;
+  return b->bytes[i];
 }
 
 void

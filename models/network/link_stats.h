@@ -23,10 +23,12 @@ typedef struct {
                                    (packet model; never above its size) */
 } WeftLinkStat;
 
-/* A link's bins, on a cache line of their own: traffic inside its last bin
- * reads and writes this line alone, and one that starts a bin writes the
- * lists besides (the last bin's bytes only then: stores wait for no
- * read). */
+/* A link's bins, on a cache line of their own: traffic inside its last two
+ * bins reads and writes this line alone, and one that starts a bin writes
+ * the lists besides (the bytes of the bin two back only then: stores wait
+ * for no read).  The bin before the last is kept too because transfers
+ * reported as they start overlap: the next one on a link often starts in
+ * the bin where the one before it started, before its end's. */
 typedef struct {
   _Alignas (64) WeftTime from;  /* ps the last bin starts at, if open */
   double value;                 /* open: the last bin's bytes, which
@@ -35,11 +37,14 @@ typedef struct {
                                    not yet in value */
   uint32_t bin;                 /* open: the last bin's index (as in
                                    index[], which this spares reading) */
-  uint32_t open;                /* traffic inside [from, from + width) may
-                                   go to rest */
+  uint32_t open;                /* OPEN: traffic inside [from, from +
+                                   width) may go to rest; HELD: the bin
+                                   before the last is bin - 1, its bytes
+                                   in held, not yet in bytes[] */
   uint32_t *index;              /* bin indices, ascending */
   double *bytes;                /* bytes in each of those bins */
   uint32_t n, cap;
+  double held;
 } WeftLinkBins;
 
 typedef struct {
