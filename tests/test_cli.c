@@ -289,6 +289,57 @@ START_TEST (test_select_fastest_never_slower)
 }
 END_TEST
 
+START_TEST (test_select_own_algorithm)
+{
+  /* An algorithm of weft's own with the protocol left to auto: by default
+   * one protocol a size, the one NCCL's model gives its ring or tree (LL
+   * for the smallest sizes, Simple for the largest); fastest tries each
+   * and is never slower. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-select-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "w.db", NULL);
+  const char *how[] = { "nccl", "fastest" };
+  uint64_t sizes[2][8];
+  double times[2][8];
+  int n[2];
+
+  for (int k = 0; k < 2; k++)
+    {
+      Result r = weft ("run", "-v",
+                       WEFT_SOURCE_DIR "/scenarios/h100-256-rail.yaml",
+                       "--ranks", "node[0-1]/gpu[0-7]", "-a", "hierarchical",
+                       "-b", "8", "-e", "256M", "-f", "32", "--select",
+                       how[k], "--db", db, NULL);
+      g_auto (GStrv) lines = g_strsplit (r.out, "\n", -1);
+      const char *first = NULL, *last = NULL;
+      ck_assert_int_eq (r.status, 0);
+      n[k] = row_times (r.out, sizes[k], times[k], 8);
+      ck_assert_int_eq (n[k], 6);
+      for (int i = 0; lines[i]; i++)
+        {
+          if (lines[i][0] == ' ')
+            last = first == NULL ? (first = lines[i]) : lines[i];
+          if (!g_str_has_prefix (lines[i], "#   candidates:"))
+            continue;
+          int simulated = 0;
+          for (const char *c = lines[i]; (c = strstr (c, " weft ")); c++)
+            simulated++;
+          if (k == 0)
+            ck_assert_int_eq (simulated, 1);
+        }
+      if (k == 0)
+        {
+          ck_assert (g_str_has_suffix (first, " LL"));
+          ck_assert (g_str_has_suffix (last, " Simple"));
+        }
+      result_clear (&r);
+    }
+  for (int i = 0; i < n[0]; i++)
+    ck_assert (times[1][i] <= times[0][i]);
+  g_unlink (db);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_select_simulates_one)
 {
   /* By default a size simulates the one candidate NCCL picks: under each
@@ -1164,6 +1215,7 @@ cli_suite (void)
   tcase_add_test (tc, test_run_default_job);
   tcase_add_test (tc, test_select_fastest_never_slower);
   tcase_add_test (tc, test_select_simulates_one);
+  tcase_add_test (tc, test_select_own_algorithm);
   tcase_add_test (tc, test_pat_where_nccl_has_it);
   tcase_add_test (tc, test_collnet_where_the_network_reduces);
   tcase_add_test (tc, test_run_options);

@@ -479,10 +479,33 @@ estimate_sizes (const WeftRunArgs *args, WeftSizesPlan *plan, int *pick)
     }
 }
 
+/* The candidate of size @i with the least hint, if every candidate has
+ * one (weft's own algorithms: NCCL's estimate of its ring or tree with
+ * the same protocol), else -1. */
+static int
+least_hint (const WeftSizesPlan *plan, int i)
+{
+  const double *hint = plan->hint + (size_t) i * WEFT_PAIRS;
+  int best = -1;
+
+  for (int pair = 0; pair < WEFT_PAIRS; pair++)
+    {
+      if (!plan->fits[pair / WEFT_PROTOCOL_COUNT][pair % WEFT_PROTOCOL_COUNT])
+        continue;
+      if (hint[pair] < 0)
+        return -1;
+      if (best < 0 || hint[pair] < hint[best])
+        best = pair;
+    }
+  return best;
+}
+
 /* Which one candidate each size simulates, into plan->pick: the only one
  * there is, or with --select nccl NCCL's pick; -1 where each candidate is
- * simulated and the fastest kept (--select fastest, or NCCL has none of
- * them). */
+ * simulated and the fastest kept (--select fastest, or NCCL has an
+ * estimate of none of them).  NCCL picks a protocol for an algorithm of
+ * weft's own as its model would for the ring or tree whose steps it
+ * takes: NCCL runs no algorithm without an estimate of its time. */
 static void
 pick_sizes (const WeftRunArgs *args, WeftSizesPlan *plan)
 {
@@ -498,7 +521,7 @@ pick_sizes (const WeftRunArgs *args, WeftSizesPlan *plan)
     {
       plan->pick[i] = only;
       if (only < 0 && args->select == WEFT_SELECT_NCCL)
-        plan->pick[i] = nccl[i];
+        plan->pick[i] = nccl[i] >= 0 ? nccl[i] : least_hint (plan, i);
     }
 }
 
