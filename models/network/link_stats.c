@@ -14,6 +14,7 @@ weft_link_stats_new (uint32_t n_links, WeftTime bin_width)
   stats->links = g_new0 (WeftLinkStat, MAX (n_links, 1));
   stats->bins = g_aligned_alloc0 (MAX (n_links, 1), sizeof (WeftLinkBins),
                                   _Alignof (WeftLinkBins));
+  stats->used = g_new (uint32_t, MAX (n_links, 1));
   return stats;
 }
 
@@ -39,6 +40,7 @@ weft_link_stats_free (WeftLinkStats *stats)
       g_free (stats->bins[l].bytes);
     }
   g_free (stats->links);
+  g_free (stats->used);
   g_aligned_free (stats->bins);
   g_free (stats);
 }
@@ -118,6 +120,8 @@ add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
       /* The bin becomes the last, open: what falls inside it needs no
        * division (weft_link_stats_spread()).  The one before is held if
        * it is its neighbour, else closed. */
+      if (n == 0)
+        stats->used[stats->n_used++] = link;
       unhold (b);
       uint32_t open = OPEN;
       if ((b->open & OPEN) && top + 1 == bin)
@@ -182,15 +186,17 @@ add_to_bin (WeftLinkStats *stats, uint32_t link, uint32_t bin, double bytes)
 }
 
 /* Halve the resolution: bins pair up, so the stored bins fall to at most
- * about half.  Last bins are closed: their span has changed. */
+ * about half.  Last bins are closed: their span has changed.  Only the
+ * links that have bins are visited: on a large fabric most have none
+ * when the budget is first passed. */
 static void
 coarsen (WeftLinkStats *stats)
 {
   stats->bin_width *= 2;
   stats->n_bins = 0;
-  for (uint32_t l = 0; l < stats->n_links; l++)
+  for (uint32_t u = 0; u < stats->n_used; u++)
     {
-      WeftLinkBins *b = &stats->bins[l];
+      WeftLinkBins *b = &stats->bins[stats->used[u]];
       uint32_t k = 0;
       settle (b);
       unhold (b);

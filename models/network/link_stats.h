@@ -54,6 +54,9 @@ typedef struct {
   uint64_t n_bins;              /* bins kept over all links */
   WeftLinkStat *links;          /* n_links, then n_hidden */
   WeftLinkBins *bins;           /* n_links */
+  uint32_t *used;               /* the links that have bins, n_used of
+                                   them, in the order of their first */
+  uint32_t n_used;
   uint32_t n_links;
   uint32_t n_hidden;            /* records of links no fabric has (a GPU's
                                    send engine): counted, never binned */

@@ -135,7 +135,7 @@ weft_network_bytes (const WeftTopology *topo, WeftFidelity fidelity)
 {
   size_t per_link = classes[fidelity]->link_state + sizeof (double)
                     + sizeof (uint32_t) + sizeof (WeftLinkStat)
-                    + sizeof (WeftLinkBins);
+                    + sizeof (WeftLinkBins) + sizeof (uint32_t);
   size_t per_node = sizeof (WeftTime) + sizeof (uint32_t);
   size_t gpus = 0;
 
