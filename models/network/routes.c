@@ -142,6 +142,18 @@ path_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
                       net->scratch->len);
 }
 
+/* What flow 0's route from @src to @dst crosses, of a route of @n_hops
+ * first hops over @links: a route in one part (remembered only where the
+ * routing takes no flow into account) is flow 0's own, and is not made
+ * again; of stripes, flow 0 takes one. */
+static uint32_t
+route_crosses (WeftNetwork *net, uint32_t src, uint32_t dst,
+               const uint32_t *links, uint32_t n_links, uint32_t n_hops)
+{
+  return n_hops <= 1 ? links_cross (net, links, n_links)
+                     : path_crosses (net, src, dst);
+}
+
 uint32_t
 weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
 {
@@ -191,7 +203,8 @@ weft_route_remember (WeftNetwork *net, uint32_t src, uint32_t dst,
   *r = (Route) { .latency = latency, .used = ++net->route_clock,
                  .body = net->pool_used,
                  .n_links = (uint8_t) n_links, .n_hops = (uint8_t) n_hops,
-                 .crosses = (uint8_t) path_crosses (net, src, dst) };
+                 .crosses = (uint8_t) route_crosses (net, src, dst, links,
+                                                     n_links, n_hops) };
   uint32_t *body = net->route_pool + net->pool_used;
   net->pool_used += words;
   memcpy (body, hops, n_hops * sizeof (uint32_t));
