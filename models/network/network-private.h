@@ -83,6 +83,10 @@ route_memo (const WeftNetwork *net, const Route *r)
 void weft_routes_init (WeftNetwork *net);
 void weft_routes_free (WeftNetwork *net);
 Route *weft_route_find (WeftNetwork *net, uint32_t src, uint32_t dst);
+/* Route and remember, before any transfer takes it, the route from @src
+ * to @dst if a transfer would remember it (one part, no flow's hash, no
+ * load); FALSE if it would not. */
+gboolean weft_route_learn (WeftNetwork *net, uint32_t src, uint32_t dst);
 void weft_route_remember (WeftNetwork *net, uint32_t src, uint32_t dst,
                           const uint32_t *links, uint32_t n_links,
                           const uint32_t *hops, uint32_t n_hops,

@@ -639,6 +639,33 @@ start_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   start_on (net, id, t->path, n, FALSE, NULL, NULL);
 }
 
+gboolean
+weft_route_learn (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  WeftTime latency;
+  double bottleneck;
+
+  if (net->routes == NULL || src == dst
+      || weft_routing_uses_load (net->routing))
+    return FALSE;
+  weft_routing_first_hops (net->routing, src, dst, net->hops);
+  if (net->hops->len > 1)
+    return FALSE;
+  uint32_t first = net->hops->len == 1
+                       ? g_array_index (net->hops, uint32_t, 0)
+                       : WEFT_NONE;
+  /* Flow 0: a route that takes no flow's hash is every flow's. */
+  route_part (net, src, dst, first, 0);
+  uint32_t n = net->scratch->len;
+  if (n > ROUTE_LINKS || !weft_routing_flow_free (net->routing))
+    return FALSE;
+  path_figures (net, (const uint32_t *) net->scratch->data, n, &latency,
+                &bottleneck);
+  weft_route_remember (net, src, dst, (const uint32_t *) net->scratch->data,
+                       n, &first, first != WEFT_NONE, NULL, latency);
+  return TRUE;
+}
+
 /* Start a transfer on a remembered route: its links, and a striped one's
  * split, are read where the route keeps them (only the flow model takes
  * remembered routes, and it copies what it keeps). */

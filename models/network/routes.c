@@ -159,7 +159,11 @@ weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
 {
   if (net->routes)
     {
+      /* The send that asks is about to take the route: it is made once,
+       * for both. */
       const Route *r = weft_route_find (net, src, dst);
+      if (r == NULL && weft_route_learn (net, src, dst))
+        r = weft_route_find (net, src, dst);
       if (r != NULL)
         return r->crosses;
     }
