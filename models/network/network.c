@@ -545,23 +545,17 @@ through_engine (WeftNetwork *net, WeftTransfer *t, uint32_t engine,
   gboolean own_links = *links == t->path;
   gboolean own_bytes = striped && *link_bytes == (const void *) t->link_bytes;
 
-  if (!own_links || !own_bytes)
-    {
-      /* Copied out first: the buffers may move as they grow. */
-      g_autofree uint32_t *l = g_memdup2 (*links, *n * sizeof (uint32_t));
-      g_autofree uint64_t *b
-          = striped ? g_memdup2 (*link_bytes, *n * sizeof (uint64_t)) : NULL;
-      transfer_buffers (t, *n + 1);
-      memcpy (t->path + 1, l, *n * sizeof (uint32_t));
-      if (striped)
-        memcpy (t->link_bytes + 1, b, *n * sizeof (uint64_t));
-    }
+  /* Growing keeps what the buffers hold: what was in them moves up in
+   * place, what was elsewhere (a remembered route) is copied in. */
+  transfer_buffers (t, *n + 1);
+  if (own_links)
+    memmove (t->path + 1, t->path, *n * sizeof (uint32_t));
   else
-    {
-      transfer_buffers (t, *n + 1);
-      memmove (t->path + 1, t->path, *n * sizeof (uint32_t));
-      memmove (t->link_bytes + 1, t->link_bytes, *n * sizeof (uint64_t));
-    }
+    memcpy (t->path + 1, *links, *n * sizeof (uint32_t));
+  if (own_bytes)
+    memmove (t->link_bytes + 1, t->link_bytes, *n * sizeof (uint64_t));
+  else if (striped)
+    memcpy (t->link_bytes + 1, *link_bytes, *n * sizeof (uint64_t));
   t->path[0] = engine;
   t->link_bytes[0] = t->bytes;
   if (*shares != NULL)
