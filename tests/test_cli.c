@@ -320,9 +320,14 @@ START_TEST (test_select_own_algorithm)
             last = first == NULL ? (first = lines[i]) : lines[i];
           if (!g_str_has_prefix (lines[i], "#   candidates:"))
             continue;
-          int simulated = 0;
+          int simulated = 0, estimated = 0;
           for (const char *c = lines[i]; (c = strstr (c, " weft ")); c++)
             simulated++;
+          for (const char *c = lines[i];
+               (c = strstr (c, " NCCL's ring or tree ")); c++)
+            estimated++;
+          /* Each protocol with the estimate it was picked by. */
+          ck_assert_int_eq (estimated, 3);
           if (k == 0)
             ck_assert_int_eq (simulated, 1);
         }

@@ -174,8 +174,10 @@ print_row (const WeftRunArgs *args, const WeftSizesPlan *plan, const WeftSizesRo
 }
 
 /* With -v: each candidate of a size, as a comment under its row: NCCL's
- * estimate where NCCL has it, and weft's simulated time where it was
- * simulated (or that it stopped once slower than the best). */
+ * estimate where NCCL has it (for weft's own algorithms, that of NCCL's
+ * ring or tree with the same protocol, by which --select nccl picks its
+ * protocol), and weft's simulated time where it was simulated (or that it
+ * stopped once slower than the best). */
 static void
 print_candidates (const WeftSizesPlan *plan, const WeftSizesRow *row)
 {
@@ -196,6 +198,8 @@ print_candidates (const WeftSizesPlan *plan, const WeftSizesRow *row)
               weft_protocol_name (pair % WEFT_PROTOCOL_COUNT));
       if (row->estimate[pair] >= 0)
         printf (" NCCL %.2f us", row->estimate[pair]);
+      else if (row->hint[pair] >= 0)
+        printf (" NCCL's ring or tree %.2f us", row->hint[pair]);
       if (k < row->n_tried && row->time[k] == WEFT_TIME_MAX)
         printf (" weft slower (stopped)");
       else if (k < row->n_tried)

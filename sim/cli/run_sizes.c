@@ -913,6 +913,7 @@ simulate_size (Sweep *s, SizePool *pool, int i, WeftSizesRow *row,
     s->plan->sizes[i], s->args->file ? -1 : choice.pair / WEFT_PROTOCOL_COUNT,
     choice.pair % WEFT_PROTOCOL_COUNT, best, choice.n_tried, { 0 }, { 0 },
     s->plan->estimate + (size_t) i * WEFT_PAIRS,
+    s->plan->hint + (size_t) i * WEFT_PAIRS,
   };
   memcpy (row->tried, choice.tried, sizeof row->tried);
   memcpy (row->time, choice.time, sizeof row->time);

@@ -80,6 +80,8 @@ typedef struct {
   int tried[WEFT_PAIRS];
   WeftTime time[WEFT_PAIRS];
   const double *estimate;       /* NCCL's, per pair (the plan's) */
+  const double *hint;           /* the same, and for weft's own algorithms
+                                   NCCL's of its ring or tree */
 } WeftSizesRow;
 
 /* What the sizes came to. */
