@@ -447,35 +447,84 @@ weft_db_begin_run (WeftDb *db, const WeftRunInfo *info, GError **error)
   return id;
 }
 
+/* Rows of nodes and links inserted by one statement: a large fabric has
+ * millions, and a statement of many rows costs about as much to run as
+ * one of a single row. */
+#define TOPO_BATCH 32
+
+/* A statement inserting @rows rows of @columns values into @table, or
+ * NULL. */
+static sqlite3_stmt *
+prepare_rows (WeftDb *db, const char *table, int columns, int rows)
+{
+  g_autoptr (GString) sql = g_string_new ("INSERT INTO ");
+  sqlite3_stmt *st = NULL;
+
+  g_string_append_printf (sql, "%s VALUES ", table);
+  for (int r = 0; r < rows; r++)
+    {
+      g_string_append (sql, r ? ", (" : "(");
+      for (int c = 0; c < columns; c++)
+        g_string_append (sql, c ? ", ?" : "?");
+      g_string_append_c (sql, ')');
+    }
+  if (sqlite3_prepare_v2 (db->handle, sql->str, -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  return st;
+}
+
+/* Row @i of @n into @many (TOPO_BATCH rows) or, for the last rows that
+ * fill no batch, @one: the statement to bind its @columns values in, and
+ * the index of its first.  After the row's values are bound,
+ * rows_step() runs the statement once it is full. */
+static sqlite3_stmt *
+row_in (sqlite3_stmt *many, sqlite3_stmt *one, uint32_t i, uint32_t n,
+        int columns, int *first)
+{
+  gboolean batched = i < n - n % TOPO_BATCH;
+
+  *first = batched ? (int) (i % TOPO_BATCH) * columns + 1 : 1;
+  return batched ? many : one;
+}
+
+static gboolean
+rows_step (sqlite3_stmt *st, sqlite3_stmt *many, uint32_t i)
+{
+  if (st == many && i % TOPO_BATCH != TOPO_BATCH - 1)
+    return TRUE;
+  gboolean ok = sqlite3_step (st) == SQLITE_DONE;
+  sqlite3_reset (st);
+  return ok;
+}
+
 gboolean
 weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
                         GError **error)
 {
   sqlite3_stmt *node = NULL, *link = NULL, *fault = NULL;
+  sqlite3_stmt *nodes = NULL, *links = NULL;
   gboolean ok = FALSE;
   g_autoptr (WeftTiers) tiers = weft_tiers_new (topo);
 
   if (!exec (db, "BEGIN", error))
     return FALSE;
-  if (sqlite3_prepare_v2 (db->handle, "INSERT INTO nodes VALUES (?, ?, ?, ?)",
-                          -1, &node, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (db->handle, "INSERT INTO links VALUES "
-                             "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             -1, &link, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (db->handle, "INSERT INTO faults VALUES "
-                             "(?, ?, ?, ?, ?, ?, ?)", -1, &fault, NULL)
-             != SQLITE_OK)
+  if ((node = prepare_rows (db, "nodes", 4, 1)) == NULL
+      || (nodes = prepare_rows (db, "nodes", 4, TOPO_BATCH)) == NULL
+      || (link = prepare_rows (db, "links", 11, 1)) == NULL
+      || (links = prepare_rows (db, "links", 11, TOPO_BATCH)) == NULL
+      || (fault = prepare_rows (db, "faults", 7, 1)) == NULL)
     goto out;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     {
-      sqlite3_bind_int64 (node, 1, run);
-      sqlite3_bind_int64 (node, 2, n);
-      sqlite3_bind_text (node, 3, topo->nodes[n].name, -1, SQLITE_STATIC);
-      sqlite3_bind_text (node, 4, weft_node_kind_name (topo->nodes[n].kind), -1,
-                         SQLITE_STATIC);
-      if (sqlite3_step (node) != SQLITE_DONE)
+      int c;
+      sqlite3_stmt *st = row_in (nodes, node, n, topo->n_nodes, 4, &c);
+      sqlite3_bind_int64 (st, c, run);
+      sqlite3_bind_int64 (st, c + 1, n);
+      sqlite3_bind_text (st, c + 2, topo->nodes[n].name, -1, SQLITE_STATIC);
+      sqlite3_bind_text (st, c + 3, weft_node_kind_name (topo->nodes[n].kind),
+                         -1, SQLITE_STATIC);
+      if (!rows_step (st, nodes, n))
         goto out;
-      sqlite3_reset (node);
     }
   for (uint32_t l = 0; l < topo->n_links; l++)
     {
@@ -484,22 +533,23 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
       g_autofree char *name = g_strdup_printf ("%s->%s",
                                                topo->nodes[k->src].name,
                                                topo->nodes[k->dst].name);
-      sqlite3_bind_int64 (link, 1, run);
-      sqlite3_bind_int64 (link, 2, l);
-      sqlite3_bind_text (link, 3, name, -1, SQLITE_TRANSIENT);
-      sqlite3_bind_int64 (link, 4, k->src);
-      sqlite3_bind_int64 (link, 5, k->dst);
-      sqlite3_bind_text (link, 6, t->name, -1, SQLITE_STATIC);
-      sqlite3_bind_text (link, 7, weft_link_family_name (t->family), -1,
+      int c;
+      sqlite3_stmt *st = row_in (links, link, l, topo->n_links, 11, &c);
+      sqlite3_bind_int64 (st, c, run);
+      sqlite3_bind_int64 (st, c + 1, l);
+      sqlite3_bind_text (st, c + 2, name, -1, SQLITE_TRANSIENT);
+      sqlite3_bind_int64 (st, c + 3, k->src);
+      sqlite3_bind_int64 (st, c + 4, k->dst);
+      sqlite3_bind_text (st, c + 5, t->name, -1, SQLITE_STATIC);
+      sqlite3_bind_text (st, c + 6, weft_link_family_name (t->family), -1,
                          SQLITE_STATIC);
-      sqlite3_bind_int64 (link, 8, k->lanes);
-      sqlite3_bind_double (link, 9, k->bandwidth);
-      sqlite3_bind_int64 (link, 10, (sqlite3_int64) k->latency);
-      sqlite3_bind_text (link, 11, tiers->tiers[tiers->of_link[l]].name, -1,
+      sqlite3_bind_int64 (st, c + 7, k->lanes);
+      sqlite3_bind_double (st, c + 8, k->bandwidth);
+      sqlite3_bind_int64 (st, c + 9, (sqlite3_int64) k->latency);
+      sqlite3_bind_text (st, c + 10, tiers->tiers[tiers->of_link[l]].name, -1,
                          SQLITE_STATIC);
-      if (sqlite3_step (link) != SQLITE_DONE)
+      if (!rows_step (st, links, l))
         goto out;
-      sqlite3_reset (link);
     }
   for (guint f = 0; f < topo->faults->len; f++)
     {
@@ -525,7 +575,9 @@ out:
       exec (db, "ROLLBACK", NULL);
     }
   sqlite3_finalize (node);
+  sqlite3_finalize (nodes);
   sqlite3_finalize (link);
+  sqlite3_finalize (links);
   sqlite3_finalize (fault);
   return ok;
 }
