@@ -319,6 +319,27 @@ weft_db_has_tiers (WeftDb *db)
   return TRUE;
 }
 
+/* A statement inserting @rows rows of @columns values into @table, or
+ * NULL. */
+static sqlite3_stmt *
+prepare_rows (WeftDb *db, const char *table, int columns, int rows)
+{
+  g_autoptr (GString) sql = g_string_new ("INSERT INTO ");
+  sqlite3_stmt *st = NULL;
+
+  g_string_append_printf (sql, "%s VALUES ", table);
+  for (int r = 0; r < rows; r++)
+    {
+      g_string_append (sql, r ? ", (" : "(");
+      for (int c = 0; c < columns; c++)
+        g_string_append (sql, c ? ", ?" : "?");
+      g_string_append_c (sql, ')');
+    }
+  if (sqlite3_prepare_v2 (db->handle, sql->str, -1, &st, NULL) != SQLITE_OK)
+    return NULL;
+  return st;
+}
+
 WeftDb *
 weft_db_open (const char *path, GError **error)
 {
@@ -353,16 +374,9 @@ weft_db_open (const char *path, GError **error)
       exec (db, "ROLLBACK", NULL);
       return NULL;
     }
-  g_autoptr (GString) utils = g_string_new (
-      "INSERT INTO link_util (run_id, link_id, t0_ps, t1_ps, bytes) VALUES ");
-  for (int i = 0; i < UTIL_BATCH; i++)
-    g_string_append (utils, i ? ", (?, ?, ?, ?, ?)" : "(?, ?, ?, ?, ?)");
-  if (sqlite3_prepare_v2 (db->handle,
-                          "INSERT INTO link_util (run_id, link_id, t0_ps, "
-                          "t1_ps, bytes) VALUES (?, ?, ?, ?, ?)",
-                          -1, &db->insert_util, NULL) != SQLITE_OK
-      || sqlite3_prepare_v2 (db->handle, utils->str, -1, &db->insert_utils,
-                             NULL) != SQLITE_OK
+  if ((db->insert_util = prepare_rows (db, "link_util", 5, 1)) == NULL
+      || (db->insert_utils = prepare_rows (db, "link_util", 5, UTIL_BATCH))
+             == NULL
       || sqlite3_prepare_v2 (db->handle,
                              "INSERT INTO ops (run_id, id, op, algorithm, "
                              "protocol, bytes, nranks, start_ps, end_ps, "
@@ -451,27 +465,6 @@ weft_db_begin_run (WeftDb *db, const WeftRunInfo *info, GError **error)
  * millions, and a statement of many rows costs about as much to run as
  * one of a single row. */
 #define TOPO_BATCH 32
-
-/* A statement inserting @rows rows of @columns values into @table, or
- * NULL. */
-static sqlite3_stmt *
-prepare_rows (WeftDb *db, const char *table, int columns, int rows)
-{
-  g_autoptr (GString) sql = g_string_new ("INSERT INTO ");
-  sqlite3_stmt *st = NULL;
-
-  g_string_append_printf (sql, "%s VALUES ", table);
-  for (int r = 0; r < rows; r++)
-    {
-      g_string_append (sql, r ? ", (" : "(");
-      for (int c = 0; c < columns; c++)
-        g_string_append (sql, c ? ", ?" : "?");
-      g_string_append_c (sql, ')');
-    }
-  if (sqlite3_prepare_v2 (db->handle, sql->str, -1, &st, NULL) != SQLITE_OK)
-    return NULL;
-  return st;
-}
 
 /* Row @i of @n into @many (TOPO_BATCH rows) or, for the last rows that
  * fill no batch, @one: the statement to bind its @columns values in, and
