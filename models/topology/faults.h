@@ -1,7 +1,8 @@
 /* weft: faults.  A scenario's `faults:` section (and weft run's --fault)
  * takes links, switches and NICs down, or runs them at a share of their
  * bandwidth, and slows GPUs' compute and reduction (stragglers), for the
- * whole run.  A link that is down stays in the topology
+ * whole run or from one time until another (`from`, `until`: from the
+ * start of each simulation).  A link that is down stays in the topology
  * (its statistics show it idle) but in no route: routing, every engine
  * alike, chooses among what is up.  docs/faults.md documents the format. */
 #pragma once
@@ -19,7 +20,20 @@ typedef struct {
                                    for a straggler */
   uint32_t links;               /* full-duplex links it applies to */
   uint32_t gpus;                /* GPUs slowed (compute) */
+  WeftTime from, until;         /* ps: it holds in [from, until) */
+  uint32_t *link_ids;           /* its links (each pair's first), and */
+  uint32_t *gpu_ids;            /* its GPUs, ascending */
 } WeftFault;
+
+/* A fault's `until` when it holds to the end. */
+#define WEFT_FOREVER G_MAXUINT64
+
+/* Whether @fault holds at time @t. */
+static inline gboolean
+weft_fault_holds (const WeftFault *fault, WeftTime t)
+{
+  return fault->from <= t && t < fault->until;
+}
 
 void weft_fault_free (WeftFault *fault);
 
@@ -33,11 +47,25 @@ void weft_fault_free (WeftFault *fault);
 gboolean weft_faults_apply (WeftTopology *topo, const GPtrArray *entries,
                             GError **error);
 
+/* With faults that start or end during a run in the finished @topo: its
+ * topology from each time one does on (topo->phases), each checked as the
+ * scenario is, that every GPU reaches every other, or an error at the
+ * fault of @entries (as given to weft_faults_apply()) that starts then. */
+gboolean weft_faults_phases (WeftTopology *topo, const GPtrArray *entries,
+                             GError **error);
+
+/* When a GPU that starts @work ps of compute (or reduction) at full speed at
+ * @start finishes it, slowed by the stragglers of @topo that hold on it
+ * meanwhile. */
+WeftTime weft_faults_compute_end (const WeftTopology *topo, uint32_t gpu,
+                                  WeftTime start, double work);
+
 /* The map a --fault @arg stands for: "NODES" takes the nodes down, "A B"
  * every link between a node of A and one of B; a last word such as "50%"
  * or "0.5" runs them at that share of their bandwidth instead; "GPUS
- * compute 50%" slows the GPUs' compute and reduction to that share.
- * Positions in its errors are "--fault ARG:1:COL". */
+ * compute 50%" slows the GPUs' compute and reduction to that share.  Each
+ * may end in "from T", "until T" or both.  Positions in its errors are
+ * "--fault ARG:1:COL". */
 WeftCfg *weft_fault_from_arg (const char *arg, GError **error);
 
 G_END_DECLS

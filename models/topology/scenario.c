@@ -559,13 +559,10 @@ check_gpus_connected (Builder *b, GError **error)
   WeftTopology *topo = b->topo;
   g_autofree uint32_t *parent = g_new (uint32_t, MAX (topo->n_nodes, 1));
   g_autofree uint32_t *gpus = g_new0 (uint32_t, MAX (topo->n_nodes, 1));
-  uint32_t total = 0;
+  uint32_t total = 0, first, other;
 
-  for (uint32_t n = 0; n < topo->n_nodes; n++)
-    parent[n] = n;
-  for (uint32_t l = 0; l < topo->n_links; l += 2)
-    if (topo->links[l].share > 0)
-      weft_union (parent, topo->links[l].src, topo->links[l].dst);
+  if (weft_topology_gpus_joined (topo, parent, &first, &other))
+    return TRUE;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     if (topo->nodes[n].kind == WEFT_NODE_GPU)
       {
@@ -584,24 +581,13 @@ check_gpus_connected (Builder *b, GError **error)
                                  ? " that are up" : "");
   /* Every collective may pair any two GPUs: they must all be joined, not
    * only in islands of their own (two servers with no fabric between). */
-  uint32_t first = WEFT_NONE;
-  for (uint32_t n = 0; n < topo->n_nodes; n++)
-    {
-      if (topo->nodes[n].kind != WEFT_NODE_GPU)
-        continue;
-      if (first == WEFT_NONE)
-        first = n;
-      else if (weft_find_root (parent, n) != weft_find_root (parent, first))
-        return weft_cfg_error (error, blame (b, n),
-                               "GPUs '%s' and '%s' have no path of links "
-                               "%sbetween them: %s",
-                               topo->nodes[first].name, topo->nodes[n].name,
-                               topo->faults->len ? "that are up " : "",
-                               topo->faults->len
-                                   ? "the faults cut the fabric in two"
-                                   : "join their servers by a fabric");
-    }
-  return TRUE;
+  return weft_cfg_error (error, blame (b, other),
+                         "GPUs '%s' and '%s' have no path of links "
+                         "%sbetween them: %s",
+                         topo->nodes[first].name, topo->nodes[other].name,
+                         topo->faults->len ? "that are up " : "",
+                         topo->faults->len ? "the faults cut the fabric in two"
+                                           : "join their servers by a fabric");
 }
 
 static gboolean
@@ -627,6 +613,15 @@ build (Builder *b, GError **error)
       return weft_cfg_error (error, root, "the scenario declares no nodes");
     }
   return check_gpus_connected (b, error);
+}
+
+/* The topology finished, with its phases if faults start or end during a
+ * run. */
+static gboolean
+finish (Builder *b, GError **error)
+{
+  weft_topology_finish (b->topo);
+  return weft_faults_phases (b->topo, b->faults, error);
 }
 
 /* Find the value at the dotted @key in @root, or NULL. */
@@ -767,9 +762,9 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   b.files = g_ptr_array_new_with_free_func (g_free);
 
   if (read_file (&b, path, NULL, error) && apply_sets (&b, sets, error)
-      && add_fault_args (&b, faults, error) && build (&b, error))
+      && add_fault_args (&b, faults, error) && build (&b, error)
+      && finish (&b, error))
     {
-      weft_topology_finish (b.topo);
       scenario = g_new0 (WeftScenario, 1);
       scenario->path = g_strdup (path);
       scenario->topo = g_steal_pointer (&b.topo);

@@ -2,12 +2,11 @@
 #include "topology/topo_stats.h"
 #include "topology/faults.h"
 #include "files.h"
+#include "units.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-
-#include "units.h"
 
 /* ---- maximum flow (Dinic) for the bisection ---- */
 
@@ -333,7 +332,8 @@ weft_topo_print (FILE *out, const WeftTopology *topo, const WeftTopoStats *s)
     {
       const WeftFault *fault = g_ptr_array_index (topo->faults, f);
       if (f == 0)
-        fprintf (out, "faults (the figures below are with them):\n");
+        fprintf (out, "faults (the figures below are with %s):\n",
+                 topo->phases ? "those that hold at the start" : "them");
       fprintf (out, "  %-32s", fault->what);
       if (fault->gpus)
         fprintf (out, " %u GPU%s computing at %g%%%s", fault->gpus,
@@ -344,6 +344,16 @@ weft_topo_print (FILE *out, const WeftTopology *topo, const WeftTopoStats *s)
                  fault->links == 1 ? "" : "s", fault->share > 0 ? "at" : "down");
       if (fault->links && fault->share > 0)
         fprintf (out, " %g%% of the bandwidth", 100 * fault->share);
+      if (fault->from > 0)
+        {
+          g_autofree char *t = weft_format_time (fault->from);
+          fprintf (out, " from %s", t);
+        }
+      if (fault->until != WEFT_FOREVER)
+        {
+          g_autofree char *t = weft_format_time (fault->until);
+          fprintf (out, " until %s", t);
+        }
       fprintf (out, "\n");
     }
   fprintf (out, "per-GPU injection bandwidth, one way:\n");

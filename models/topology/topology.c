@@ -1,5 +1,6 @@
 /* weft: the topology. */
 #include "topology/topology.h"
+#include "union_find.h"
 #include "topology/faults.h"
 
 #include <string.h>
@@ -112,18 +113,28 @@ weft_topology_free (WeftTopology *topo)
   if (topo->spare)
     g_ptr_array_unref (topo->spare);
   g_mutex_clear (&topo->spare_lock);
+  g_free (topo->links);
+  g_free (topo->zones);
+  g_ptr_array_unref (topo->zone_templates);
+  g_free (topo->out_start);
+  g_free (topo->out_links);
+  if (topo->base != NULL)
+    {
+      g_free (topo);
+      return;
+    }
+  if (topo->phases)
+    for (guint i = 0; i < topo->phases->len; i++)
+      weft_topology_free (g_array_index (topo->phases, WeftTopoPhase, i).topo);
+  g_clear_pointer (&topo->phases, g_array_unref);
+  g_free (topo->whole_bandwidth);
   g_hash_table_unref (topo->node_index);
   g_hash_table_unref (topo->link_type_index);
   g_hash_table_unref (topo->device_index);
   for (uint32_t i = 0; i < topo->n_nodes; i++)
     g_free (topo->nodes[i].name);
   g_free (topo->nodes);
-  g_free (topo->links);
   g_free (topo->ports_used);
-  g_free (topo->zones);
-  g_ptr_array_unref (topo->zone_templates);
-  g_free (topo->out_start);
-  g_free (topo->out_links);
   g_ptr_array_unref (topo->link_types);
   g_ptr_array_unref (topo->devices);
   g_ptr_array_unref (topo->faults);
@@ -328,10 +339,11 @@ weft_topology_end_zone (WeftTopology *topo, uint32_t zone)
   topo->open_zone = WEFT_NONE;
 }
 
-void
-weft_topology_finish (WeftTopology *topo)
+/* The directed links leaving each node that are up, and for each zone
+ * template an instance that is as the template has it. */
+static void
+adjacency (WeftTopology *topo)
 {
-  g_assert (!topo->finished && topo->open_zone == WEFT_NONE);
   topo->out_start = g_new0 (uint32_t, topo->n_nodes + 1);
   topo->out_links = g_new (uint32_t, MAX (topo->n_links, 1));
   /* A link that is down is in no route: routing sees only what is up. */
@@ -359,7 +371,74 @@ weft_topology_finish (WeftTopology *topo)
       if (!zone->custom && zt->first_zone == WEFT_NONE)
         zt->first_zone = z;
     }
+}
+
+void
+weft_topology_finish (WeftTopology *topo)
+{
+  g_assert (!topo->finished && topo->open_zone == WEFT_NONE);
+  adjacency (topo);
   topo->finished = TRUE;
+}
+
+gboolean
+weft_topology_gpus_joined (const WeftTopology *topo, uint32_t *parent,
+                           uint32_t *a, uint32_t *b)
+{
+  uint32_t first = WEFT_NONE;
+
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    parent[n] = n;
+  for (uint32_t l = 0; l < topo->n_links; l += 2)
+    if (topo->links[l].share > 0)
+      weft_union (parent, topo->links[l].src, topo->links[l].dst);
+  for (uint32_t n = 0; n < topo->n_nodes; n++)
+    {
+      if (topo->nodes[n].kind != WEFT_NODE_GPU)
+        continue;
+      if (first == WEFT_NONE)
+        first = n;
+      else if (weft_find_root (parent, n) != weft_find_root (parent, first))
+        {
+          *a = first;
+          *b = n;
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+WeftTopology *
+weft_topology_phase_new (const WeftTopology *base, const float *share)
+{
+  WeftTopology *topo = g_new (WeftTopology, 1);
+
+  g_assert (base->finished && base->whole_bandwidth != NULL);
+  *topo = *base;
+  topo->base = base;
+  topo->spare = NULL;
+  topo->phases = NULL;
+  g_mutex_init (&topo->spare_lock);
+  topo->links = g_memdup2 (base->links, base->n_links * sizeof (WeftLink));
+  topo->zones = g_memdup2 (base->zones, base->n_zones * sizeof (WeftZone));
+  topo->zone_templates = g_ptr_array_new_with_free_func (g_free);
+  for (guint t = 0; t < base->zone_templates->len; t++)
+    g_ptr_array_add (topo->zone_templates,
+                     g_memdup2 (g_ptr_array_index (base->zone_templates, t),
+                                sizeof (WeftZoneTemplate)));
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      WeftLink *link = &topo->links[l];
+      link->share = share[l];
+      link->bandwidth = base->whole_bandwidth[l] * share[l];
+      /* A server whose own links are not whole routes for itself. */
+      uint32_t z = topo->nodes[link->src].zone;
+      if (share[l] < 1 && z != WEFT_ZONE_ROOT
+          && z == topo->nodes[link->dst].zone)
+        topo->zones[z].custom = TRUE;
+    }
+  adjacency (topo);
+  return topo;
 }
 
 uint32_t

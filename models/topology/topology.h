@@ -163,7 +163,36 @@ struct _WeftTopology {
 
   GPtrArray *faults;            /* WeftFault * (faults.h), owned: what was
                                    taken down or slowed, as written */
+
+  /* Faults that start or end during a run (faults.h): each directed link's
+   * bandwidth with no fault, and the topology as it is from each time one
+   * starts or ends (WeftTopoPhase, by time), owned; NULL without.  This
+   * topology is the one at time 0. */
+  double *whole_bandwidth;
+  GArray *phases;
+  gboolean compute_windows;     /* a straggler slows a GPU for a while */
+  /* A phase's topology: the one whose phase it is.  It owns its links,
+   * zones and adjacency; the rest is the base's. */
+  const WeftTopology *base;
 };
+
+typedef struct {
+  WeftTime at;                  /* ps from the start of a simulation */
+  WeftTopology *topo;
+} WeftTopoPhase;
+
+/* Whether every GPU of @topo reaches every other over links that are up;
+ * if not, @a and @b are two that do not.  @parent (a node each) receives
+ * the parts the links join (weft_find_root() gives a node's). */
+gboolean weft_topology_gpus_joined (const WeftTopology *topo, uint32_t *parent,
+                                    uint32_t *a, uint32_t *b);
+
+/* A finished topology as @base but for its links' shares: @share[l] of
+ * directed link l's whole bandwidth (0: down), for a phase of timed
+ * faults.  Zones with a link not whole get routes of their own.  Freed
+ * with weft_topology_free() before @base. */
+WeftTopology *weft_topology_phase_new (const WeftTopology *base,
+                                       const float *share);
 
 const char *weft_node_kind_name (WeftNodeKind kind);
 gboolean weft_node_kind_parse (const char *name, WeftNodeKind *kind);

@@ -205,10 +205,11 @@ add_run_entries (GOptionContext *context, Flags *f)
       "Override a value of the scenario, such as fabrics.0.levels=3; may be "
       "repeated (default: none)", "KEY=VALUE" },
     { "fault", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->faults,
-      "Take a link, switch or NIC down, or run it slow, for the whole run: "
-      "NODES, or A B for the links between them, then a speed such as 50% "
-      "to run them at that share instead (docs/faults.md); may be repeated "
-      "(default: none)", "FAULT" },
+      "Take a link, switch or NIC down, or run it slow: NODES, or A B for "
+      "the links between them, then a speed such as 50% to run them at that "
+      "share instead, or GPUS compute 50% for a straggler; for a while with "
+      "from T, until T (docs/faults.md); may be repeated (default: none)",
+      "FAULT" },
     { "db", 0, 0, G_OPTION_ARG_FILENAME, &f->db,
       "SQLite database the run is added to (default: weft.db)", "FILE" },
     { "param", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &f->params,

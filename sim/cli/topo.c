@@ -74,10 +74,11 @@ parse_options (int argc, char **argv, TopoArgs *args)
       "Override a value of the scenario, such as fabrics.0.levels=3; may be "
       "repeated (default: none)", "KEY=VALUE" },
     { "fault", 0, 0, G_OPTION_ARG_STRING_ARRAY, &args->faults,
-      "Take a link, switch or NIC down, or run it slow, for the whole run: "
-      "NODES, or A B for the links between them, then a speed such as 50% "
-      "to run them at that share instead (docs/faults.md); may be repeated "
-      "(default: none)", "FAULT" },
+      "Take a link, switch or NIC down, or run it slow: NODES, or A B for "
+      "the links between them, then a speed such as 50% to run them at that "
+      "share instead, or GPUS compute 50% for a straggler; for a while with "
+      "from T, until T (docs/faults.md); may be repeated (default: none)",
+      "FAULT" },
     { "exact-diameter", 0, 0, G_OPTION_ARG_INT64, &args->exact,
       "Compute the diameter exactly up to N GPUs (default: 4096)", "N" },
     { "force", 0, 0, G_OPTION_ARG_NONE, &args->force,
