@@ -277,7 +277,18 @@ weft_collective_run (const WeftTopology *topo, const uint32_t *gpus,
   RunImage image = run_image (plan, NULL);
   run (topo, (uint32_t *) nodes->data, op, alg, protocol, &image, costs,
        options, result);
-  return TRUE;
+  return weft_collective_result_ok (result, error);
+}
+
+gboolean
+weft_collective_result_ok (WeftCollectiveResult *result, GError **error)
+{
+  if (result->failure == NULL)
+    return TRUE;
+  g_set_error_literal (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_CUT,
+                       result->failure);
+  g_clear_pointer (&result->failure, g_free);
+  return FALSE;
 }
 
 /* ---- schedules shared by a collective's candidates ---- */
@@ -422,7 +433,7 @@ weft_plans_run (WeftPlans *p, WeftAlgorithm alg, WeftProtocolKind protocol,
   run (p->call.topo, (const uint32_t *) s->nodes->data, p->call.op, alg,
        protocol, &run_with, costs, options, result);
   plans_release (p, s);
-  return TRUE;
+  return weft_collective_result_ok (result, error);
 }
 
 void
@@ -499,6 +510,9 @@ run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
   result->time = result->beaten        ? WEFT_TIME_MAX
                  : result->interrupted ? weft_sim_now (sim)
                                        : end;
+  result->failure = g_strdup (weft_network_failure (net));
+  if (result->failure != NULL)
+    result->beaten = FALSE;
   result->bytes_sent = image->bytes_sent;
   result->events = weft_sim_events_run (sim);
   result->links_used = 0;

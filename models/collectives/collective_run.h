@@ -43,6 +43,10 @@ typedef struct {
   gboolean interrupted;         /* stopped early: time is where it got */
   gboolean beaten;              /* unfinished at options->give_up, or past
                                    *options->bound: time is WEFT_TIME_MAX */
+  char *failure;                /* weft_schedule_run(): why it could not
+                                   finish (faults left no path), the
+                                   caller's to free; the others return it
+                                   as their error */
 } WeftCollectiveResult;
 
 /* Simulate @op by @alg with @protocol over the GPUs @gpus[0..n-1] of
@@ -124,6 +128,10 @@ int weft_protocol_engine_row (const WeftProtocol *costs, WeftOp op,
 
 /* Run the checked @schedule of @op with @costs (and their send engines,
  * weft_protocol_engines()), rank r on node @nodes[r], as @options say. */
+/* FALSE with @result's failure as @error if it has one (which it frees). */
+gboolean weft_collective_result_ok (WeftCollectiveResult *result,
+                                    GError **error);
+
 void weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
                         const WeftSchedule *schedule, WeftOp op,
                         const WeftProtocol *costs,

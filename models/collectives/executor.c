@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "topology/faults.h"
 
 /* A step of a template, as the executor runs it.  Ranks whose steps are
  * the same but for whom they talk to share one template, their peers
@@ -621,9 +622,16 @@ ready (Exec *x, uint32_t r, uint32_t i)
           }
         WeftTime start = MAX (now, rank->engine_free);
         /* A straggler (a fault) reduces at its share of the rate. */
-        WeftTime end = start + (WeftTime) ceil ((double) step->bytes * 1e12
-                                                / (gpu->device->reduce_bandwidth
-                                                   * gpu->compute));
+        const WeftTopology *topo = x->net->topo;
+        WeftTime end
+            = G_UNLIKELY (topo->compute_windows)
+                  ? weft_faults_compute_end (
+                        topo, weft_place_node (x->gpus, x->gpus[r]), start,
+                        (double) step->bytes * 1e12
+                            / gpu->device->reduce_bandwidth)
+                  : start + (WeftTime) ceil ((double) step->bytes * 1e12
+                                             / (gpu->device->reduce_bandwidth
+                                                * gpu->compute));
         rank->engine_free = end;
         weft_sim_schedule_at (sim, end, step_finished, x, KEY_DATA (key));
         break;

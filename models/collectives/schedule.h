@@ -314,6 +314,8 @@ typedef enum {
                                    does not come first, a deadlock */
   WEFT_SCHEDULE_ERROR_UNFIT,    /* an algorithm that cannot run on these
                                    GPUs, this fabric or this protocol */
+  WEFT_SCHEDULE_ERROR_CUT,      /* faults during the run left two places it
+                                   joins with no path */
 } WeftScheduleError;
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (WeftSchedule, weft_schedule_free)

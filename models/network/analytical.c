@@ -84,6 +84,9 @@ typedef struct {
   uint32_t *dirty;              /* links joined this instant */
   uint32_t n_dirty, dirty_cap;
   gboolean settling;            /* settle() is scheduled */
+  double *was;                  /* per link gone down: its rate before, in
+                                   which its parts' work is still counted;
+                                   NULL until one goes */
 } Sharing;
 
 G_STATIC_ASSERT (sizeof (Lane) == 64);
@@ -110,6 +113,7 @@ sharing_destroy (WeftNetwork *net)
     }
   g_free (s->pending);
   g_free (s->dirty);
+  g_free (s->was);
   g_free (s);
 }
 
@@ -142,12 +146,20 @@ heap_push (Lane *lane, Part part)
   lane->parts[i] = part;
 }
 
-static void
-heap_pop (Lane *lane)
+/* Take part @k out of @lane's heap. */
+static inline void
+heap_remove (Lane *lane, uint32_t k)
 {
   Part last = lane->parts[--lane->n];
-  uint32_t i = 0;
+  uint32_t i = k;
 
+  if (k == lane->n)
+    return;
+  while (i > 0 && before (&last, &lane->parts[(i - 1) / 2]))
+    {
+      lane->parts[i] = lane->parts[(i - 1) / 2];
+      i = (i - 1) / 2;
+    }
   for (;;)
     {
       uint32_t c = 2 * i + 1;
@@ -161,6 +173,12 @@ heap_pop (Lane *lane)
       i = c;
     }
   lane->parts[i] = last;
+}
+
+static inline void
+heap_pop (Lane *lane)
+{
+  heap_remove (lane, 0);
 }
 
 /* ---- virtual time ---- */
@@ -295,7 +313,9 @@ settle (WeftSim *sim, void *target, void *data)
       uint32_t l = s->dirty[i];
       Lane *lane = &s->lanes[l];
       lane->dirty = 0;
-      g_assert (lane->n > 0 && lane->updated == weft_sim_now (sim));
+      if (lane->n == 0)
+        continue;               /* its parts were withdrawn (a fault) */
+      g_assert (lane->updated == weft_sim_now (sim));
       weft_sim_pool_schedule (sim, s->timers, l, until_served (lane));
     }
   s->n_dirty = 0;
@@ -383,6 +403,106 @@ sharing_start (WeftNetwork *net, uint32_t id)
     }
 }
 
+/* Link @l's busy period so far into its statistics at @rate: a rate that
+ * changes now, or a run that stops with it busy. */
+static void
+lane_flush (Sharing *s, uint32_t l, WeftTime now, double rate)
+{
+  WeftNetwork *net = &s->base;
+  Lane *lane = &s->lanes[l];
+
+  if (lane->n == 0 || lane->since >= now)
+    return;
+  net->stats->links[l].busy += now - lane->since;
+  weft_link_stats_spread (net->stats, l, lane->since, now,
+                          (double) (now - lane->since) * rate * 1e-12);
+  lane->since = now;
+}
+
+/* Link @l runs at a new rate from now: what its parts have left of their
+ * work takes that much longer or shorter (a link gone down keeps its
+ * parts as they are until they are withdrawn). */
+static void
+sharing_relink (WeftNetwork *net, uint32_t l, double old_capacity)
+{
+  Sharing *s = (Sharing *) net;
+  WeftTime now = weft_sim_now (net->sim);
+  double rate = net->capacity[l];
+
+  if (s->lanes == NULL || s->lanes[l].n == 0)
+    return;
+  Lane *lane = &s->lanes[l];
+  advance (lane, now);
+  lane_flush (s, l, now, old_capacity);
+  if (rate == 0)
+    {
+      if (s->was == NULL)
+        s->was = g_new0 (double, MAX (net->n_links, 1));
+      s->was[l] = old_capacity;
+      return;
+    }
+  double scale = old_capacity / rate;
+  for (uint32_t i = 0; i < lane->n; i++)
+    {
+      Part *part = &lane->parts[i];
+      uint64_t left = part->finish > lane->vtime ? part->finish - lane->vtime
+                                                 : 0;
+      part->finish = lane->vtime + (uint64_t) ceil ((double) left * scale);
+    }
+  if (!lane->dirty)
+    weft_sim_pool_schedule (net->sim, s->timers, l, until_served (lane));
+}
+
+/* Its parts come off every link: what the least served of them has left
+ * is what it has left to deliver. */
+static uint64_t
+sharing_withdraw (WeftNetwork *net, uint32_t id, gboolean lost, gboolean *keeps)
+{
+  (void) lost;                  /* a fluid loses nothing */
+  Sharing *s = (Sharing *) net;
+  const WeftTransfer *t = &net->transfers[id];
+  WeftTime now = weft_sim_now (net->sim);
+  double rest = 0;
+
+  *keeps = FALSE;
+  if (s->pending[id].left == 0)
+    return 0;                   /* served everywhere: its cap holds it */
+  for (uint32_t i = 0; i < t->path_len; i++)
+    {
+      uint32_t l = t->path[i], k;
+      Lane *lane = &s->lanes[l];
+      for (k = 0; k < lane->n && lane->parts[k].transfer != id; k++)
+        ;
+      if (k == lane->n)
+        continue;               /* this link has served it */
+      advance (lane, now);
+      uint64_t left = lane->parts[k].finish > lane->vtime
+                          ? lane->parts[k].finish - lane->vtime
+                          : 0;
+      double rate = net->capacity[l] > 0 ? net->capacity[l] : s->was[l];
+      double bytes = (double) (t->striped ? t->link_bytes[i] : t->bytes);
+      double gone = MIN ((double) left / (1u << FRACTION) * rate * 1e-12,
+                         bytes);
+      if (bytes > 0)
+        rest = MAX (rest, gone / bytes);
+      net->stats->links[l].bytes -= MIN ((uint64_t) llround (gone),
+                                         net->stats->links[l].bytes);
+      heap_remove (lane, k);
+      if (lane->n == 0)
+        {
+          lane_flush (s, l, now, rate);
+          lane->vtime = 0;
+          weft_sim_pool_cancel (net->sim, s->timers, l);
+        }
+      else if (!lane->dirty)
+        weft_sim_pool_schedule (net->sim, s->timers, l, until_served (lane));
+    }
+  s->pending[id].left = 0;
+  weft_network_release (net, id);
+  /* Taken off, it must be sent again, if only a byte. */
+  return CLAMP ((uint64_t) ceil ((double) t->bytes * rest), 1, t->bytes);
+}
+
 /* Bring the statistics up to now for a run stopped with links still busy:
  * what they carried so far. */
 static void
@@ -412,6 +532,8 @@ const WeftNetworkClass weft_network_analytical_class = {
   .start = sharing_start,
   .destroy = sharing_destroy,
   .flush = sharing_flush,
+  .relink = sharing_relink,
+  .withdraw = sharing_withdraw,
   .whole_stripes = TRUE,
   .counts_bytes = TRUE,
   .link_state = sizeof (Lane),

@@ -12,6 +12,12 @@
 typedef struct {
   WeftNetwork base;
   WeftTime *busy_until;         /* per link: end of its latest transfer */
+  /* Kept only under faults with times, by transfer id: when it started
+   * and when it leaves, and whether it was withdrawn (its slot is freed
+   * when it would have left). */
+  WeftTime *began, *leaves;
+  uint8_t *withdrawn;
+  uint32_t kept;
 } Free;
 
 static WeftNetwork *
@@ -28,6 +34,9 @@ free_destroy (WeftNetwork *net)
   Free *a = (Free *) net;
 
   g_free (a->busy_until);
+  g_free (a->began);
+  g_free (a->leaves);
+  g_free (a->withdrawn);
   g_free (a);
 }
 
@@ -36,9 +45,16 @@ static void
 drained (WeftSim *sim, void *target, void *data)
 {
   WeftNetwork *net = target;
+  Free *a = target;
   uint32_t id = GPOINTER_TO_UINT (data);
 
   (void) sim;
+  if (G_UNLIKELY (a->withdrawn != NULL && a->withdrawn[id]))
+    {
+      a->withdrawn[id] = FALSE;
+      weft_network_release (net, id);
+      return;
+    }
   weft_network_complete (net, id, net->transfers[id].latency);
 }
 
@@ -88,7 +104,65 @@ free_start (WeftNetwork *net, uint32_t id)
         net->stats->links[l].busy += now + span - from;
       a->busy_until[l] = MAX (a->busy_until[l], now + span);
     }
+  if (G_UNLIKELY (net->keep_paths))
+    {
+      if (id >= a->kept)
+        {
+          a->kept = MAX (net->transfers_cap, id + 1);
+          a->began = g_renew (WeftTime, a->began, a->kept);
+          a->leaves = g_renew (WeftTime, a->leaves, a->kept);
+          a->withdrawn = g_realloc (a->withdrawn, a->kept);
+        }
+      a->began[id] = now;
+      a->leaves[id] = now + span;
+      a->withdrawn[id] = FALSE;
+    }
   weft_sim_schedule (net->sim, span, drained, net, GUINT_TO_POINTER (id));
+}
+
+/* Bytes go at the full rate of each link whatever the others: a new rate
+ * applies to transfers that start from now on. */
+static void
+free_relink (WeftNetwork *net, uint32_t link, double old_capacity)
+{
+  (void) net;
+  (void) link;
+  (void) old_capacity;
+}
+
+/* It has moved its bytes evenly over its span: what is left of the span
+ * is left of its bytes, taken back from its links' statistics. */
+static uint64_t
+free_withdraw (WeftNetwork *net, uint32_t id, gboolean lost, gboolean *keeps)
+{
+  (void) lost;                  /* a fluid loses nothing */
+  Free *a = (Free *) net;
+  const WeftTransfer *t = &net->transfers[id];
+  WeftTime now = weft_sim_now (net->sim);
+  WeftTime began = a->began[id], leaves = a->leaves[id];
+
+  *keeps = FALSE;
+  if (leaves <= now)
+    return 0;
+  double rest = (double) (leaves - now) / (double) (leaves - began);
+  uint64_t left = MIN (t->bytes, (uint64_t) ceil ((double) t->bytes * rest));
+  for (uint32_t i = 0; i < t->path_len; i++)
+    {
+      uint32_t l = t->path[i];
+      double bytes = (double) (t->striped ? t->link_bytes[i] : t->bytes);
+      uint64_t gone = MIN ((uint64_t) llround (bytes * rest),
+                           net->stats->links[l].bytes);
+      net->stats->links[l].bytes -= gone;
+      weft_link_stats_unspread (net->stats, l, now, leaves, bytes * rest);
+      /* A link that is down carries nothing from now on. */
+      if (net->capacity[l] == 0 && a->busy_until[l] > now)
+        {
+          net->stats->links[l].busy -= a->busy_until[l] - now;
+          a->busy_until[l] = now;
+        }
+    }
+  a->withdrawn[id] = TRUE;
+  return left;
 }
 
 const WeftNetworkClass weft_network_analytical_free_class = {
@@ -96,6 +170,8 @@ const WeftNetworkClass weft_network_analytical_free_class = {
   .create = free_create,
   .start = free_start,
   .destroy = free_destroy,
+  .relink = free_relink,
+  .withdraw = free_withdraw,
   .whole_stripes = TRUE,
   .counts_bytes = TRUE,
   .link_state = sizeof (WeftTime),

@@ -82,6 +82,7 @@ flow_destroy (WeftNetwork *net)
 }
 
 static void drained (WeftSim *sim, void *target, void *data);
+static void leave (FlowNet *f, uint32_t b, uint32_t gone);
 
 /* The rare part of mark_dirty(): room for more, the recomputation not yet
  * asked for. */
@@ -623,7 +624,6 @@ drain_one (FlowNet *f, uint32_t b, WeftTime now)
 {
   Flow *flow = &f->flows[b];
   const uint32_t *path = flow_path (flow);
-  const double *share = flow_share (f, flow);
   uint32_t done = 0;
 
   prefetch_stats (f, path, flow->path_len);
@@ -647,12 +647,23 @@ drain_one (FlowNet *f, uint32_t b, WeftTime now)
                                        * 1e12 / flow->rate)
                 <= now);
   serve (flow, now);
+  leave (f, b, done);
+}
+
+/* @gone members of bundle @b have left it: its links carry less of it, and
+ * an empty bundle leaves them. */
+static void
+leave (FlowNet *f, uint32_t b, uint32_t gone)
+{
+  Flow *flow = &f->flows[b];
+  const uint32_t *path = flow_path (flow);
+  const double *share = flow_share (f, flow);
 
   for (uint32_t i = 0; i < flow->path_len; i++)
     {
       uint32_t l = path[i];
       Link *link = &f->links[l];
-      link->rate_sum -= flow->rate * share[i] * done;
+      link->rate_sum -= flow->rate * share[i] * gone;
       if (link->rate_sum < 0 || (link->n == 1 && flow->mult == 0))
         link->rate_sum = 0;
       if (flow->mult > 0)
@@ -694,6 +705,95 @@ drain_one (FlowNet *f, uint32_t b, WeftTime now)
       if (b >= f->base.transfers_cap)
         ids_push (&f->spare, b);
     }
+}
+
+/* A link's capacity changes: its flows are filled anew, and no link is
+ * left out of filling any more (find_unfilled() reasoned from the old
+ * capacities). */
+static void
+flow_relink (WeftNetwork *net, uint32_t l, double old_capacity)
+{
+  FlowNet *f = (FlowNet *) net;
+  (void) old_capacity;
+
+  if (f->links == NULL)
+    return;                     /* read from net->capacity at the first */
+  f->links[l].capacity = net->capacity[l];
+  if (f->any_unfilled)
+    unfilled_clear (f);
+  if (f->links[l].n > 0)
+    mark_dirty (f, l);
+}
+
+/* Member @id leaves its bundle with what it has not been served: the
+ * bytes it carried so far go to its links' counts. */
+static uint64_t
+flow_withdraw (WeftNetwork *net, uint32_t id, gboolean lost, gboolean *keeps)
+{
+  (void) lost;                  /* a fluid loses nothing */
+  FlowNet *f = (FlowNet *) net;
+  const WeftTransfer *t = &net->transfers[id];
+  WeftTime now = weft_sim_now (net->sim);
+  uint32_t b = WEFT_NONE, prev = WEFT_NONE;
+
+  *keeps = FALSE;
+  for (uint32_t k = 0; k < f->n_bundles && b == WEFT_NONE; k++)
+    {
+      const Flow *flow = &f->flows[k];
+      if (flow->mult == 0 || flow->path_len == 0)
+        continue;
+      prev = WEFT_NONE;
+      uint32_t m = flow->head;
+      for (uint32_t c = 0; c < flow->mult; c++)
+        {
+          if (m == id)
+            {
+              b = k;
+              break;
+            }
+          prev = m;
+          m = f->members[m].next;
+        }
+    }
+  if (b == WEFT_NONE)
+    return 0;
+  Flow *flow = &f->flows[b];
+  const uint32_t *path = flow_path (flow);
+  const double *share = flow_share (f, flow);
+  serve (flow, now);
+  double tag = id == flow->head ? flow->head_tag : f->members[id].tag;
+  uint64_t left = CLAMP ((uint64_t) ceil (MAX (tag - flow->served, 0)), 1,
+                         t->bytes);
+  uint64_t carried = t->bytes - left;
+  for (uint32_t i = 0; i < flow->path_len; i++)
+    {
+      close_segment (f, path[i], now);
+      f->links[path[i]].bytes += flow->unit || !t->striped
+                                     ? carried
+                                     : carried_bytes (share[i], carried);
+    }
+  if (f->huge != NULL)
+    g_hash_table_remove (f->huge, GUINT_TO_POINTER (id));
+  if (id == flow->head)
+    {
+      if (flow->timer.pending)
+        weft_sim_pool_cancel (net->sim, f->timers, b);
+      if (flow->mult > 1)
+        {
+          flow->head = f->members[id].next;
+          flow->head_tag = f->members[flow->head].tag;
+        }
+    }
+  else
+    {
+      f->members[prev].next = f->members[id].next;
+      if (flow_side (f, flow)->tail == id)
+        flow_side (f, flow)->tail = prev;
+    }
+  flow->mult--;
+  leave (f, b, 1);
+  weft_network_release (net, id);
+  return left;
 }
 
 /* Flows drained at once, at most. */
@@ -806,6 +906,8 @@ const WeftNetworkClass weft_network_flow_class = {
   .set_scan = flow_set_scan,
   .set_threads = flow_set_threads,
   .set_bundles = flow_set_bundles,
+  .relink = flow_relink,
+  .withdraw = flow_withdraw,
   .counts_bytes = TRUE,
   .whole_stripes = TRUE,
   .link_state = sizeof (Link) + sizeof (uint64_t),

@@ -235,12 +235,32 @@ weft_link_stats_set_budget (WeftLinkStats *stats, uint64_t max_bins)
     coarsen (stats);
 }
 
+static void spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
+                    WeftTime t1, double bytes);
+
 void
 weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
                         WeftTime t1, double bytes)
 {
   if (bytes <= 0 || stats->bin_width == 0 || link >= stats->n_links)
     return;
+  spread (stats, link, t0, t1, bytes);
+}
+
+void
+weft_link_stats_unspread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
+                          WeftTime t1, double bytes)
+{
+  if (bytes <= 0 || stats->bin_width == 0 || link >= stats->n_links)
+    return;
+  spread (stats, link, t0, t1, -bytes);
+}
+
+/* weft_link_stats_spread() of any sign. */
+static void
+spread (WeftLinkStats *stats, uint32_t link, WeftTime t0, WeftTime t1,
+        double bytes)
+{
   WeftLinkBins *b = &stats->bins[link];
 
   /* Most traffic falls inside the link's last bin. */

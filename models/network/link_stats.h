@@ -96,6 +96,11 @@ void weft_link_stats_widen (WeftLinkStats *stats, WeftTime width);
 void weft_link_stats_spread (WeftLinkStats *stats, uint32_t link, WeftTime t0,
                              WeftTime t1, double bytes);
 
+/* Take back @bytes that weft_link_stats_spread() put over [@t0, @t1) of
+ * link @link: a transfer reported as it started that went no further. */
+void weft_link_stats_unspread (WeftLinkStats *stats, uint32_t link,
+                               WeftTime t0, WeftTime t1, double bytes);
+
 /* Add @bytes to link @link's count of bytes carried. */
 void weft_link_stats_count (WeftLinkStats *stats, uint32_t link,
                             uint64_t bytes);

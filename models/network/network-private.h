@@ -121,4 +121,9 @@ WeftEventFn weft_network_join (WeftNetwork *net, uint32_t parts,
                                WeftEventFn done, void *target, void *data,
                                void **join_target);
 
+/* Whether a path of links that are up joins @src to @dst once faults have
+ * changed the links during the run; if not, the run fails
+ * (weft_network_failure()) and stops. */
+gboolean weft_network_joined (WeftNetwork *net, uint32_t src, uint32_t dst);
+
 G_END_DECLS

@@ -1,5 +1,7 @@
 /* weft: the network interface, and what the fidelities share. */
 #include "network/network-private.h"
+#include "topology/faults.h"
+#include "units.h"
 
 #include "rng.h"
 
@@ -78,6 +80,8 @@ routing_give (WeftNetwork *net, WeftRouting *routing)
   g_mutex_unlock (&t->spare_lock);
 }
 
+static void phase_begins (WeftSim *sim, void *target, void *data);
+
 WeftNetwork *
 weft_network_new (WeftSim *sim, const WeftTopology *topo,
                   const WeftNetworkConfig *config)
@@ -127,6 +131,12 @@ weft_network_new (WeftSim *sim, const WeftTopology *topo,
     }
   /* Flow ids feed the ECMP hash; the seed decides where they start. */
   net->next_flow = config->seed ? weft_mix64 (config->seed) : 0;
+  net->nccl = config->nccl;
+  net->keep_paths = topo->phases != NULL;
+  for (guint i = 0; topo->phases && i < topo->phases->len; i++)
+    weft_sim_schedule_at (sim,
+                          g_array_index (topo->phases, WeftTopoPhase, i).at,
+                          phase_begins, net, GUINT_TO_POINTER (i));
   return net;
 }
 
@@ -207,6 +217,7 @@ weft_network_free (WeftNetwork *net)
   g_free (net->capacity);
   weft_routes_free (net);
   g_free (net->load);
+  g_free (net->failure);
   routing_give (net, g_steal_pointer (&net->routing));
   weft_link_stats_free (net->stats);
   net->klass->destroy (net);
@@ -273,7 +284,9 @@ route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
     {
       gboolean routed = weft_routing_path (net->routing, src, dst, flow,
                                            net->scratch);
-      g_assert (routed);        /* the loader refuses unreachable GPUs */
+      /* The loader refuses GPUs that cannot reach each other at any time;
+       * what weft_network_reaches() has not refused is joined. */
+      g_assert (routed);
       return;
     }
   uint32_t via = net->topo->links[first].dst;
@@ -590,20 +603,32 @@ start_on (WeftNetwork *net, uint32_t id, const uint32_t *links, uint32_t n,
       if (e != WEFT_NONE)
         through_engine (net, t, e, &links, &n, striped, &link_bytes, &shares);
     }
-  if (net->load != NULL)
+  if (net->load != NULL || G_UNLIKELY (net->keep_paths))
     {
-      /* Its links, to count it off when it ends (a remembered route's
-       * lie with the route, not the transfer). */
+      /* Its links, to count it off when it ends, or to move it should one
+       * go down (a remembered route's lie with the route, not the
+       * transfer). */
       if (links != t->path)
         {
           transfer_buffers (t, n);
           memcpy (t->path, links, n * sizeof (uint32_t));
         }
-      for (uint32_t i = 0; i < n; i++)
-        net->load[links[i]]++;
+      if (striped && link_bytes != t->link_bytes)
+        {
+          transfer_buffers (t, n);
+          memcpy (t->link_bytes, link_bytes, n * sizeof (uint64_t));
+        }
     }
+  if (net->load != NULL)
+    for (uint32_t i = 0; i < n; i++)
+      net->load[links[i]]++;
   t->path_len = n;
   t->striped = striped;
+  t->places = net->asked.places;
+  t->from = net->asked.from;
+  t->to = net->asked.to;
+  t->engine = (uint16_t) net->engine_kind;
+  t->live = TRUE;
   net->starting.links = links;
   net->starting.link_bytes = link_bytes;
   net->starting.shares = shares;
@@ -833,12 +858,17 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
 {
   g_assert (src < net->topo->n_nodes && dst < net->topo->n_nodes);
   net->started++;
+  net->asked.places = NULL;
+  net->asked.from = src;
+  net->asked.to = dst;
   if (src == dst || bytes == 0)
     {
       net->finished++;
       weft_sim_schedule (net->sim, 0, done, target, data);
       return;
     }
+  if (G_UNLIKELY (net->phase > 0) && !weft_network_joined (net, src, dst))
+    return;
 
   if (net->routes)
     {
@@ -908,6 +938,48 @@ weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay)
   net->finished++;
   net->bytes_delivered += t->bytes;
   weft_sim_schedule (net->sim, delay, t->done, t->target, t->data);
+  weft_network_release (net, id);
+}
+
+gboolean
+weft_network_joined (WeftNetwork *net, uint32_t src, uint32_t dst)
+{
+  if (net->phase == 0 || src == dst
+      || weft_routing_cost (net->routing, src, dst) != WEFT_ROUTE_UNREACHABLE)
+    return TRUE;
+  if (net->failure == NULL)
+    {
+      const WeftTopology *base = net->topo->base ? net->topo->base : net->topo;
+      WeftTime now = weft_sim_now (net->sim);
+      g_autofree char *when = weft_format_time (now);
+      GString *what = g_string_new (NULL);
+      for (guint f = 0; f < base->faults->len; f++)
+        {
+          const WeftFault *k = g_ptr_array_index (base->faults, f);
+          if (k->links == 0 || k->share > 0 || !weft_fault_holds (k, now))
+            continue;
+          g_autofree char *from = weft_format_time (k->from);
+          g_string_append_printf (what, "%s'%s'", what->len ? ", " : "",
+                                  k->what);
+          if (k->from > 0)
+            g_string_append_printf (what, " from %s", from);
+        }
+      net->failure = g_strdup_printf ("at %s no path of links that are up "
+                                      "joins '%s' to '%s': down then %s",
+                                      when, net->topo->nodes[src].name,
+                                      net->topo->nodes[dst].name, what->str);
+      g_string_free (what, TRUE);
+      weft_sim_stop (net->sim);
+    }
+  return FALSE;
+}
+
+void
+weft_network_release (WeftNetwork *net, uint32_t id)
+{
+  WeftTransfer *t = &net->transfers[id];
+
+  t->live = FALSE;
   t->next_free = net->free_transfers[t->src];
   net->free_transfers[t->src] = id;
 }
@@ -964,4 +1036,133 @@ weft_network_switch_reduce (WeftNetwork *net, uint32_t node, uint64_t bytes,
                                           / n->device->reduce_bandwidth);
   net->reduce_free_at[node] = end;
   weft_sim_schedule_at (net->sim, end, done, target, data);
+}
+
+/* Transfer @id goes on over the routes of links that are up now (@lost:
+ * one of its own has gone down): what it has yet to deliver is sent again,
+ * as what it was asked as, to the same done function (its time so far
+ * counts). */
+static void
+move (WeftNetwork *net, uint32_t id, gboolean lost)
+{
+  WeftTransfer *t = &net->transfers[id];
+  uint64_t bytes = t->bytes;
+  double cap = t->cap, part = t->part;
+  WeftEventFn done = t->done;
+  void *target = t->target, *data = t->data;
+  const uint32_t *places = t->places;
+  uint32_t from = t->from, to = t->to, engine = t->engine;
+  gboolean keeps = FALSE;
+  uint64_t left = net->klass->withdraw (net, id, lost, &keeps);
+
+  if (left == 0)
+    return;
+  if (keeps)
+    {
+      /* It delivers what is beyond the link, the new one the rest. */
+      Split *split = g_new (Split, 1);
+      *split = (Split) { net, 2, done, target, data };
+      g_hash_table_add (net->splits, split);
+      t->done = part_done;
+      t->target = split;
+      t->data = NULL;
+      done = part_done;
+      target = split;
+      data = NULL;
+    }
+  else
+    {
+      /* Off the network: what it carried counts as delivered. */
+      if (net->load != NULL)
+        for (uint32_t i = 0; i < t->path_len; i++)
+          net->load[t->path[i]]--;
+      net->bytes_delivered += bytes - left;
+    }
+  uint32_t kind = net->engine_kind;
+  double whole = net->part;
+  net->engine_kind = engine;
+  net->part = part;
+  if (places != NULL)
+    weft_network_transfer_places (net, places, from, to, left, cap, done,
+                                  target, data);
+  else
+    weft_network_transfer (net, from, to, left, cap, done, target, data);
+  net->started--;               /* the same transfer, not another */
+  net->engine_kind = kind;
+  net->part = whole;
+}
+
+/* Phase @data of the topology's faults begins: from now on its links are
+ * as its topology has them.  A link's new rate holds for what is on it at
+ * once.  Where a link goes down or comes up, routes are made anew among
+ * the links that are up, and they hold for what is in flight too, as a
+ * switch's forwarding tables and a GPU's NVLink striping do for the
+ * packets still to come: a transfer on a link that has gone down moves to
+ * them (a lossless fabric reroutes what it carries), and when a link comes
+ * back every transfer in flight takes the new routes for what it has left;
+ * one that finds no path ends the run (weft_network_joined()). */
+static void
+phase_begins (WeftSim *sim, void *target, void *data)
+{
+  WeftNetwork *net = target;
+  const WeftTopology *base = net->topo->base ? net->topo->base : net->topo;
+  const WeftTopology *next
+      = g_array_index (base->phases, WeftTopoPhase, GPOINTER_TO_UINT (data))
+            .topo;
+  const WeftTopology *was = net->topo;
+  gboolean turned = FALSE, back = FALSE;
+  (void) sim;
+
+  net->phase++;
+  for (uint32_t l = 0; l < next->n_links && !back; l++)
+    {
+      gboolean up = next->links[l].share > 0;
+      turned |= up != (was->links[l].share > 0);
+      back |= up && was->links[l].share == 0;
+    }
+  if (turned)
+    routing_give (net, g_steal_pointer (&net->routing));
+  net->topo = next;
+  for (uint32_t l = 0; l < next->n_links; l++)
+    {
+      const WeftLink *link = &next->links[l];
+      double rate = net->nccl > 0 ? weft_link_nccl_rate (next, link) * net->nccl
+                                  : link->bandwidth;
+      if (rate == net->capacity[l])
+        continue;
+      double old = net->capacity[l];
+      net->capacity[l] = rate;
+      net->klass->relink (net, l, old);
+    }
+  if (!turned)
+    return;
+  net->routing = routing_take (next);
+  if (net->plain)
+    weft_routing_set_memo (net->routing, FALSE);
+  if (net->load != NULL)
+    weft_routing_set_load (net->routing, net->load);
+  weft_routes_init (net);
+  if (net->plane_routes)
+    g_hash_table_remove_all (net->plane_routes);
+
+  /* Each transfer to move, with whether it crossed a link gone down. */
+  g_autoptr (GArray) moving = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  for (uint32_t id = 0; id < net->n_transfers; id++)
+    {
+      const WeftTransfer *t = &net->transfers[id];
+      uint32_t down = 0;
+      for (uint32_t i = 0; t->live && !down && i < t->path_len; i++)
+        down = t->path[i] < next->n_links
+               && next->links[t->path[i]].share == 0;
+      if (t->live && (down || back))
+        {
+          uint32_t entry = id << 1 | down;
+          g_array_append_val (moving, entry);
+        }
+    }
+  for (guint i = 0; i < moving->len && net->failure == NULL; i++)
+    {
+      uint32_t entry = g_array_index (moving, uint32_t, i);
+      move (net, entry >> 1, entry & 1);
+    }
 }

@@ -59,6 +59,20 @@ typedef struct {
                                 /* NULL, or see weft_network_set_threads() */
   void (*set_bundles) (WeftNetwork *net, gboolean bundles);
                                 /* NULL, or see weft_network_set_plain() */
+  void (*relink) (WeftNetwork *net, uint32_t link, double old_capacity);
+                                /* net->capacity[link] has changed now (a
+                                   fault starts or ends) */
+  uint64_t (*withdraw) (WeftNetwork *net, uint32_t id, gboolean lost,
+                        gboolean *keeps);
+                                /* transfer @id is routed anew (@lost: a
+                                   link of its path has gone down): the
+                                   bytes it has yet to deliver (0: none, it
+                                   goes on as it is), taken off the network
+                                   (its slot freed now or once its pending
+                                   events have come); or with *keeps set,
+                                   it goes on with what it has on its way
+                                   (its bytes lowered to what it will
+                                   deliver) and completes on its own */
   gboolean whole_stripes;       /* a striped transfer is one transfer over
                                    every stripe's links (see link_bytes) */
   gboolean counts_bytes;        /* it counts the bytes links carry itself
@@ -97,6 +111,13 @@ typedef struct {
   double part;                  /* its share of the transfer it is a part
                                    of (planes, stripes), else 1 */
   uint32_t path_cap;            /* the slot keeps its buffers for the next */
+  /* What it was asked as, to send it again over other links should one of
+   * its own go down: between places @from and @to of @places (NULL:
+   * nodes), behind send engines of kind @engine. */
+  const uint32_t *places;
+  uint32_t from, to;
+  uint16_t engine;
+  uint8_t live;                 /* in flight */
 } WeftTransfer;
 
 struct _WeftNetwork {
@@ -160,6 +181,16 @@ struct _WeftNetwork {
   /* The share of the transfer being started that a part started now
    * carries (WeftTransfer.part). */
   double part;
+  /* What the transfer being started was asked as (WeftTransfer.places,
+   * from, to). */
+  struct {
+    const uint32_t *places;
+    uint32_t from, to;
+  } asked;
+  double nccl;                  /* WeftNetworkConfig.nccl */
+  uint32_t phase;               /* faults with times: phases begun */
+  gboolean keep_paths;          /* ...which need each transfer's links */
+  char *failure;                /* why the run cannot go on, or NULL */
 };
 
 typedef struct {
@@ -334,11 +365,25 @@ WeftTime weft_network_ideal_time (WeftNetwork *net, uint32_t src,
 #define WEFT_CROSSES_NETWORK 2u
 uint32_t weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst);
 
+/* Why the run on @net stopped before its end (a fault left no path
+ * between two places it had to join), or NULL: weft_sim_run() then
+ * returns with the run unfinished. */
+static inline const char *
+weft_network_failure (const WeftNetwork *net)
+{
+  return net->failure;
+}
+
 /* ---- for the fidelities ---- */
 
 /* Finish transfer @id now: account it and call its done function after the
  * path's latency has passed (@delay ps). */
 void weft_network_complete (WeftNetwork *net, uint32_t id, WeftTime delay);
+
+/* Free transfer @id's slot without completing it: a fidelity whose
+ * withdrawn transfer (WeftNetworkClass.withdraw) still had an event
+ * pending frees it once that has come. */
+void weft_network_release (WeftNetwork *net, uint32_t id);
 
 /* The latency a node adds when traffic passes through it. */
 WeftTime weft_network_node_latency (const WeftNetwork *net, uint32_t node);

@@ -30,12 +30,18 @@
 
 typedef struct {
   uint32_t transfer;
-  uint32_t seq;                 /* packet number within its transfer */
+  uint32_t seq;                 /* packet number within its transfer; a
+                                   lost one's: the link it is on */
   uint32_t bytes;               /* payload */
   uint32_t hop;                 /* index in the path of its current link */
   WeftTime tail_at;             /* when its last byte reaches the next node */
   uint32_t next;                /* queue link */
+  uint8_t state;                /* FREE, QUEUED, GOING (on a link, its
+                                   arrival to come) or LOST (going, on or
+                                   before a link that went down under it) */
 } Packet;
+
+enum { FREE, QUEUED, GOING, LOST };
 
 typedef struct {
   uint32_t head, tail;          /* packets waiting at the sender */
@@ -64,6 +70,9 @@ typedef struct {
   uint32_t first;               /* its path's first link on the wire: 1
                                    behind a send engine, else 0 */
   double engine_rate;           /* B/s: its share of the engine */
+  uint32_t generation;          /* of its slot: an injection it put off
+                                   is its own only if this is the same */
+  gboolean withdrawn;           /* it injects no more (a fault) */
 } PTransfer;
 
 typedef struct {
@@ -71,6 +80,7 @@ typedef struct {
   PLink *links;
   PTransfer *ts;
   uint32_t ts_cap;
+  uint32_t ts_used;             /* slots ever started: their generations */
   Packet *packets;
   uint32_t n_packets, packets_cap, free_packet;
   GArray **engine_ts;           /* per send engine: the transfers (ids)
@@ -180,8 +190,17 @@ packet_alloc (PacketNet *p)
 static void
 packet_release (PacketNet *p, uint32_t i)
 {
+  p->packets[i].state = FREE;
   p->packets[i].next = p->free_packet;
   p->free_packet = i;
+}
+
+/* An injection put off for transfer @id of slot generation @gen, as the
+ * event's data, and back. */
+static inline void *
+put_off (uint32_t id, uint32_t gen)
+{
+  return (void *) (uintptr_t) ((uint64_t) gen << 32 | id);
 }
 
 static void
@@ -190,6 +209,7 @@ enqueue (PacketNet *p, uint32_t l, uint32_t pk)
   PLink *pl = &p->links[l];
 
   p->packets[pk].next = NONE;
+  p->packets[pk].state = QUEUED;
   if (pl->tail == NONE)
     pl->head = pk;
   else
@@ -221,9 +241,18 @@ arrive (WeftSim *sim, void *target, void *data)
   PacketNet *p = target;
   uint32_t pk = GPOINTER_TO_UINT (data);
   Packet *packet = &p->packets[pk];
+  (void) sim;
+
+  if (G_UNLIKELY (packet->state == LOST))
+    {
+      /* Gone with the link: the buffer it would have come into is free. */
+      uint32_t on = packet->seq, bytes = packet->bytes;
+      packet_release (p, pk);
+      return_credits (p, on, bytes);
+      return;
+    }
   WeftTransfer *t = &p->base.transfers[packet->transfer];
   uint32_t l = t->path[packet->hop];
-  (void) sim;
 
   p->base.packet_hops++;
   if (packet->hop + 1 == t->path_len)
@@ -287,6 +316,7 @@ try_send (PacketNet *p, uint32_t l)
   pl->head = packet->next;
   if (pl->head == NONE)
     pl->tail = NONE;
+  packet->state = GOING;
   pl->queued -= packet->bytes;
   pl->credits -= packet->bytes;
   pl->busy = TRUE;
@@ -412,7 +442,7 @@ inject (PacketNet *p, uint32_t l)
       if (pt->paced_until > now)
         {
           weft_sim_schedule_at (p->base.sim, pt->paced_until, inject_later, p,
-                                GUINT_TO_POINTER (id));
+                                put_off (id, pt->generation));
           continue;
         }
 
@@ -480,10 +510,13 @@ static void
 inject_later (WeftSim *sim, void *target, void *data)
 {
   PacketNet *p = target;
-  uint32_t id = GPOINTER_TO_UINT (data);
-  uint32_t l = p->base.transfers[id].path[p->ts[id].first];
+  uint64_t key = (uint64_t) (uintptr_t) data;
+  uint32_t id = (uint32_t) key;
   (void) sim;
 
+  if (p->ts[id].generation != (uint32_t) (key >> 32) || p->ts[id].withdrawn)
+    return;                     /* its transfer is gone */
+  uint32_t l = p->base.transfers[id].path[p->ts[id].first];
   join_round_robin (p, l, id);
   if (p->links[l].head == NONE && !p->links[l].busy)
     inject (p, l);
@@ -514,7 +547,10 @@ packet_start (WeftNetwork *net, uint32_t id)
       uint32_t l = t->path[i];
       g_assert (buffer_of (net, net->topo->links[l].dst) >= chunk);
     }
-  p->ts[id] = (PTransfer) { .chunk = chunk, .first = first };
+  uint32_t generation = id < p->ts_used ? p->ts[id].generation + 1 : 0;
+  p->ts_used = MAX (p->ts_used, id + 1);
+  p->ts[id] = (PTransfer) { .chunk = chunk, .first = first,
+                            .generation = generation };
   if (first)
     engine_join (p, id);
 
@@ -524,11 +560,127 @@ packet_start (WeftNetwork *net, uint32_t id)
     inject (p, l);
 }
 
+/* A link runs at a new rate: packets sent from now on take it. */
+static void
+packet_relink (WeftNetwork *net, uint32_t l, double old_capacity)
+{
+  PacketNet *p = (PacketNet *) net;
+  (void) old_capacity;
+
+  if (p->links == NULL || l >= net->topo->n_links)
+    return;
+  const WeftLink *link = &net->topo->links[l];
+  const WeftLinkType *t = g_ptr_array_index (net->topo->link_types,
+                                             link->type);
+  double below = link->bandwidth > 0 ? net->capacity[l] / link->bandwidth : 1;
+  p->links[l].wire = t->bandwidth * t->encoding * link->lanes * link->share
+                     * below;
+}
+
+/* Take transfer @id's packet @pk, waiting in the queue of its path's link
+ * @hop, out of it: the buffer it held comes free. */
+static void
+unqueue (PacketNet *p, uint32_t id, uint32_t pk)
+{
+  const WeftTransfer *t = &p->base.transfers[id];
+  const Packet *packet = &p->packets[pk];
+  uint32_t l = t->path[packet->hop];
+  PLink *pl = &p->links[l];
+  uint32_t before = NONE;
+
+  for (uint32_t at = pl->head; at != pk; at = p->packets[at].next)
+    before = at;
+  if (before == NONE)
+    pl->head = packet->next;
+  else
+    p->packets[before].next = packet->next;
+  if (pl->tail == pk)
+    pl->tail = before;
+  pl->queued -= packet->bytes;
+  if (packet->hop > p->ts[id].first)
+    return_credits (p, t->path[packet->hop - 1], packet->bytes);
+}
+
+/* It injects no more: what it has yet to inject goes by the new routes.
+ * If a link of its path has gone down (@lost), its packets on that link or
+ * before it are lost too (a transport sends them again over another
+ * path); those beyond it are delivered.  What it has not delivered and
+ * will not is what it has left. */
+static uint64_t
+packet_withdraw (WeftNetwork *net, uint32_t id, gboolean lost,
+                 gboolean *keeps)
+{
+  PacketNet *p = (PacketNet *) net;
+  WeftTransfer *t = &net->transfers[id];
+  PTransfer *pt = &p->ts[id];
+  uint32_t cut = NONE;
+
+  *keeps = FALSE;
+  for (uint32_t i = pt->first; lost && i < t->path_len; i++)
+    if (net->topo->links[t->path[i]].share == 0)
+      cut = i;
+  if (pt->sent == t->bytes && cut == NONE)
+    return 0;                   /* all on its way, and on its way to stay */
+  if (pt->waiting)
+    {
+      uint32_t l = t->path[pt->first];
+      uint32_t *at = &p->links[l].injecting;
+      while (*at != id)
+        at = &p->ts[*at].next_inject;
+      *at = pt->next_inject;
+      pt->waiting = FALSE;
+    }
+  if (pt->first && pt->sent < t->bytes)
+    engine_leave (p, id);
+  pt->withdrawn = TRUE;
+
+  uint64_t beyond = 0, gone = 0;
+  for (uint32_t pk = 0; pk < p->n_packets; pk++)
+    {
+      Packet *packet = &p->packets[pk];
+      if (packet->transfer != id
+          || (packet->state != QUEUED && packet->state != GOING))
+        continue;
+      if (cut == NONE || packet->hop > cut)
+        {
+          beyond += packet->bytes;
+          continue;
+        }
+      gone += packet->bytes;
+      if (packet->state == QUEUED)
+        {
+          unqueue (p, id, pk);
+          packet_release (p, pk);
+        }
+      else
+        {
+          packet->state = LOST;
+          packet->seq = t->path[packet->hop];
+        }
+    }
+  uint64_t left = gone + (t->bytes - pt->sent);
+  if (beyond == 0)
+    {
+      /* Nothing more will come: off the network, what it delivered
+       * counted on its links. */
+      for (uint32_t i = pt->first; i < t->path_len; i++)
+        weft_link_stats_count (net->stats, t->path[i], pt->delivered);
+      weft_network_release (net, id);
+      return left;
+    }
+  t->bytes = pt->delivered + beyond;
+  pt->sent = t->bytes;
+  *keeps = TRUE;
+  return left;
+}
+
 const WeftNetworkClass weft_network_packet_class = {
   .name = "packet",
   .create = packet_create,
   .start = packet_start,
   .destroy = packet_destroy,
+  .relink = packet_relink,
+  .withdraw = packet_withdraw,
   .link_state = sizeof (PLink),
   .transfer_state = sizeof (PTransfer),
 };

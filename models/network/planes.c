@@ -153,6 +153,11 @@ weft_network_transfer_places (WeftNetwork *net, const uint32_t *places,
   uint32_t from = weft_place_node (places, src);
   uint32_t a = weft_place_is_planes (src) ? WEFT_NONE : src;
   uint32_t b = weft_place_is_planes (dst) ? WEFT_NONE : dst;
+  for (uint32_t j = 0; G_UNLIKELY (net->phase > 0) && j < m; j++)
+    if (parts[j] > 0
+        && !weft_network_joined (net, a != WEFT_NONE ? a : pairs[2 * j],
+                                 b != WEFT_NONE ? b : pairs[2 * j]))
+      return;
   const PlaneRoute *kept = find_route (net, a, b, pairs, m);
   g_array_set_size (links, 0);
   g_array_set_size (carried, 0);
@@ -199,6 +204,9 @@ weft_network_transfer_places (WeftNetwork *net, const uint32_t *places,
         keep_route (net, a, b, pairs, m, links, plane, latency);
     }
   net->started++;
+  net->asked.places = places;
+  net->asked.from = src;
+  net->asked.to = dst;
   weft_network_start_gathered (net, from, bytes, cap,
                                (const uint32_t *) links->data,
                                (const uint64_t *) carried->data, links->len,

@@ -81,6 +81,8 @@ typedef enum {
                                    by running the trace */
   WEFT_TRACE_ERROR_UNFIT,       /* an algorithm that cannot run an op */
   WEFT_TRACE_ERROR_IO,          /* a file that cannot be read or written */
+  WEFT_TRACE_ERROR_CUT,         /* faults during the run left two places it
+                                   joins with no path */
 } WeftTraceError;
 
 /* Read the trace at @path for the GPUs of @topo (NULL: without placing

@@ -9,6 +9,8 @@
  * first of its ranks arrives and freed when the last has finished. */
 #include "traces/trace_run.h"
 
+#include "topology/faults.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -326,13 +328,18 @@ instance_of (Runner *x, uint32_t i)
   return in;
 }
 
-/* How long compute @op takes on GPU node @gpu: its duration, stretched on
- * a straggler (a fault) by the share of its speed it keeps. */
+/* How long compute @op takes on GPU node @gpu from @begin: its duration,
+ * stretched on a straggler (a fault) by the share of its speed it keeps
+ * meanwhile. */
 static WeftTime
-compute_time (const WeftTopology *topo, uint32_t gpu, const WeftTraceOp *op)
+compute_time (const WeftTopology *topo, uint32_t gpu, const WeftTraceOp *op,
+              WeftTime begin)
 {
   float share = topo->nodes[gpu].compute;
 
+  if (topo->compute_windows)
+    return weft_faults_compute_end (topo, gpu, begin, (double) op->duration)
+           - begin;
   return share >= 1 ? op->duration
                     : (WeftTime) ceil ((double) op->duration / share);
 }
@@ -352,7 +359,7 @@ slot_start (Runner *x, uint32_t slot)
       {
         uint32_t gpu = g_array_index (x->t->gpus, uint32_t, rank);
         WeftTime begin = MAX (now, x->engine_free[gpu]);
-        WeftTime duration = compute_time (x->topo, gpu, op);
+        WeftTime duration = compute_time (x->topo, gpu, op, begin);
         if (begin > now)
           x->pred[slot] = x->engine_slot[gpu];
         x->engine_free[gpu] = begin + duration;
@@ -755,7 +762,10 @@ simulate (Runner *x, const WeftTraceOptions *options, GError **error)
   for (uint32_t s = 0; s < n_slots; s++)
     if (res->end[s] != WEFT_TIME_MAX)
       res->time = MAX (res->time, res->end[s]);
-  if (res->interrupted)
+  if (weft_network_failure (net) != NULL)
+    g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_CUT, "%s: %s",
+                 t->path, weft_network_failure (net));
+  else if (res->interrupted)
     {
       res->time = weft_sim_now (sim);
       ok = TRUE;

@@ -177,7 +177,7 @@ run_candidate (int pair, const WeftRunOptions *options,
     return FALSE;
   weft_schedule_run (c->call.topo, c->call.gpus, sched, c->call.op,
                      weft_protocol_get (pr, WEFT_ALG_RING), options, result);
-  return TRUE;
+  return weft_collective_result_ok (result, error);
 }
 
 /* A sweep with one candidate a size (one algorithm and protocol): the
@@ -882,8 +882,13 @@ simulate_size (Sweep *s, SizePool *pool, int i, WeftSizesRow *row,
     {
       fprintf (stderr, "weft %s: %s\n", s->args->name,
                choice.error->message);
-      out->failed = s->args->file != NULL ? WEFT_EXIT_USAGE
-                                          : WEFT_EXIT_FAILURE;
+      /* A schedule file's, or the faults' (bad input either way). */
+      out->failed = s->args->file != NULL
+                            || g_error_matches (choice.error,
+                                                WEFT_SCHEDULE_ERROR,
+                                                WEFT_SCHEDULE_ERROR_CUT)
+                        ? WEFT_EXIT_USAGE
+                        : WEFT_EXIT_FAILURE;
       out->why = g_strdup (choice.error->message);
       interrupted = 1;          /* sizes still running beside it stop */
     }
