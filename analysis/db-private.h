@@ -15,5 +15,7 @@ sqlite3 *weft_db_handle (WeftDb *db);
 /* Whether @db's links table has the tier column (schema 3; a database of
  * an older weft opened only to be read lacks it). */
 gboolean weft_db_has_tiers (WeftDb *db);
+/* Whether the faults table says when each fault holds (schema 5). */
+gboolean weft_db_has_fault_times (sqlite3 *handle);
 
 G_END_DECLS

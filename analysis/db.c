@@ -72,6 +72,8 @@ static const char schema[] =
   "  compute REAL NOT NULL,"
   "  links INTEGER NOT NULL,"
   "  gpus INTEGER NOT NULL,"
+  "  from_ps INTEGER NOT NULL DEFAULT 0,"  /* schema 5 */
+  "  until_ps INTEGER,"         /* NULL: to the end */
   "  PRIMARY KEY (run_id, id));"
   "CREATE TABLE IF NOT EXISTS link_util ("
   "  run_id INTEGER NOT NULL,"
@@ -298,13 +300,32 @@ own_or_empty (WeftDb *db, int version, GError **error)
  * inside the transaction that opens it.  Schema 2 added the trace tables,
  * which the schema creates where they are missing; schema 3 each link's
  * tier, which runs recorded before it lack (NULL); schema 4 the faults
- * table, created the same way. */
+ * table, created the same way; schema 5 when each fault holds, which
+ * faults recorded before it held all along (0 and NULL). */
 static gboolean
 migrate (WeftDb *db, int version, GError **error)
 {
-  if (version < 1 || version >= 3 || weft_db_has_tiers (db))
-    return TRUE;
-  return exec (db, "ALTER TABLE links ADD COLUMN tier TEXT", error);
+  if (version >= 1 && version < 3 && !weft_db_has_tiers (db)
+      && !exec (db, "ALTER TABLE links ADD COLUMN tier TEXT", error))
+    return FALSE;
+  if (version >= 1 && version < 5 && !weft_db_has_fault_times (db->handle)
+      && !exec (db, "ALTER TABLE faults ADD COLUMN from_ps INTEGER NOT NULL "
+                "DEFAULT 0; ALTER TABLE faults ADD COLUMN until_ps INTEGER",
+                error))
+    return FALSE;
+  return TRUE;
+}
+
+gboolean
+weft_db_has_fault_times (sqlite3 *handle)
+{
+  sqlite3_stmt *st;
+
+  if (sqlite3_prepare_v2 (handle, "SELECT from_ps, until_ps FROM faults "
+                          "LIMIT 0", -1, &st, NULL) != SQLITE_OK)
+    return FALSE;
+  sqlite3_finalize (st);
+  return TRUE;
 }
 
 gboolean
@@ -505,7 +526,7 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
       || (nodes = prepare_rows (db, "nodes", 4, TOPO_BATCH)) == NULL
       || (link = prepare_rows (db, "links", 11, 1)) == NULL
       || (links = prepare_rows (db, "links", 11, TOPO_BATCH)) == NULL
-      || (fault = prepare_rows (db, "faults", 7, 1)) == NULL)
+      || (fault = prepare_rows (db, "faults", 9, 1)) == NULL)
     goto out;
   for (uint32_t n = 0; n < topo->n_nodes; n++)
     {
@@ -554,6 +575,11 @@ weft_db_write_topology (WeftDb *db, int64_t run, const WeftTopology *topo,
       sqlite3_bind_double (fault, 5, k->compute);
       sqlite3_bind_int64 (fault, 6, k->links);
       sqlite3_bind_int64 (fault, 7, k->gpus);
+      sqlite3_bind_int64 (fault, 8, (sqlite3_int64) k->from);
+      if (k->until == WEFT_FOREVER)
+        sqlite3_bind_null (fault, 9);
+      else
+        sqlite3_bind_int64 (fault, 9, (sqlite3_int64) k->until);
       if (sqlite3_step (fault) != SQLITE_DONE)
         goto out;
       sqlite3_reset (fault);
@@ -981,7 +1007,7 @@ weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
           "INSERT INTO trace_ranks SELECT %lld, job, rank, node, step_ps, "
           "compute_ps, exposed_ps FROM shard.trace_ranks WHERE run_id = %lld;"
           "INSERT INTO faults SELECT %lld, id, what, speed, compute, links, "
-          "gpus FROM "
+          "gpus, from_ps, until_ps FROM "
           "shard.faults WHERE run_id = %lld;",
           (long long) to, (long long) from,
           (long long) to, (long long) from, (long long) to, (long long) from,

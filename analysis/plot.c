@@ -227,15 +227,15 @@ run_label (sqlite3 *h, int64_t run)
       sqlite3_finalize (st);
     }
   /* Its faults (none in a database older than the faults table). */
-  if (sqlite3_prepare_v2 (h, "SELECT what, speed, compute FROM faults WHERE "
-                          "run_id = ? ORDER BY id", -1, &st, NULL) == SQLITE_OK)
+  if ((st = weft_results_faults (h, "what, speed, compute")) != NULL)
     {
       sqlite3_bind_int64 (st, 1, run);
       for (int n = 0; sqlite3_step (st) == SQLITE_ROW; n++)
         {
           g_autofree char *fault = weft_results_fault_text (
               (const char *) sqlite3_column_text (st, 0),
-              sqlite3_column_double (st, 1), sqlite3_column_double (st, 2));
+              sqlite3_column_double (st, 1), sqlite3_column_double (st, 2),
+              sqlite3_column_int64 (st, 3), sqlite3_column_int64 (st, 4));
           g_string_append_printf (label, "%s %s", n ? "," : "; fault:", fault);
         }
       sqlite3_finalize (st);

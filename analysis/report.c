@@ -2,6 +2,7 @@
 #include "db-private.h"
 #include "results.h"
 #include "topology/tiers.h"
+#include "units.h"
 
 #include <sqlite3.h>
 #include <string.h>
@@ -310,7 +311,8 @@ report_tiers (WeftDb *db, int64_t run, FILE *out, GError **error)
 }
 
 char *
-weft_results_fault_text (const char *what, double speed, double compute)
+weft_results_fault_text (const char *what, double speed, double compute,
+                         int64_t from_ps, int64_t until_ps)
 {
   GString *text = g_string_new (what);
 
@@ -322,7 +324,34 @@ weft_results_fault_text (const char *what, double speed, double compute)
     g_string_append (text, " down");
   else if (speed < 1)
     g_string_append_printf (text, " at %g%%", 100 * speed);
+  if (from_ps > 0)
+    {
+      g_autofree char *t = weft_format_time ((WeftTime) from_ps);
+      g_string_append_printf (text, " from %s", t);
+    }
+  if (until_ps >= 0)
+    {
+      g_autofree char *t = weft_format_time ((WeftTime) until_ps);
+      g_string_append_printf (text, " until %s", t);
+    }
   return g_string_free (text, FALSE);
+}
+
+sqlite3_stmt *
+weft_results_faults (sqlite3 *h, const char *columns)
+{
+  sqlite3_stmt *st = NULL;
+  g_autofree char *sql = g_strdup_printf (
+      "SELECT %s, %s FROM faults WHERE run_id = ? ORDER BY id", columns,
+      weft_db_has_fault_times (h) ? "from_ps, coalesce (until_ps, -1)"
+                                  : "0, -1");
+
+  if (sqlite3_prepare_v2 (h, sql, -1, &st, NULL) != SQLITE_OK)
+    {
+      sqlite3_finalize (st);
+      return NULL;
+    }
+  return st;
 }
 
 /* The faults of @run, if it had any, and the operations they slowed: each
@@ -335,16 +364,16 @@ report_faults (sqlite3 *h, int64_t run, FILE *out)
   sqlite3_stmt *st;
   int n = 0;
 
-  if (sqlite3_prepare_v2 (h, "SELECT what, speed, compute, links, gpus FROM "
-                          "faults WHERE run_id = ? ORDER BY id", -1, &st, NULL)
-      != SQLITE_OK)
+  if ((st = weft_results_faults (h, "what, speed, compute, links, gpus"))
+      == NULL)
     return;
   sqlite3_bind_int64 (st, 1, run);
   while (sqlite3_step (st) == SQLITE_ROW)
     {
       g_autofree char *fault = weft_results_fault_text (
           (const char *) sqlite3_column_text (st, 0),
-          sqlite3_column_double (st, 1), sqlite3_column_double (st, 2));
+          sqlite3_column_double (st, 1), sqlite3_column_double (st, 2),
+          sqlite3_column_int64 (st, 5), sqlite3_column_int64 (st, 6));
       int links = sqlite3_column_int (st, 3), gpus = sqlite3_column_int (st, 4);
       fprintf (out, "%s %s (", n++ ? "," : "# faults:", fault);
       if (links)

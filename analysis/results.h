@@ -2,6 +2,7 @@
  * `weft plot`. */
 #pragma once
 
+#include <sqlite3.h>
 #include <stdio.h>
 
 #include "db.h"
@@ -13,9 +14,18 @@ G_BEGIN_DECLS
 int64_t weft_results_pick_run (WeftDb *db, int64_t run, GError **error);
 
 /* A fault of the faults table as a person reads it: "ib/spine0 down",
- * "A - B at 50%", "dgx/gpu3 computes at 50%". */
+ * "A - B at 50%", "dgx/gpu3 computes at 50%", then when it holds if not
+ * all along: " from 100 us until 300 us" (@until_ps below 0: to the
+ * end). */
 char *weft_results_fault_text (const char *what, double speed,
-                               double compute);
+                               double compute, int64_t from_ps,
+                               int64_t until_ps);
+
+/* A statement selecting @columns of the faults of a run (its one
+ * parameter), in order, then when each holds (from_ps, and until_ps or
+ * -1), 0 and -1 in a database older than those columns; NULL in one
+ * older than the table. */
+sqlite3_stmt *weft_results_faults (sqlite3 *h, const char *columns);
 
 /* Print the text summary of @run: the operations in nccl-tests' form, the
  * @top busiest links with mean and peak utilization, and where the time

@@ -16,6 +16,8 @@ if (numeric) {
   plot for [i=0:*] data index i using 1:3 with linespoints pt 7 lw 2 \
        title columnheader(1)
 } else {
+  # Values may be long (a fault, a scenario's path): slanted, they keep apart.
+  set xtics rotate by 20 right
   plot for [i=0:*] data index i using 1:3:xtic(2) with linespoints pt 7 \
        lw 2 title columnheader(1)
 }
