@@ -1,6 +1,7 @@
-/* Tests of faults: links, switches and NICs down or slow for a whole run,
- * against closed forms, and their errors. */
+/* Tests of faults: links, switches and NICs down or slow for a whole run
+ * or for a while, against closed forms, and their errors. */
 #include "collectives/collective_run.h"
+#include "network/network.h"
 #include "topology/faults.h"
 #include "topology/routing.h"
 #include "topology/scenario.h"
@@ -144,9 +145,15 @@ START_TEST (test_nvswitch_chip_down)
 {
   /* A DGX H100's GPUs reach its four NVSwitch chips by 5, 4, 4 and 5
    * NVLinks.  With one chip down a large ring all_reduce runs at the rate
-   * of the lanes left: 13/18 without chip 0, 14/18 without chip 1. */
+   * of the lanes left: 13/18 without chip 0, 14/18 without chip 1.  With
+   * chip 0 down from 1 ms until 3 ms it runs at 13/18 for those 2 ms and
+   * at all of it before and after (a transfer takes the routes of the
+   * moment for what it has left, when the chip goes and when it comes
+   * back): 2 ms x (1 - 13/18) longer than whole, within 1%, the rest being
+   * the transfers' latencies, which do not scale. */
   const char *down[][2] = { { "dgx/nvswitch0", NULL },
                             { "dgx/nvswitch1", NULL } };
+  const char *window[] = { "dgx/nvswitch0 from 1ms until 3ms", NULL };
   const double lanes[] = { 13, 14 };
   g_autoptr (WeftScenario) whole = load_ok ("dgx-h100.yaml", NULL);
   WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
@@ -167,6 +174,13 @@ START_TEST (test_nvswitch_chip_down)
                          "fidelity %u, %s down: %.4f of the rate, not %.4f",
                          f, down[d][0], rate, expected);
         }
+      g_autoptr (WeftScenario) w = load_ok ("dgx-h100.yaml", window);
+      double t = all_reduce (w, checked[f], WEFT_ALG_RING,
+                             WEFT_PROTOCOL_SIMPLE, &params, 1ull << 30);
+      double closed = t0 + 2e-3 * (1 - 13.0 / 18);
+      ck_assert_msg (fabs (t / closed - 1) < 0.01, "fidelity %u, chip 0 down "
+                     "for 2 ms: %.2f us, not %.2f us", f, t * 1e6,
+                     closed * 1e6);
     }
 }
 END_TEST
@@ -424,6 +438,205 @@ START_TEST (test_straggler_step)
 }
 END_TEST
 
+/* Two GPUs, each joined to two switches s1 and s2 by one link of 25 GB/s
+ * and 500 ns; @faults, a `faults:` list, on its line 9: as a file. */
+static char *
+two_ways_file (const char *faults)
+{
+  g_autofree char *text = g_strdup_printf (
+      "weft: 1\nlink_types:\n"
+      "  nv: {port: nvlink, bandwidth: 25GB/s, latency: 500ns}\n"
+      "devices:\n"
+      "  g: {kind: gpu, ports: {nvlink: 2}, reduce_bandwidth: 1TB/s}\n"
+      "  s: {kind: switch, ports: {nvlink: 8}, latency: 100ns}\n"
+      "nodes: [{name: 'g[0-1]', device: g}, {name: 's[1-2]', device: s}]\n"
+      "links: [{a: 'g[0-1]', b: s1, type: nv}, "
+      "{a: 'g[0-1]', b: s2, type: nv}]\n"
+      "faults: %s\n", faults);
+  return write_scenario ("two.yaml", text);
+}
+
+static WeftScenario *
+two_ways (const char *faults)
+{
+  g_autofree char *path = two_ways_file (faults);
+  return load_ok (path, NULL);
+}
+
+static void
+arrived (WeftSim *sim, void *target, void *data)
+{
+  (void) data;
+  *(WeftTime *) target = weft_sim_now (sim);
+}
+
+typedef struct {
+  uint64_t from;                /* bin */
+  uint64_t bytes;
+} Late;
+
+static void
+count_late (uint32_t bin, uint64_t bytes, void *data)
+{
+  Late *late = data;
+
+  if (bin >= late->from)
+    late->bytes += bytes;
+}
+
+/* Seconds @bytes take from g0 to g1 of @s alone at @fidelity; the bytes
+ * delivered into @delivered, and what links out of switch @quiet carried
+ * from @after on into @late. */
+static double
+one_transfer (const WeftScenario *s, WeftFidelity fidelity, uint64_t bytes,
+              uint64_t *delivered, const char *quiet, WeftTime after,
+              uint64_t *late)
+{
+  g_autoptr (WeftSim) sim = weft_sim_new ();
+  const WeftNetworkConfig config = { fidelity, 1000000, 0, 0 };
+  g_autoptr (WeftNetwork) net = weft_network_new (sim, s->topo, &config);
+  uint32_t g0 = weft_topology_find_node (s->topo, "g0");
+  uint32_t g1 = weft_topology_find_node (s->topo, "g1");
+  uint32_t sw = quiet ? weft_topology_find_node (s->topo, quiet) : WEFT_NONE;
+  WeftTime end = 0;
+
+  weft_network_transfer (net, g0, g1, bytes, 0, arrived, &end, NULL);
+  weft_sim_run (sim);
+  ck_assert_msg (weft_network_failure (net) == NULL, "%s",
+                 weft_network_failure (net));
+  weft_network_flush_stats (net);
+  *delivered = net->bytes_delivered;
+  Late count = { after / net->stats->bin_width, 0 };
+  for (uint32_t l = 0; l < s->topo->n_links; l++)
+    if (s->topo->links[l].src == sw || s->topo->links[l].dst == sw)
+      weft_link_stats_bins (net->stats, l, count_late, &count);
+  *late = count.bytes;
+  return end * 1e-12;
+}
+
+static const WeftFidelity all_fidelities[] = {
+  WEFT_FIDELITY_FLOW, WEFT_FIDELITY_ANALYTICAL, WEFT_FIDELITY_ANALYTICAL_FREE,
+  WEFT_FIDELITY_PACKET };
+
+START_TEST (test_link_fails_under_transfer)
+{
+  /* 10 MB from g0 to g1 go over both switches at once (2B) until s1 fails
+   * at 100 us; what is left then goes over s2 alone (B): the transfer
+   * takes t + (S - 2Bt) / B + L at every fidelity, delivers every byte,
+   * and nothing crosses s1 after it failed.  The packet model loses what
+   * was on s1's links when it failed and sends it again: a few packets
+   * more. */
+  g_autoptr (WeftScenario) s = two_ways ("[{node: s1, from: 100us}]");
+  const double bytes = 1e7, b = 25e9, t = 100e-6, l = 2 * 500e-9 + 100e-9;
+  double closed = t + (bytes - 2 * b * t) / b + l;
+
+  for (guint f = 0; f < G_N_ELEMENTS (all_fidelities); f++)
+    {
+      uint64_t delivered, late;
+      double took = one_transfer (s, all_fidelities[f], (uint64_t) bytes,
+                                  &delivered, "s1", 101000000, &late);
+      /* Packets: what s1's path held (its latency's worth at B, the
+       * bandwidth-delay product) is sent again at B. */
+      double more = all_fidelities[f] == WEFT_FIDELITY_PACKET ? 2 * l : 0;
+      ck_assert_msg (took > closed * (1 - 1e-6)
+                     && took < (closed + more) * (1 + 1e-6),
+                     "%s: %.4f us against %.4f us",
+                     weft_fidelity_name (all_fidelities[f]), took * 1e6,
+                     closed * 1e6);
+      ck_assert_uint_eq (delivered, (uint64_t) bytes);
+      ck_assert_msg (late == 0, "%s: %" G_GUINT64_FORMAT " bytes on s1's "
+                     "links after it failed",
+                     weft_fidelity_name (all_fidelities[f]), late);
+    }
+}
+END_TEST
+
+START_TEST (test_slow_for_a_while)
+{
+  /* s2 down all along, s1's links at half speed from 100 us until 300 us:
+   * 10 MB go at B, then B/2, then B again, so they take
+   * t1 + (t2 - t1) + (S - B t1 - B (t2 - t1) / 2) / B + L. */
+  g_autoptr (WeftScenario) s = two_ways (
+      "[{node: s2}, {node: s1, speed: 50%, from: 100us, until: 300us}]");
+  const double bytes = 1e7, b = 25e9, t1 = 100e-6, t2 = 300e-6;
+  const double l = 2 * 500e-9 + 100e-9;
+  double closed = t2 + (bytes - b * t1 - b * (t2 - t1) / 2) / b + l;
+
+  for (guint f = 0; f < G_N_ELEMENTS (all_fidelities); f++)
+    {
+      uint64_t delivered, late;
+      if (all_fidelities[f] == WEFT_FIDELITY_ANALYTICAL_FREE)
+        continue;               /* its transfers keep their start's rate */
+      double took = one_transfer (s, all_fidelities[f], (uint64_t) bytes,
+                                  &delivered, NULL, 0, &late);
+      ck_assert_msg (fabs (took / closed - 1) < 1e-4,
+                     "%s: %.4f us against %.4f us",
+                     weft_fidelity_name (all_fidelities[f]), took * 1e6,
+                     closed * 1e6);
+      ck_assert_uint_eq (delivered, (uint64_t) bytes);
+    }
+}
+END_TEST
+
+START_TEST (test_straggler_for_a_while)
+{
+  /* GPU g0 at 25% from 1 ms until 2 ms: work of 1.5 ms at full speed
+   * started at 0.5 ms does 0.5 ms of it by 1 ms, 0.25 ms by 2 ms and the
+   * rest, 0.75 ms, by 2.75 ms; started at 3 ms it is not slowed. */
+  g_autoptr (WeftScenario) s = two_ways (
+      "[{node: g0, compute: 25%, from: 1ms, until: 2ms}]");
+  const WeftTime ms = 1000000000;
+  uint32_t g0 = weft_topology_find_node (s->topo, "g0");
+  uint32_t g1 = weft_topology_find_node (s->topo, "g1");
+
+  ck_assert_uint_eq (weft_faults_compute_end (s->topo, g0, ms / 2,
+                                              1.5 * ms),
+                     2 * ms + 3 * ms / 4);
+  ck_assert_uint_eq (weft_faults_compute_end (s->topo, g0, 3 * ms, 1.5 * ms),
+                     3 * ms + 3 * ms / 2);
+  ck_assert_uint_eq (weft_faults_compute_end (s->topo, g1, ms / 2, 1.5 * ms),
+                     2 * ms);
+  ck_assert (s->topo->phases == NULL);  /* no link changes */
+}
+END_TEST
+
+START_TEST (test_timed_fault_errors)
+{
+  static const struct {
+    const char *faults, *message;
+  } cases[] = {
+    { "[{node: s1, from: 2us, until: 1us}]",
+      "two.yaml:9:39: until '1us' is not after from" },
+    { "[{node: s1, from: soon}]", "two.yaml:9:27: 'soon' is not" },
+    { "[{node: s1}, {node: s2, from: 5us}]",
+      "two.yaml:9:22: from 5.000 us GPUs 'g0' and 'g1' have no path" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = two_ways_file (cases[i].faults);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftScenario) s = load (path, NULL, NULL, &error);
+      ck_assert_msg (s == NULL, "%s was taken", cases[i].faults);
+      const char *base = strrchr (error->message, '/');
+      ck_assert_msg (base && g_str_has_prefix (base + 1, cases[i].message),
+                     "%s: %s", cases[i].faults, error->message);
+    }
+
+  /* --fault takes its times last. */
+  const char *args[] = { "dgx/nvswitch0 from 10us until 20us",
+                         "dgx/gpu0 dgx/nvswitch0 50% until 1ms",
+                         "dgx/gpu3 compute 50% from 1ms", NULL };
+  for (guint i = 0; args[i]; i++)
+    {
+      const char *faults[] = { args[i], NULL };
+      g_autoptr (WeftScenario) s = load_ok ("dgx-h100.yaml", faults);
+      const WeftFault *k = g_ptr_array_index (s->topo->faults, 0);
+      ck_assert_msg (k->from > 0 || k->until != WEFT_FOREVER, "%s", args[i]);
+    }
+}
+END_TEST
+
 static Suite *
 faults_suite (void)
 {
@@ -440,6 +653,10 @@ faults_suite (void)
   tcase_add_test (tc, test_faults_recorded);
   tcase_add_test (tc, test_cut_off);
   tcase_add_test (tc, test_fault_errors);
+  tcase_add_test (tc, test_link_fails_under_transfer);
+  tcase_add_test (tc, test_slow_for_a_while);
+  tcase_add_test (tc, test_straggler_for_a_while);
+  tcase_add_test (tc, test_timed_fault_errors);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -881,6 +881,71 @@ START_TEST (test_faults_recorded_and_reported)
 }
 END_TEST
 
+START_TEST (test_timed_faults_recorded)
+{
+  /* A fault for a while keeps its times in the faults table and the
+   * report; one that leaves a transfer in flight no path (NVLS to a chip
+   * that goes down) fails the run at that moment: exit status 2, the run
+   * marked failed with why, the database sound.  A database of schema 4,
+   * whose faults held all along, gains the columns when written to. */
+  const char *timed[] = { "run", "-a", "ring", "-b", "1G", "-e", "1G",
+                          "--db", "f.db", "--fault",
+                          "dgx/nvswitch0 from 100us until 300us", NULL };
+  Result r = weft_cmd (timed);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+  sqlite3 *h = open_db ("f.db");
+  g_autofree char *rows = text (h, "SELECT what || ' ' || from_ps || ' ' || "
+                                   "until_ps FROM faults");
+  ck_assert_str_eq (rows, "dgx/nvswitch0 100000000 300000000");
+  sqlite3_close (h);
+  const char *report[] = { "report", "f.db", NULL };
+  r = weft_cmd (report);
+  ck_assert_msg (strstr (r.out, "# faults: dgx/nvswitch0 down from 100.000 us "
+                                "until 300.000 us (8 links)\n"),
+                 "%s", r.out);
+  result_clear (&r);
+
+  const char *cut[] = { "run", "-a", "nvls", "-b", "1G", "-e", "1G", "--db",
+                        "f.db", "--fault", "dgx/nvswitch0 from 10us", NULL };
+  r = weft_cmd (cut);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "no path of links that are up joins "
+                                "'dgx/gpu") != NULL
+                 && strstr (r.err, "'dgx/nvswitch0' from 10.000 us"),
+                 "%s", r.err);
+  result_clear (&r);
+  h = open_db ("f.db");
+  g_autofree char *status = text (h, "SELECT status FROM runs WHERE id = 2");
+  ck_assert_str_eq (status, "failed");
+  g_autofree char *sound = text (h, "PRAGMA integrity_check");
+  ck_assert_str_eq (sound, "ok");
+  sqlite3_close (h);
+  g_autofree char *path = g_build_filename (tmp_dir, "f.db", NULL);
+  ck_assert_int_eq (sqlite3_open (path, &h), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_exec (h, "ALTER TABLE faults DROP COLUMN from_ps; "
+                                  "ALTER TABLE faults DROP COLUMN until_ps; "
+                                  "PRAGMA user_version = 4", NULL, NULL, NULL),
+                    SQLITE_OK);
+  sqlite3_close (h);
+  const char *old[] = { "report", "f.db", "--run", "1", NULL };
+  r = weft_cmd (old);
+  ck_assert_msg (strstr (r.out, "# faults: dgx/nvswitch0 down (8 links)\n"),
+                 "%s", r.out);
+  result_clear (&r);
+  r = weft_cmd (timed);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+  h = open_db ("f.db");
+  ck_assert_int_eq (scalar (h, "PRAGMA user_version"), WEFT_DB_SCHEMA_VERSION);
+  g_autofree char *both = text (h, "SELECT group_concat(run_id || ' ' || "
+                                   "from_ps || ' ' || coalesce (until_ps, "
+                                   "'end'), '; ') FROM faults");
+  ck_assert_str_eq (both, "1 0 end; 2 0 end; 3 100000000 300000000");
+  sqlite3_close (h);
+}
+END_TEST
+
 static Suite *
 results_suite (void)
 {
@@ -890,6 +955,7 @@ results_suite (void)
   tcase_set_timeout (tc, 180);
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_bins_add_up_to_link_bytes);
+  tcase_add_test (tc, test_timed_faults_recorded);
   tcase_add_test (tc, test_same_seed_same_rows);
   tcase_add_test (tc, test_trace_rows);
   tcase_add_test (tc, test_one_candidate_bins);
