@@ -915,9 +915,22 @@ START_TEST (test_timed_faults_recorded)
                  && strstr (r.err, "'dgx/nvswitch0' from 10.000 us"),
                  "%s", r.err);
   result_clear (&r);
+  /* Every up-link of a leaf failing under an all_reduce: its servers are
+   * cut from the others, and the operation fails at that moment. */
+  const char *leaf[] = { "run", SCENARIOS "/h100-256-fat-tree.yaml", "-b",
+                         "1G", "-e", "1G", "--db", "f.db", "--fault",
+                         "ib/leaf0 ib/spine[0-3] from 100us", NULL };
+  r = weft_cmd (leaf);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "weft run: at ")
+                 && strstr (r.err, "no path of links that are up joins")
+                 && strstr (r.err, "'ib/leaf0 - ib/spine[0-3]' from "
+                                   "100.000 us"), "%s", r.err);
+  result_clear (&r);
   h = open_db ("f.db");
-  g_autofree char *status = text (h, "SELECT status FROM runs WHERE id = 2");
-  ck_assert_str_eq (status, "failed");
+  g_autofree char *status = text (h, "SELECT group_concat(status) FROM runs "
+                                     "WHERE id > 1");
+  ck_assert_str_eq (status, "failed,failed");
   g_autofree char *sound = text (h, "PRAGMA integrity_check");
   ck_assert_str_eq (sound, "ok");
   sqlite3_close (h);
@@ -941,7 +954,8 @@ START_TEST (test_timed_faults_recorded)
   g_autofree char *both = text (h, "SELECT group_concat(run_id || ' ' || "
                                    "from_ps || ' ' || coalesce (until_ps, "
                                    "'end'), '; ') FROM faults");
-  ck_assert_str_eq (both, "1 0 end; 2 0 end; 3 100000000 300000000");
+  ck_assert_str_eq (both, "1 0 end; 2 0 end; 3 0 end; "
+                         "4 100000000 300000000");
   sqlite3_close (h);
 }
 END_TEST

@@ -157,6 +157,11 @@ route_crosses (WeftNetwork *net, uint32_t src, uint32_t dst,
 uint32_t
 weft_network_crosses (WeftNetwork *net, uint32_t src, uint32_t dst)
 {
+  /* A fault may have left no route: the send that asks fails as it
+   * starts (weft_network_joined()). */
+  if (G_UNLIKELY (net->phase > 0)
+      && weft_routing_cost (net->routing, src, dst) == WEFT_ROUTE_UNREACHABLE)
+    return WEFT_CROSSES_NETWORK;
   if (net->routes)
     {
       /* The send that asks is about to take the route: it is made once,

@@ -256,12 +256,11 @@ compare_time (gconstpointer a, gconstpointer b)
   return x < y ? -1 : x > y;
 }
 
-gboolean
-weft_faults_phases (WeftTopology *topo, const GPtrArray *entries,
-                    GError **error)
+void
+weft_faults_phases (WeftTopology *topo)
 {
   if (topo->whole_bandwidth == NULL)
-    return TRUE;
+    return;
   g_autoptr (GArray) times = g_array_new (FALSE, FALSE, sizeof (WeftTime));
   for (guint f = 0; f < topo->faults->len; f++)
     {
@@ -274,7 +273,7 @@ weft_faults_phases (WeftTopology *topo, const GPtrArray *entries,
         g_array_append_val (times, k->until);
     }
   if (times->len == 0)
-    return TRUE;
+    return;
   g_array_sort (times, compare_time);
   topo->phases = g_array_new (FALSE, FALSE, sizeof (WeftTopoPhase));
   g_autofree float *share = g_new (float, MAX (topo->n_links, 1));
@@ -285,7 +284,6 @@ weft_faults_phases (WeftTopology *topo, const GPtrArray *entries,
         continue;
       for (uint32_t l = 0; l < topo->n_links; l++)
         share[l] = 1;
-      const WeftCfg *blame = NULL;
       for (guint f = 0; f < topo->faults->len; f++)
         {
           const WeftFault *k = g_ptr_array_index (topo->faults, f);
@@ -294,25 +292,10 @@ weft_faults_phases (WeftTopology *topo, const GPtrArray *entries,
           for (uint32_t j = 0; j < k->links; j++)
             for (uint32_t d = k->link_ids[j]; d <= k->link_ids[j] + 1; d++)
               share[d] = MIN (share[d], (float) k->share);
-          if (k->from == at && k->links > 0)
-            blame = g_ptr_array_index (entries, f);
         }
       WeftTopoPhase phase = { at, weft_topology_phase_new (topo, share) };
       g_array_append_val (topo->phases, phase);
-      g_autofree uint32_t *parent = g_new (uint32_t, MAX (topo->n_nodes, 1));
-      uint32_t a, b;
-      if (!weft_topology_gpus_joined (phase.topo, parent, &a, &b))
-        {
-          g_autofree char *when = weft_format_time (at);
-          return weft_cfg_error (error, blame ? blame
-                                             : g_ptr_array_index (entries, 0),
-                                 "from %s GPUs '%s' and '%s' have no path of "
-                                 "links that are up between them: the faults "
-                                 "cut the fabric in two", when,
-                                 topo->nodes[a].name, topo->nodes[b].name);
-        }
     }
-  return TRUE;
 }
 
 static int

@@ -48,11 +48,10 @@ gboolean weft_faults_apply (WeftTopology *topo, const GPtrArray *entries,
                             GError **error);
 
 /* With faults that start or end during a run in the finished @topo: its
- * topology from each time one does on (topo->phases), each checked as the
- * scenario is, that every GPU reaches every other, or an error at the
- * fault of @entries (as given to weft_faults_apply()) that starts then. */
-gboolean weft_faults_phases (WeftTopology *topo, const GPtrArray *entries,
-                             GError **error);
+ * topology from each time one does on (topo->phases).  One may cut GPUs
+ * apart: a run that needs a path between them then fails at that moment
+ * (weft_network_failure()), which weft topo foretells. */
+void weft_faults_phases (WeftTopology *topo);
 
 /* When a GPU that starts @work ps of compute (or reduction) at full speed at
  * @start finishes it, slowed by the stragglers of @topo that hold on it

@@ -615,14 +615,6 @@ build (Builder *b, GError **error)
   return check_gpus_connected (b, error);
 }
 
-/* The topology finished, with its phases if faults start or end during a
- * run. */
-static gboolean
-finish (Builder *b, GError **error)
-{
-  weft_topology_finish (b->topo);
-  return weft_faults_phases (b->topo, b->faults, error);
-}
 
 /* Find the value at the dotted @key in @root, or NULL. */
 static WeftCfg *
@@ -762,9 +754,10 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   b.files = g_ptr_array_new_with_free_func (g_free);
 
   if (read_file (&b, path, NULL, error) && apply_sets (&b, sets, error)
-      && add_fault_args (&b, faults, error) && build (&b, error)
-      && finish (&b, error))
+      && add_fault_args (&b, faults, error) && build (&b, error))
     {
+      weft_topology_finish (b.topo);
+      weft_faults_phases (b.topo);
       scenario = g_new0 (WeftScenario, 1);
       scenario->path = g_strdup (path);
       scenario->topo = g_steal_pointer (&b.topo);

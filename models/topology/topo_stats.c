@@ -356,6 +356,19 @@ weft_topo_print (FILE *out, const WeftTopology *topo, const WeftTopoStats *s)
         }
       fprintf (out, "\n");
     }
+  /* A phase that cuts GPUs apart fails any run that needs them then. */
+  for (guint i = 0; topo->phases && i < topo->phases->len; i++)
+    {
+      const WeftTopoPhase *p = &g_array_index (topo->phases, WeftTopoPhase, i);
+      g_autofree uint32_t *parent = g_new (uint32_t, MAX (topo->n_nodes, 1));
+      uint32_t a, b;
+      if (weft_topology_gpus_joined (p->topo, parent, &a, &b))
+        continue;
+      g_autofree char *t = weft_format_time (p->at);
+      fprintf (out, "  from %s GPUs %s and %s have no path of links that are "
+               "up between them: a run that needs one then fails\n", t,
+               topo->nodes[a].name, topo->nodes[b].name);
+    }
   fprintf (out, "per-GPU injection bandwidth, one way:\n");
   print_range (out, "NVLink", s->nvlink_min, s->nvlink_max);
   print_range (out, "network", s->network_min, s->network_max);
