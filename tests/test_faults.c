@@ -600,6 +600,30 @@ START_TEST (test_straggler_for_a_while)
 }
 END_TEST
 
+START_TEST (test_idle_link_for_a_while)
+{
+  /* A link no transfer crosses, down for a while, changes nothing: when
+   * it comes back, transfers in flight whose routes stay the same are left
+   * as they are, at every fidelity. */
+  const char *idle[] = { "dgx/cpu0 dgx/cpu1 until 100us", NULL };
+  g_autoptr (WeftScenario) whole = load_ok ("dgx-h100.yaml", NULL);
+  g_autoptr (WeftScenario) s = load_ok ("dgx-h100.yaml", idle);
+  WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
+
+  ck_assert (s->topo->phases != NULL);
+  for (guint f = 0; f < G_N_ELEMENTS (all_fidelities); f++)
+    {
+      double t0 = all_reduce (whole, all_fidelities[f], WEFT_ALG_RING,
+                              WEFT_PROTOCOL_SIMPLE, &params, 64 << 20);
+      double t = all_reduce (s, all_fidelities[f], WEFT_ALG_RING,
+                             WEFT_PROTOCOL_SIMPLE, &params, 64 << 20);
+      ck_assert_msg (t == t0 && t > 100e-6, "%s: %.6f us, not %.6f us",
+                     weft_fidelity_name (all_fidelities[f]), t * 1e6,
+                     t0 * 1e6);
+    }
+}
+END_TEST
+
 START_TEST (test_timed_fault_errors)
 {
   static const struct {
@@ -677,6 +701,7 @@ faults_suite (void)
   tcase_add_test (tc, test_link_fails_under_transfer);
   tcase_add_test (tc, test_slow_for_a_while);
   tcase_add_test (tc, test_straggler_for_a_while);
+  tcase_add_test (tc, test_idle_link_for_a_while);
   tcase_add_test (tc, test_timed_fault_errors);
   suite_add_tcase (s, tc);
   return s;

@@ -458,12 +458,12 @@ sharing_relink (WeftNetwork *net, uint32_t l, double old_capacity)
 static uint64_t
 sharing_withdraw (WeftNetwork *net, uint32_t id, gboolean lost, gboolean *keeps)
 {
-  (void) lost;                  /* a fluid loses nothing */
   Sharing *s = (Sharing *) net;
   const WeftTransfer *t = &net->transfers[id];
   WeftTime now = weft_sim_now (net->sim);
   double rest = 0;
 
+  (void) lost;                  /* a fluid loses nothing */
   *keeps = FALSE;
   if (s->pending[id].left == 0)
     return 0;                   /* served everywhere: its cap holds it */

@@ -135,12 +135,12 @@ free_relink (WeftNetwork *net, uint32_t link, double old_capacity)
 static uint64_t
 free_withdraw (WeftNetwork *net, uint32_t id, gboolean lost, gboolean *keeps)
 {
-  (void) lost;                  /* a fluid loses nothing */
   Free *a = (Free *) net;
   const WeftTransfer *t = &net->transfers[id];
   WeftTime now = weft_sim_now (net->sim);
   WeftTime began = a->began[id], leaves = a->leaves[id];
 
+  (void) lost;                  /* a fluid loses nothing */
   *keeps = FALSE;
   if (leaves <= now)
     return 0;

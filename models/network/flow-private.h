@@ -218,6 +218,9 @@ typedef struct {
                                    find_unfilled() */
   GHashTable *huge;             /* striped flows of HUGE_FLOW bytes or more:
                                    id -> the bytes each link carries */
+  uint32_t *owner;              /* while a fault's transfers are withdrawn:
+                                   per transfer, its bundle, as of... */
+  uint32_t owner_len, owner_phase;      /* ...that phase's start */
 } FlowNet;
 
 /* A flow's per-link arrays: its links in the flow, its slots and shares

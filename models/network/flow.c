@@ -69,6 +69,7 @@ flow_destroy (WeftNetwork *net)
     g_hash_table_unref (f->huge);
   g_free (f->dirty);
   g_free (f->members);
+  g_free (f->owner);
   g_free (f->start_share);
   Ids *ids[] = { &f->spare, &f->done, &f->affected,
                  &f->sort_scratch, &f->touched, &f->touched_owner,
@@ -730,34 +731,38 @@ flow_relink (WeftNetwork *net, uint32_t l, double old_capacity)
 static uint64_t
 flow_withdraw (WeftNetwork *net, uint32_t id, gboolean lost, gboolean *keeps)
 {
-  (void) lost;                  /* a fluid loses nothing */
   FlowNet *f = (FlowNet *) net;
   const WeftTransfer *t = &net->transfers[id];
   WeftTime now = weft_sim_now (net->sim);
-  uint32_t b = WEFT_NONE, prev = WEFT_NONE;
+  uint32_t prev = WEFT_NONE;
 
+  (void) lost;                  /* a fluid loses nothing */
   *keeps = FALSE;
-  for (uint32_t k = 0; k < f->n_bundles && b == WEFT_NONE; k++)
+  /* Members do not say whose they are: once a phase, every bundle says.
+   * (Transfers that start meanwhile are on the new routes, and stay.) */
+  if (f->owner == NULL || f->owner_phase != net->phase)
     {
-      const Flow *flow = &f->flows[k];
-      if (flow->mult == 0 || flow->path_len == 0)
-        continue;
-      prev = WEFT_NONE;
-      uint32_t m = flow->head;
-      for (uint32_t c = 0; c < flow->mult; c++)
+      f->owner_phase = net->phase;
+      f->owner_len = net->n_transfers;
+      f->owner = g_renew (uint32_t, f->owner, MAX (f->owner_len, 1));
+      memset (f->owner, 0xff, f->owner_len * sizeof (uint32_t));
+      for (uint32_t k = 0; k < f->n_bundles; k++)
         {
-          if (m == id)
+          const Flow *flow = &f->flows[k];
+          uint32_t m = flow->head;
+          for (uint32_t c = 0; flow->path_len > 0 && c < flow->mult; c++)
             {
-              b = k;
-              break;
+              f->owner[m] = k;
+              m = f->members[m].next;
             }
-          prev = m;
-          m = f->members[m].next;
         }
     }
+  uint32_t b = id < f->owner_len ? f->owner[id] : WEFT_NONE;
   if (b == WEFT_NONE)
     return 0;
   Flow *flow = &f->flows[b];
+  for (uint32_t m = flow->head; m != id; m = f->members[m].next)
+    prev = m;
   const uint32_t *path = flow_path (flow);
   const double *share = flow_share (f, flow);
   serve (flow, now);

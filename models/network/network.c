@@ -284,8 +284,9 @@ route_part (WeftNetwork *net, uint32_t src, uint32_t dst, uint32_t first,
     {
       gboolean routed = weft_routing_path (net->routing, src, dst, flow,
                                            net->scratch);
-      /* The loader refuses GPUs that cannot reach each other at any time;
-       * what weft_network_reaches() has not refused is joined. */
+      /* The loader refuses GPUs that cannot reach each other at the
+       * start; once a fault has changed the links, weft_network_joined()
+       * has looked. */
       g_assert (routed);
       return;
     }
@@ -1092,6 +1093,67 @@ move (WeftNetwork *net, uint32_t id, gboolean lost)
   net->part = whole;
 }
 
+/* Whether transfer @t, in flight, would take other links now that some
+ * have come back (since the links of @was): its links against those a
+ * send from its source to its destination would take now (flow 0's,
+ * where a flow's id chooses), as a set for one over every stripe, else
+ * those of its own first hop, whose split changes if a first hop came
+ * back.  One to or from planes is taken anew whatever. */
+static gboolean
+route_changed (WeftNetwork *net, const WeftTransfer *t,
+               const WeftTopology *was)
+{
+  const uint32_t *path = t->path;
+  uint32_t n = t->path_len;
+
+  if (t->places != NULL
+      || weft_routing_cost (net->routing, t->from, t->to)
+             == WEFT_ROUTE_UNREACHABLE)
+    return TRUE;
+  if (n > 0 && path[0] >= net->topo->n_links)
+    {
+      path++;                   /* its send engine's */
+      n--;
+    }
+  g_autoptr (GArray) now = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  weft_routing_first_hops (net->routing, t->from, t->to, net->hops);
+  guint hops = net->hops->len;
+  if (hops <= 1)
+    route_part (net, t->from, t->to,
+                hops ? g_array_index (net->hops, uint32_t, 0) : WEFT_NONE, 0);
+  for (guint h = 0; hops <= 1 ? h < 1 : h < hops; h++)
+    {
+      uint32_t first = hops > 1 ? g_array_index (net->hops, uint32_t, h)
+                                : WEFT_NONE;
+      if (hops > 1 && !t->striped && was->links[first].share == 0)
+        return TRUE;            /* a part of a split that is no more */
+      if (hops > 1 && !t->striped && first != path[0])
+        continue;               /* a part of its own: another's hop */
+      if (hops > 1)
+        route_part (net, t->from, t->to, first, 0);
+      for (guint k = 0; k < net->scratch->len; k++)
+        {
+          uint32_t l = g_array_index (net->scratch, uint32_t, k);
+          guint j = 0;
+          while (j < now->len && g_array_index (now, uint32_t, j) != l)
+            j++;
+          if (j == now->len)
+            g_array_append_val (now, l);
+        }
+    }
+  if (now->len != n)
+    return TRUE;
+  for (uint32_t i = 0; i < n; i++)
+    {
+      guint j = 0;
+      while (j < now->len && g_array_index (now, uint32_t, j) != path[i])
+        j++;
+      if (j == now->len)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* Phase @data of the topology's faults begins: from now on its links are
  * as its topology has them.  A link's new rate holds for what is on it at
  * once.  Where a link goes down or comes up, routes are made anew among
@@ -1154,7 +1216,7 @@ phase_begins (WeftSim *sim, void *target, void *data)
       for (uint32_t i = 0; t->live && !down && i < t->path_len; i++)
         down = t->path[i] < next->n_links
                && next->links[t->path[i]].share == 0;
-      if (t->live && (down || back))
+      if (t->live && (down || (back && route_changed (net, t, was))))
         {
           uint32_t entry = id << 1 | down;
           g_array_append_val (moving, entry);

@@ -85,6 +85,11 @@ typedef struct {
   uint32_t n_packets, packets_cap, free_packet;
   GArray **engine_ts;           /* per send engine: the transfers (ids)
                                    still injecting behind it */
+  uint32_t *of_start, *of_list; /* while a fault's transfers are withdrawn:
+                                   transfer i's packets are of_list[
+                                   of_start[i] .. of_start[i + 1]), as of
+                                   that phase's start */
+  uint32_t of_len, of_phase;
 } PacketNet;
 
 static WeftNetwork *
@@ -104,6 +109,8 @@ packet_destroy (WeftNetwork *net)
   g_free (p->links);
   g_free (p->ts);
   g_free (p->packets);
+  g_free (p->of_start);
+  g_free (p->of_list);
   if (p->engine_ts != NULL)
     for (uint32_t e = 0; e < net->n_links - net->topo->n_links; e++)
       if (p->engine_ts[e] != NULL)
@@ -634,9 +641,31 @@ packet_withdraw (WeftNetwork *net, uint32_t id, gboolean lost,
     engine_leave (p, id);
   pt->withdrawn = TRUE;
 
-  uint64_t beyond = 0, gone = 0;
-  for (uint32_t pk = 0; pk < p->n_packets; pk++)
+  /* Packets do not say where they are: once a phase, each transfer's are
+   * listed.  (Packets made meanwhile are of transfers on the new routes.) */
+  if (p->of_start == NULL || p->of_phase != net->phase)
     {
+      p->of_phase = net->phase;
+      p->of_len = net->n_transfers;
+      p->of_start = g_renew (uint32_t, p->of_start, p->of_len + 1);
+      p->of_list = g_renew (uint32_t, p->of_list, MAX (p->n_packets, 1));
+      memset (p->of_start, 0, (p->of_len + 1) * sizeof (uint32_t));
+      for (uint32_t pk = 0; pk < p->n_packets; pk++)
+        if (p->packets[pk].state == QUEUED || p->packets[pk].state == GOING)
+          p->of_start[p->packets[pk].transfer + 1]++;
+      for (uint32_t i = 0; i < p->of_len; i++)
+        p->of_start[i + 1] += p->of_start[i];
+      g_autofree uint32_t *fill = g_memdup2 (p->of_start,
+                                             p->of_len * sizeof (uint32_t));
+      for (uint32_t pk = 0; pk < p->n_packets; pk++)
+        if (p->packets[pk].state == QUEUED || p->packets[pk].state == GOING)
+          p->of_list[fill[p->packets[pk].transfer]++] = pk;
+    }
+  uint64_t beyond = 0, gone = 0;
+  for (uint32_t j = id < p->of_len ? p->of_start[id] : 0;
+       id < p->of_len && j < p->of_start[id + 1]; j++)
+    {
+      uint32_t pk = p->of_list[j];
       Packet *packet = &p->packets[pk];
       if (packet->transfer != id
           || (packet->state != QUEUED && packet->state != GOING))
