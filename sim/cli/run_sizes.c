@@ -552,9 +552,11 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
   g_autoptr (GArray) each = g_array_new (FALSE, FALSE, sizeof (Need));
   const uint32_t *gpus = (const uint32_t *) plan->gpus->data;
   const WeftTopology *topo = args->scenario->topo;
-  /* Each simulation has a network and routes of its own. */
+  /* Each simulation has a network and routes of its own, and with faults
+   * that start or end during it routes for each phase of the fabric. */
   size_t per_run = weft_network_bytes (topo, args->fidelity)
-                   + weft_routing_bytes_bound (topo);
+                   + weft_routing_bytes_bound (topo)
+                       * (1 + (topo->phases ? topo->phases->len : 0));
   size_t per_transfer = weft_network_transfer_bytes (topo, args->fidelity);
 
   for (int i = 0; i < plan->n_sizes; i++)
