@@ -250,6 +250,18 @@ path_figures (const WeftNetwork *net, const uint32_t *links, uint32_t n,
     }
 }
 
+/* Where @v is in @a (uint32_t), or a->len: a path's few links, looked
+ * through. */
+static inline guint
+index_in (const GArray *a, uint32_t v)
+{
+  guint j = 0;
+
+  while (j < a->len && g_array_index (a, uint32_t, j) != v)
+    j++;
+  return j;
+}
+
 /* A transfer split over several first hops finishes with its last part.
  * The network keeps the splits in progress, so that a run stopped early
  * frees them too. */
@@ -397,9 +409,7 @@ gather_stripes (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
       for (guint k = 0; k < net->scratch->len; k++)
         {
           uint32_t l = g_array_index (net->scratch, uint32_t, k);
-          guint j = 0;
-          while (j < links->len && g_array_index (links, uint32_t, j) != l)
-            j++;
+          guint j = index_in (links, l);
           if (j == links->len)
             g_array_append_val (links, l);
           g_array_append_val (crossed, j);
@@ -807,9 +817,7 @@ weft_network_gather_route (WeftNetwork *net, uint32_t src, uint32_t dst,
   for (guint k = 0; k < n; k++)
     {
       uint64_t b = each ? each[k] : bytes;
-      guint j = 0;
-      while (j < links->len && g_array_index (links, uint32_t, j) != route[k])
-        j++;
+      guint j = index_in (links, route[k]);
       if (j == links->len)
         {
           g_array_append_val (links, route[k]);
@@ -1134,23 +1142,15 @@ route_changed (WeftNetwork *net, const WeftTransfer *t,
       for (guint k = 0; k < net->scratch->len; k++)
         {
           uint32_t l = g_array_index (net->scratch, uint32_t, k);
-          guint j = 0;
-          while (j < now->len && g_array_index (now, uint32_t, j) != l)
-            j++;
-          if (j == now->len)
+          if (index_in (now, l) == now->len)
             g_array_append_val (now, l);
         }
     }
   if (now->len != n)
     return TRUE;
   for (uint32_t i = 0; i < n; i++)
-    {
-      guint j = 0;
-      while (j < now->len && g_array_index (now, uint32_t, j) != path[i])
-        j++;
-      if (j == now->len)
-        return TRUE;
-    }
+    if (index_in (now, path[i]) == now->len)
+      return TRUE;
   return FALSE;
 }
 
@@ -1161,8 +1161,8 @@ route_changed (WeftNetwork *net, const WeftTransfer *t,
  * switch's forwarding tables and a GPU's NVLink striping do for the
  * packets still to come: a transfer on a link that has gone down moves to
  * them (a lossless fabric reroutes what it carries), and when a link comes
- * back every transfer in flight takes the new routes for what it has left;
- * one that finds no path ends the run (weft_network_joined()). */
+ * back a transfer in flight whose route changes takes the new one for what
+ * it has left; one that finds no path ends the run (weft_network_joined()). */
 static void
 phase_begins (WeftSim *sim, void *target, void *data)
 {
@@ -1176,6 +1176,7 @@ phase_begins (WeftSim *sim, void *target, void *data)
   (void) sim;
 
   net->phase++;
+  /* A link that comes back has turned too: the look may stop there. */
   for (uint32_t l = 0; l < next->n_links && !back; l++)
     {
       gboolean up = next->links[l].share > 0;
