@@ -247,21 +247,30 @@ drained (WeftSim *sim, void *target, void *data)
   weft_network_complete (net, id, net->transfers[id].latency);
 }
 
+/* Link @l's busy period so far into its statistics at @rate: it goes idle
+ * now, its rate changes now, or the run stops with it busy. */
+static void
+lane_flush (Sharing *s, uint32_t l, WeftTime now, double rate)
+{
+  WeftNetwork *net = &s->base;
+  Lane *lane = &s->lanes[l];
+
+  if (lane->since >= now)
+    return;
+  net->stats->links[l].busy += now - lane->since;
+  weft_link_stats_spread (net->stats, l, lane->since, now,
+                          (double) (now - lane->since) * rate * 1e-12);
+  lane->since = now;
+}
+
 /* Link @l has been busy since lane->since and is idle from @now: it
  * carried data at its capacity all along, which is what its bins get (the
  * bins are scaled to the bytes counted). */
 static void
 lane_idle (Sharing *s, uint32_t l, WeftTime now)
 {
-  WeftNetwork *net = &s->base;
-  Lane *lane = &s->lanes[l];
-
-  net->stats->links[l].busy += now - lane->since;
-  weft_link_stats_spread (net->stats, l, lane->since, now,
-                          (double) (now - lane->since) * net->capacity[l]
-                              * 1e-12);
-  lane->since = now;
-  lane->vtime = 0;
+  lane_flush (s, l, now, s->base.capacity[l]);
+  s->lanes[l].vtime = 0;
 }
 
 /* Link @data's first part is served: it and any served with it leave the
@@ -403,22 +412,6 @@ sharing_start (WeftNetwork *net, uint32_t id)
     }
 }
 
-/* Link @l's busy period so far into its statistics at @rate: a rate that
- * changes now, or a run that stops with it busy. */
-static void
-lane_flush (Sharing *s, uint32_t l, WeftTime now, double rate)
-{
-  WeftNetwork *net = &s->base;
-  Lane *lane = &s->lanes[l];
-
-  if (lane->n == 0 || lane->since >= now)
-    return;
-  net->stats->links[l].busy += now - lane->since;
-  weft_link_stats_spread (net->stats, l, lane->since, now,
-                          (double) (now - lane->since) * rate * 1e-12);
-  lane->since = now;
-}
-
 /* Link @l runs at a new rate from now: what its parts have left of their
  * work takes that much longer or shorter (a link gone down keeps its
  * parts as they are until they are withdrawn). */
@@ -514,16 +507,8 @@ sharing_flush (WeftNetwork *net)
   if (s->lanes == NULL)
     return;
   for (uint32_t l = 0; l < net->n_links; l++)
-    {
-      Lane *lane = &s->lanes[l];
-      if (lane->n == 0 || lane->since >= now)
-        continue;
-      net->stats->links[l].busy += now - lane->since;
-      weft_link_stats_spread (net->stats, l, lane->since, now,
-                              (double) (now - lane->since) * net->capacity[l]
-                                  * 1e-12);
-      lane->since = now;
-    }
+    if (s->lanes[l].n > 0)
+      lane_flush (s, l, now, net->capacity[l]);
 }
 
 const WeftNetworkClass weft_network_analytical_class = {
