@@ -606,18 +606,19 @@ ready (Exec *x, uint32_t r, uint32_t i)
       {
         const WeftNode *gpu
             = &x->net->topo->nodes[weft_place_node (x->gpus, x->gpus[r])];
+        WeftTime now = weft_sim_now (sim);
+        if (step->bytes == 0)
+          {
+            /* Nothing to add (a switch's too): a join of its
+             * dependencies, at once. */
+            weft_sim_schedule_at (sim, now, step_finished, x, KEY_DATA (key));
+            break;
+          }
         if (gpu->kind == WEFT_NODE_SWITCH)
           {
             weft_network_reduce_places (x->net, x->gpus, x->gpus[r],
                                         step->bytes, step_finished, x,
                                         KEY_DATA (key));
-            break;
-          }
-        WeftTime now = weft_sim_now (sim);
-        if (step->bytes == 0)
-          {
-            /* Nothing to add: a join of its dependencies, at once. */
-            weft_sim_schedule_at (sim, now, step_finished, x, KEY_DATA (key));
             break;
           }
         WeftTime start = MAX (now, rank->engine_free);
