@@ -537,8 +537,8 @@ START_TEST (test_run_bad_requests)
     { { "--protocol", "LL64" }, "unknown protocol 'LL64'" },
     { { "-e", "64G" }, "a size of 64 GiB does not fit the GPUs' memory: h100 "
                        "(dgx/gpu0) has 80 GB" },
-    { { "--algorithm", "nvls", "--op", "all_gather" },
-      "algorithm 'nvls' cannot run all_gather" },
+    { { "--algorithm", "nvls", "--op", "broadcast" },
+      "algorithm 'nvls' cannot run broadcast" },
     { { "--jobs", "65" }, "--jobs takes 1 to 64" },
     { { "--jobs", "0" }, "--jobs takes 1 to 64" },
     { { "--channels", "0" }, "--channels takes auto or 1 to 64, not '0'" },

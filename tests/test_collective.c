@@ -1058,8 +1058,9 @@ END_TEST
 /* An NVLS run of @alg over the first @n GPUs of @s, its switch chips
  * one place of planes or (@split) each a rank of its own. */
 static WeftCollectiveResult
-planes_run (WeftScenario *s, GArray *gpus, uint32_t n, WeftAlgorithm alg,
-            WeftFidelity fidelity, uint64_t size, gboolean split)
+planes_run (WeftScenario *s, GArray *gpus, uint32_t n, WeftOp op,
+            WeftAlgorithm alg, WeftFidelity fidelity, uint64_t size,
+            gboolean split)
 {
   /* Two channels of two pieces: pieces in flight beside each other, on
    * the same links, at a cost valgrind can take. */
@@ -1070,9 +1071,8 @@ planes_run (WeftScenario *s, GArray *gpus, uint32_t n, WeftAlgorithm alg,
   g_autoptr (GError) error = NULL;
 
   ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, n,
-                                      WEFT_OP_ALL_REDUCE, alg,
-                                      WEFT_PROTOCOL_SIMPLE, size, &params,
-                                      &options, &r, &error),
+                                      op, alg, WEFT_PROTOCOL_SIMPLE, size,
+                                      &params, &options, &r, &error),
                  "%s", error ? error->message : "");
   return r;
 }
@@ -1082,7 +1082,8 @@ START_TEST (test_planes_move_as_chips_do)
   /* A server's NVSwitch chips taken as one place of planes, each send to
    * them one transfer over every chip's links, against each chip a rank
    * of its own: the same time and the same bytes on every link, inside a
-   * server (nvls) and across servers (nvls-tree), in every fidelity that
+   * server (nvls, all_reduce, all_gather and reduce_scatter) and across
+   * servers (nvls-tree), in every fidelity that
    * takes a transfer whole, in fewer events.  But for rounding: each
    * piece and slice is cut in whole bytes, chip by chip or plane by
    * plane, which puts a byte here or there on another chip (at most a
@@ -1095,14 +1096,20 @@ START_TEST (test_planes_move_as_chips_do)
   const struct {
     const char *file;
     uint32_t n;
+    WeftOp op;
     WeftAlgorithm alg;
     gboolean planes;
   } cases[] = {
-    { "dgx-h100.yaml", 8, WEFT_ALG_NVLS, FALSE },
-    { "hgx-b200.yaml", 8, WEFT_ALG_NVLS, TRUE },
-    { "gb200-nvl72.yaml", 72, WEFT_ALG_NVLS, TRUE },
-    { "h100-256-rail.yaml", 32, WEFT_ALG_NVLS_TREE, FALSE },
-    { "gb200-nvl72-x2-ndr.yaml", 144, WEFT_ALG_NVLS_TREE, TRUE },
+    { "dgx-h100.yaml", 8, WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS, FALSE },
+    { "dgx-h100.yaml", 8, WEFT_OP_REDUCE_SCATTER, WEFT_ALG_NVLS, FALSE },
+    { "hgx-b200.yaml", 8, WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS, TRUE },
+    { "hgx-b200.yaml", 8, WEFT_OP_ALL_GATHER, WEFT_ALG_NVLS, TRUE },
+    { "hgx-b200.yaml", 8, WEFT_OP_REDUCE_SCATTER, WEFT_ALG_NVLS, TRUE },
+    { "gb200-nvl72.yaml", 72, WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS, TRUE },
+    { "h100-256-rail.yaml", 32, WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE,
+      FALSE },
+    { "gb200-nvl72-x2-ndr.yaml", 144, WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE,
+      TRUE },
   };
   const WeftFidelity fidelities[] = { WEFT_FIDELITY_FLOW,
                                       WEFT_FIDELITY_ANALYTICAL,
@@ -1121,10 +1128,12 @@ START_TEST (test_planes_move_as_chips_do)
             uint64_t size = packet ? sizes[z] / 64 : sizes[z];
             if ((packet && cases[c].n > 16) || (cases[c].n > 72 && z > 0))
               continue;
-            WeftCollectiveResult one = planes_run (
-                s, gpus, cases[c].n, cases[c].alg, fidelities[f], size, FALSE);
-            WeftCollectiveResult each = planes_run (
-                s, gpus, cases[c].n, cases[c].alg, fidelities[f], size, TRUE);
+            WeftCollectiveResult one
+                = planes_run (s, gpus, cases[c].n, cases[c].op, cases[c].alg,
+                              fidelities[f], size, FALSE);
+            WeftCollectiveResult each
+                = planes_run (s, gpus, cases[c].n, cases[c].op, cases[c].alg,
+                              fidelities[f], size, TRUE);
             double tol = packet ? 0.01 : 1e-4;
             ck_assert_msg (fabs ((double) one.time - (double) each.time)
                                <= tol * (double) each.time,
@@ -1154,6 +1163,100 @@ START_TEST (test_planes_move_as_chips_do)
             g_free (one.spans);
             g_free (each.spans);
           }
+    }
+}
+END_TEST
+
+/* Whether node @v of @topo is a switch that reduces (an NVSwitch chip
+ * with NVLS). */
+static gboolean
+reduces (const WeftTopology *topo, uint32_t v)
+{
+  return topo->nodes[v].kind == WEFT_NODE_SWITCH
+         && topo->nodes[v].device->reduce_bandwidth > 0;
+}
+
+START_TEST (test_nvls_gather_scatter)
+{
+  /* NVLS all_gather: each GPU's part goes up once and the switches hand
+   * every GPU the whole buffer; reduce_scatter the other way round.  On a
+   * DGX H100 each GPU's links to its chips carry exactly that.  In P
+   * pieces, each send paying NVLS's latency L on its way and the busier
+   * direction moving the buffer at B (NCCL's rate of the GPU's links
+   * times NVLS's efficiency), the pipeline's closed forms:
+   *   all_gather      (P + 1) L + S / (n P B) + S / B
+   *   reduce_scatter  P L + S / B + e + L + S / (n P B)
+   * e the chip's engine adding up the last piece (its share of S / P at
+   * its reduce_bandwidth). */
+  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (GArray) gpus = all_gpus (s->topo);
+  const WeftTopology *topo = s->topo;
+  const WeftProtocol *nvls = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
+                                                WEFT_ALG_NVLS);
+  const double size = 256 << 20, n = 8, pieces = 4;
+  const double latency = (double) nvls->hop_nvlink * 1e-12;
+  const WeftOp ops[] = { WEFT_OP_ALL_GATHER, WEFT_OP_REDUCE_SCATTER };
+
+  /* GPU 0's rate to the chips (the switches that reduce, not its PCIe
+   * switch), in all and to each. */
+  uint32_t gpu0 = g_array_index (gpus, uint32_t, 0);
+  double rate = 0, engine = 0;
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    if (topo->links[l].src == gpu0 && reduces (topo, topo->links[l].dst))
+      rate += weft_link_nccl_rate (topo, &topo->links[l]);
+  for (uint32_t l = 0; l < topo->n_links; l++)
+    {
+      const WeftLink *link = &topo->links[l];
+      if (link->src != gpu0 || !reduces (topo, link->dst))
+        continue;
+      double share = weft_link_nccl_rate (topo, link) / rate;
+      engine = MAX (engine, size / pieces * share
+                                / topo->nodes[link->dst].device
+                                      ->reduce_bandwidth);
+    }
+  double b = rate * nvls->efficiency;
+
+  for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+    {
+      WeftCollectiveParams params = { 1, (uint32_t) pieces, 0, NULL, 1, NULL,
+                                      NULL, 0, FALSE, NULL };
+      WeftCollectiveResult r;
+      g_autoptr (GError) error = NULL;
+      ck_assert_msg (weft_collective_run (topo, (uint32_t *) gpus->data, 8,
+                                          ops[o], WEFT_ALG_NVLS,
+                                          WEFT_PROTOCOL_SIMPLE,
+                                          (uint64_t) size, &params,
+                                          &(WeftRunOptions) {
+                                              WEFT_FIDELITY_FLOW, 1,
+                                              1000000000, NULL, FALSE, 0, 0,
+                                              NULL, 1, NULL },
+                                          &r, &error),
+                     "%s", error ? error->message : "");
+      gboolean gather = ops[o] == WEFT_OP_ALL_GATHER;
+      for (guint g = 0; g < gpus->len; g++)
+        {
+          uint32_t gpu = g_array_index (gpus, uint32_t, g);
+          uint64_t up = 0, down = 0;
+          for (uint32_t l = 0; l < topo->n_links; l++)
+            {
+              const WeftLink *link = &topo->links[l];
+              if (link->src == gpu && reduces (topo, link->dst))
+                up += r.stats->links[l].bytes;
+              if (link->dst == gpu && reduces (topo, link->src))
+                down += r.stats->links[l].bytes;
+            }
+          ck_assert_uint_eq (gather ? up : down, (uint64_t) (size / n));
+          ck_assert_uint_eq (gather ? down : up, (uint64_t) size);
+        }
+      double closed = gather ? (pieces + 1) * latency
+                                   + size / (n * pieces * b) + size / b
+                             : pieces * latency + size / b + engine + latency
+                                   + size / (n * pieces * b);
+      ck_assert_msg (fabs ((double) r.time * 1e-12 - closed) <= 0.005 * closed,
+                     "%s: %" G_GUINT64_FORMAT " ps, closed form %.0f ps",
+                     weft_op_name (ops[o]), r.time, closed * 1e12);
+      weft_link_stats_free (r.stats);
+      g_free (r.spans);
     }
 }
 END_TEST
@@ -1833,6 +1936,7 @@ collective_suite (void)
   tcase_add_test (tc, test_give_up_past_a_time);
   tcase_add_test (tc, test_speedups_change_nothing);
   tcase_add_test (tc, test_planes_move_as_chips_do);
+  tcase_add_test (tc, test_nvls_gather_scatter);
   tcase_add_test (tc, test_lower_bounds_prune);
   tcase_add_test (tc, test_plans_shared);
   tcase_add_test (tc, test_routing_handed_on);

@@ -91,7 +91,11 @@ static uint64_t
 expected_bytes (WeftOp op, WeftAlgorithm alg, uint32_t n, uint64_t size)
 {
   if (alg == WEFT_ALG_NVLS)
-    return 2 * (uint64_t) n * size;
+    /* all_reduce: every buffer up and the sum back to every GPU;
+     * all_gather: each part up once and the whole buffer to every GPU;
+     * reduce_scatter: every buffer up and each GPU its part. */
+    return op == WEFT_OP_ALL_REDUCE ? 2 * (uint64_t) n * size
+                                    : ((uint64_t) n + 1) * size;
   if (alg == WEFT_ALG_NVLS_TREE)
     /* One GPU a server: its buffer to the switches and back, then the
      * tree across servers. */
@@ -1098,6 +1102,8 @@ START_TEST (test_builtins_compute)
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_RHD },
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_HIER_TREE },
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS },
+    { WEFT_OP_ALL_GATHER, WEFT_ALG_NVLS },
+    { WEFT_OP_REDUCE_SCATTER, WEFT_ALG_NVLS },
     { WEFT_OP_ALL_REDUCE, WEFT_ALG_NVLS_TREE },
     { WEFT_OP_SEND_RECV, WEFT_ALG_RING },
     { WEFT_OP_ALL_TO_ALL, WEFT_ALG_DIRECT },

@@ -57,7 +57,11 @@ static const WeftAlgorithmInfo algorithms[WEFT_ALG_COUNT] = {
   },
   [WEFT_ALG_NVLS] = {
     .name = "nvls",
-    .build = { [WEFT_OP_ALL_REDUCE] = weft_nvls_all_reduce },
+    .build = {
+      [WEFT_OP_ALL_REDUCE] = weft_nvls_all_reduce,
+      [WEFT_OP_ALL_GATHER] = weft_nvls_all_gather,
+      [WEFT_OP_REDUCE_SCATTER] = weft_nvls_reduce_scatter,
+    },
     .fit = weft_nvls_fit,
     .switch_ranks = weft_nvls_switch_ranks,
     .costs = WEFT_COSTS_NVLS,

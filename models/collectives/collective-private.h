@@ -125,6 +125,10 @@ uint32_t weft_collnet_switch_ranks (uint32_t n,
 /* nvls.c */
 void weft_nvls_all_reduce (WeftSchedule *s, uint64_t size,
                            const WeftCollectiveParams *p);
+void weft_nvls_all_gather (WeftSchedule *s, uint64_t size,
+                           const WeftCollectiveParams *p);
+void weft_nvls_reduce_scatter (WeftSchedule *s, uint64_t size,
+                               const WeftCollectiveParams *p);
 gboolean weft_nvls_fit (WeftFit *fit, WeftCollectiveParams *p,
                         GError **error);
 uint32_t weft_nvls_switch_ranks (uint32_t n, const WeftCollectiveParams *p);
