@@ -1,6 +1,6 @@
 /* NCCL's cost model: its estimate against the closed form tuning.cc
  * computes, its channels as NCCL's search finds them, and what it picks
- * on a DGX H100 and a DGX A100. */
+ * on a DGX H100, a DGX A100 and a GB200 NVL72 rack. */
 #include "collectives/collective_run.h"
 #include "collectives/nccl_model.h"
 #include "topology/scenario.h"
@@ -215,10 +215,10 @@ all_gpus (const WeftScenario *s)
   return gpus;
 }
 
-/* NCCL's pick for an all_reduce of @bytes over every GPU of @s, among
- * auto's candidates. */
+/* NCCL's pick for @op of @bytes over every GPU of @s, among auto's
+ * candidates. */
 static int
-pick (const WeftScenario *s, uint64_t bytes)
+pick_op (const WeftScenario *s, WeftOp op, uint64_t bytes)
 {
   g_autoptr (GArray) gpus = all_gpus (s);
   gboolean fits[WEFT_ALG_COUNT][WEFT_PROTOCOL_COUNT];
@@ -230,13 +230,18 @@ pick (const WeftScenario *s, uint64_t bytes)
     for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
       fits[a][p] = weft_algorithm_in_auto (a) && weft_protocol_in_auto (p)
                    && weft_collective_fits (s->topo, (uint32_t *) gpus->data,
-                                            gpus->len, WEFT_OP_ALL_REDUCE, a,
-                                            p, NULL);
+                                            gpus->len, op, a, p, NULL);
   weft_nccl_system_from_topology (&sys, s->topo, (uint32_t *) gpus->data,
                                   gpus->len);
-  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_REDUCE);
+  weft_nccl_model_tune (&m, &sys, op);
   return weft_nccl_model_pick (&m, (const gboolean (*)[WEFT_PROTOCOL_COUNT])
                                        fits, bytes, estimate);
+}
+
+static int
+pick (const WeftScenario *s, uint64_t bytes)
+{
+  return pick_op (s, WEFT_OP_ALL_REDUCE, bytes);
 }
 
 START_TEST (test_dgx_h100_picks)
@@ -276,6 +281,59 @@ START_TEST (test_dgx_a100_picks)
 }
 END_TEST
 
+START_TEST (test_nvls_gather_scatter)
+{
+  /* NVLS all_gather and reduce_scatter (NCCL 2.19 on, one node): one step
+   * of NVLS's latency; the bus bandwidth of its channels, each at
+   * bwIntra times NVLS's efficiency times (nChannels - 1) / nChannels
+   * times (ppn - 1) / ppn (a GPU's links carry the whole buffer one way),
+   * under bwInter; algorithm bandwidth n / (n - 1) of that. */
+  WeftNcclSystem sys = one_server ();
+  WeftNcclModel m;
+  const WeftOp ops[] = { WEFT_OP_ALL_GATHER, WEFT_OP_REDUCE_SCATTER };
+
+  sys.nvls = TRUE;
+  sys.graph[WEFT_COSTS_NVLS] = (WeftNcclGraph) { 16, 24, 24 };
+  for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+    {
+      weft_nccl_model_tune (&m, &sys, ops[o]);
+      ck_assert (CLOSE (m.latency[WEFT_COSTS_NVLS][WEFT_PROTOCOL_SIMPLE],
+                        weft_protocol_nccl_hw (WEFT_NCCL_HW_NVLINK,
+                                               WEFT_COSTS_NVLS,
+                                               WEFT_PROTOCOL_SIMPLE)));
+      ck_assert (CLOSE (m.bandwidth[WEFT_COSTS_NVLS][WEFT_PROTOCOL_SIMPLE],
+                        16 * 24 * 0.85 * 15 / 16 * 7 / 8 * 8 / 7));
+    }
+  /* Not for a broadcast, nor across servers. */
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_BROADCAST);
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                   1024) < 0);
+  sys.n_nodes = 2;
+  weft_nccl_model_tune (&m, &sys, WEFT_OP_ALL_GATHER);
+  ck_assert (weft_nccl_model_time (&m, WEFT_COSTS_NVLS, WEFT_PROTOCOL_SIMPLE,
+                                   1024) < 0);
+
+  /* On a GB200 NVL72 rack a ring's 71 steps cost far more than NVLS's
+   * one: NCCL gathers and scatters by NVLS while latency rules, and by
+   * the ring (its links carry (n - 1) / n of the buffer, NVLS's the
+   * whole of it) once bandwidth does. */
+  g_autoptr (WeftScenario) rack = weft_scenario_load (SCENARIOS
+                                                      "/gb200-nvl72.yaml",
+                                                      NULL);
+  ck_assert_ptr_nonnull (rack);
+  for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+    {
+      for (uint64_t bytes = 64 << 10; bytes <= 8 << 20; bytes *= 2)
+        ck_assert_int_eq (pick_op (rack, ops[o], bytes),
+                          WEFT_ALG_NVLS * WEFT_PROTOCOL_COUNT
+                              + WEFT_PROTOCOL_SIMPLE);
+      ck_assert_int_eq (pick_op (rack, ops[o], (uint64_t) 4 << 30)
+                            / WEFT_PROTOCOL_COUNT,
+                        WEFT_ALG_RING);
+    }
+}
+END_TEST
+
 static Suite *
 nccl_model_suite (void)
 {
@@ -296,6 +354,7 @@ nccl_model_suite (void)
   tc = tcase_create ("picks");
   tcase_add_test (tc, test_dgx_h100_picks);
   tcase_add_test (tc, test_dgx_a100_picks);
+  tcase_add_test (tc, test_nvls_gather_scatter);
   suite_add_tcase (s, tc);
   return s;
 }

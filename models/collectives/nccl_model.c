@@ -417,8 +417,12 @@ considered (const WeftNcclSystem *sys, WeftOp op, WeftCostSet set,
         return FALSE;
       break;
     case WEFT_COSTS_NVLS:
-      /* Across servers NVLS needs CollNet, which weft does not have. */
-      if (op != WEFT_OP_ALL_REDUCE || !sys->nvls || sys->n_nodes > 1)
+      /* all_reduce, and from NCCL 2.19 on all_gather and reduce_scatter
+       * (tuning.cc); across servers NVLS needs CollNet, which weft does
+       * not have. */
+      if ((op != WEFT_OP_ALL_REDUCE && op != WEFT_OP_ALL_GATHER
+           && op != WEFT_OP_REDUCE_SCATTER)
+          || !sys->nvls || sys->n_nodes > 1)
         return FALSE;
       break;
     case WEFT_COSTS_NVLS_TREE:
