@@ -1176,19 +1176,12 @@ reduces (const WeftTopology *topo, uint32_t v)
          && topo->nodes[v].device->reduce_bandwidth > 0;
 }
 
-START_TEST (test_nvls_gather_scatter)
+/* test_nvls_gather_scatter() on @file, whose GPUs' NVLS moves data at
+ * @efficiency of NCCL's rate of their links. */
+static void
+nvls_gather_scatter_on (const char *file, double efficiency)
 {
-  /* NVLS all_gather: each GPU's part goes up once and the switches hand
-   * every GPU the whole buffer; reduce_scatter the other way round.  On a
-   * DGX H100 each GPU's links to its chips carry exactly that.  In P
-   * pieces, each send paying NVLS's latency L on its way and the busier
-   * direction moving the buffer at B (NCCL's rate of the GPU's links
-   * times NVLS's efficiency), the pipeline's closed forms:
-   *   all_gather      (P + 1) L + S / (n P B) + S / B
-   *   reduce_scatter  P L + S / B + e + L + S / (n P B)
-   * e the chip's engine adding up the last piece (its share of S / P at
-   * its reduce_bandwidth). */
-  g_autoptr (WeftScenario) s = load ("dgx-h100.yaml");
+  g_autoptr (WeftScenario) s = load (file);
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   const WeftTopology *topo = s->topo;
   const WeftProtocol *nvls = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
@@ -1214,7 +1207,7 @@ START_TEST (test_nvls_gather_scatter)
                                 / topo->nodes[link->dst].device
                                       ->reduce_bandwidth);
     }
-  double b = rate * nvls->efficiency;
+  double b = rate * efficiency;
 
   for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
     {
@@ -1253,11 +1246,28 @@ START_TEST (test_nvls_gather_scatter)
                              : pieces * latency + size / b + engine + latency
                                    + size / (n * pieces * b);
       ck_assert_msg (fabs ((double) r.time * 1e-12 - closed) <= 0.005 * closed,
-                     "%s: %" G_GUINT64_FORMAT " ps, closed form %.0f ps",
-                     weft_op_name (ops[o]), r.time, closed * 1e12);
+                     "%s %s: %" G_GUINT64_FORMAT " ps, closed form %.0f ps",
+                     file, weft_op_name (ops[o]), r.time, closed * 1e12);
       weft_link_stats_free (r.stats);
       g_free (r.spans);
     }
+}
+
+START_TEST (test_nvls_gather_scatter)
+{
+  /* NVLS all_gather: each GPU's part goes up once and the switches hand
+   * every GPU the whole buffer; reduce_scatter the other way round.  On a
+   * DGX H100 and an HGX B200 each GPU's links to its chips carry exactly
+   * that.  In P pieces, each send paying NVLS's latency L on its way and
+   * the busier direction moving the buffer at B (NCCL's rate of the GPU's
+   * links times NCCL's nvlsEfficiency, Hopper's 0.85 and Blackwell's
+   * 0.74), the pipeline's closed forms:
+   *   all_gather      (P + 1) L + S / (n P B) + S / B
+   *   reduce_scatter  P L + S / B + e + L + S / (n P B)
+   * e the chip's engine adding up the last piece (its share of S / P at
+   * its reduce_bandwidth). */
+  nvls_gather_scatter_on ("dgx-h100.yaml", 0.85);
+  nvls_gather_scatter_on ("hgx-b200.yaml", 0.74);
 }
 END_TEST
 

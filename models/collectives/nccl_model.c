@@ -45,6 +45,12 @@ static const double nvls_tree_max[ARCHS][3] = {         /* perChMaxNVLSTreeBws *
 /* nvlsEfficiency: NVLS needs Hopper or later. */
 static const double nvls_efficiency[ARCHS] = { 0.0, 0.0, 0.85, 0.74 };
 
+double
+weft_nccl_nvls_efficiency (uint32_t compute_capability)
+{
+  return nvls_efficiency[arch_of (compute_capability)];
+}
+
 /* tuning.cc's model refinements. */
 #define TREE_SHARE 0.92                 /* tree all_reduce busBw * .92 */
 #define TREE_LL_DIVISOR 3.8             /* tree LL busBw / 3.8 */

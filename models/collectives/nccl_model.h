@@ -88,6 +88,11 @@ typedef struct {
 double weft_nccl_channel_cap (const WeftNcclSystem *sys, WeftCostSet set,
                               WeftProtocolKind protocol);
 
+/* NCCL's nvlsEfficiency for GPUs of @compute_capability (times ten):
+ * the share of NCCL's rate of the links NVLS moves data at (0 before
+ * Hopper, which has no NVLS). */
+double weft_nccl_nvls_efficiency (uint32_t compute_capability);
+
 /* ncclTopoTuneModel() for @op on @sys, into @m. */
 void weft_nccl_model_tune (WeftNcclModel *m, const WeftNcclSystem *sys,
                            WeftOp op);

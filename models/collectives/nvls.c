@@ -11,6 +11,7 @@
  * schedule; their reductions run on the switch's in-network reduction
  * engine.  Pieces are pipelined in `channels x chunks`. */
 #include "collectives/collective-private.h"
+#include "collectives/nccl_model.h"
 
 #include <math.h>
 #include <string.h>
@@ -250,8 +251,11 @@ nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
         if (l->dst == switches[j])
           rate += weft_link_nccl_rate (topo, l);
     }
+  double efficiency = weft_nccl_nvls_efficiency (
+      topo->nodes[gpu].device->compute_capability);
+
   return weft_fit_pieces ((double) costs->hop_nvlink * 1e-12,
-                          (double) size / (rate * costs->efficiency));
+                          (double) size / (rate * efficiency));
 }
 
 /* The switches that reduce joined to every GPU of the run, each with the
