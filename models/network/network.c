@@ -780,6 +780,28 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
   start_on (net, id, t->path, n, TRUE, t->link_bytes, NULL);
 }
 
+/* Remember the striped route from @src to @dst over the first hops @hops,
+ * as a transfer of as many bytes as stripes would, if no flow's hash
+ * takes part in it: the route any larger transfer takes. */
+static void
+learn_stripes (WeftNetwork *net, uint32_t src, uint32_t dst,
+               const GArray *hops)
+{
+  uint32_t stripes[ROUTE_LINKS] = { 0 };
+  gboolean flow_free;
+
+  if (hops->len > ROUTE_HOPS)
+    return;
+  WeftTime latency = gather_stripes (net, src, dst, hops->len, hops,
+                                     net->next_flow, stripes, &flow_free);
+  uint32_t n = net->stripe_links->len;
+  if (flow_free && n <= ROUTE_LINKS)
+    weft_route_remember (net, src, dst,
+                         (const uint32_t *) net->stripe_links->data, n,
+                         (const uint32_t *) hops->data, hops->len, stripes,
+                         latency);
+}
+
 WeftTime
 weft_network_gather_route (WeftNetwork *net, uint32_t src, uint32_t dst,
                            uint64_t bytes, GArray *links, GArray *carried,
@@ -879,12 +901,13 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
   if (G_UNLIKELY (net->phase > 0) && !weft_network_joined (net, src, dst))
     return;
 
+  const Route *known = NULL;
   if (net->routes)
     {
-      const Route *r = weft_route_find (net, src, dst);
-      if (r != NULL && bytes >= r->n_hops)
+      known = weft_route_find (net, src, dst);
+      if (known != NULL && bytes >= known->n_hops)
         {
-          start_remembered (net, r, src, bytes, cap, done, target, data);
+          start_remembered (net, known, src, bytes, cap, done, target, data);
           return;
         }
       net->routes_missed++;
@@ -893,11 +916,25 @@ weft_network_transfer (WeftNetwork *net, uint32_t src, uint32_t dst,
   /* Traffic leaving by several equal-cost links is striped over all of
    * them, as a GPU spreads its NVLink traffic over every NVSwitch chip;
    * each stripe is routed on from there (ECMP by flow) and carries a share
-   * in proportion to its path's bandwidth (shares()). */
-  weft_routing_first_hops (net->routing, src, dst, net->hops);
+   * in proportion to its path's bandwidth (shares()).  A remembered
+   * striped route already says which links those are. */
+  if (known != NULL)
+    {
+      g_array_set_size (net->hops, 0);
+      g_array_append_vals (net->hops, net->route_pool + known->body,
+                           known->n_hops);
+    }
+  else
+    weft_routing_first_hops (net->routing, src, dst, net->hops);
   guint n = net->hops->len;
   if (n <= 1 || bytes < n)
     {
+      /* Fewer bytes than stripes go whole.  The stripes' route is learnt
+       * all the same, so that the next such transfer (a collective's
+       * small pieces, sent over and over) need not find its first hops
+       * again. */
+      if (n > 1 && known == NULL && net->routes)
+        learn_stripes (net, src, dst, net->hops);
       start_part (net, src, dst, bytes, cap, n == 1
                   ? g_array_index (net->hops, uint32_t, 0) : WEFT_NONE,
                   n <= 1, done, target, data);
