@@ -10,11 +10,14 @@ G_BEGIN_DECLS
 
 typedef struct _WeftRouteMemo WeftRouteMemo;
 
-/* What a remembered route is: the links of (origin, src, dst), or the
- * first hops of (src, dst, 0). */
+/* What a remembered route is: the links of (origin, src, dst), the
+ * first hops of (src, dst, 0), or the one least-cost way out of the
+ * source's server and into the destination's for (origin, src, dst), in
+ * words (routing.c). */
 typedef enum {
   WEFT_MEMO_PATH = 1,
   WEFT_MEMO_FIRST = 2,
+  WEFT_MEMO_CHOICE = 3,
 } WeftMemoKind;
 
 /* A table for a fabric of @gpus GPUs: it starts small (a network built to

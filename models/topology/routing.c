@@ -771,6 +771,49 @@ choose (WeftRouting *r, uint32_t origin, uint32_t src, uint32_t dst,
   g_assert_not_reached ();
 }
 
+/* A choice with one least-cost (exit, entry) pair is the same for every
+ * flow: remembered as words, it spares choose() pairing every way out of
+ * a large server with every way into another (a GB200 NVL72 rack has 72
+ * of each) for each small transfer routed whole. */
+#define CHOICE_WORDS 12
+
+static void
+remember_choice (WeftRouting *r, uint32_t origin, uint32_t src, uint32_t dst,
+                 const Choice *ch)
+{
+  uint32_t w[CHOICE_WORDS] = {
+    (uint32_t) ch->cost, (uint32_t) (ch->cost >> 32), ch->n_best,
+    ch->out.core, ch->out.cost, ch->out.gateway, ch->out.link,
+    ch->in.core, ch->in.cost, ch->in.gateway, ch->in.link,
+    (uint32_t) ch->local | ch->tier << 1,
+  };
+
+  g_array_set_size (r->at, 0);
+  g_array_append_vals (r->at, w, CHOICE_WORDS);
+  weft_route_memo_put (r->memo, WEFT_MEMO_CHOICE, origin, src, dst, r->at);
+}
+
+/* Whether the choice for (@origin, @src, @dst) was remembered; if so,
+ * into @ch. */
+static gboolean
+recall_choice (WeftRouting *r, uint32_t origin, uint32_t src, uint32_t dst,
+               Choice *ch)
+{
+  if (r->memo == NULL
+      || !weft_route_memo_get (r->memo, WEFT_MEMO_CHOICE, origin, src, dst,
+                               r->at))
+    return FALSE;
+  const uint32_t *w = (const uint32_t *) r->at->data;
+  own_gateways (r, origin, src, dst, ch);
+  ch->cost = (uint64_t) w[0] | (uint64_t) w[1] << 32;
+  ch->n_best = w[2];
+  ch->out = (Port) { w[3], w[4], w[5], w[6] };
+  ch->in = (Port) { w[7], w[8], w[9], w[10] };
+  ch->local = w[11] & 1;
+  ch->tier = w[11] >> 1;
+  return TRUE;
+}
+
 /* Whether exit @out and entry @in make a route of @ch's tier and cost. */
 static gboolean
 pairs_at (WeftRouting *r, const Choice *ch, const Port *out, const Port *in)
@@ -988,7 +1031,12 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   if (src == dst)
     return TRUE;
   uint64_t pick = weft_mix64 (seed);
-  choose (r, origin, src, dst, &pick, &ch);
+  if (!recall_choice (r, origin, src, dst, &ch))
+    {
+      choose (r, origin, src, dst, &pick, &ch);
+      if (ch.cost != WEFT_ROUTE_UNREACHABLE && ch.n_best == 1)
+        remember_choice (r, origin, src, dst, &ch);
+    }
   if (ch.cost == WEFT_ROUTE_UNREACHABLE)
     return FALSE;
   /* Which of the equal-cost ways out of the source's server and into the
