@@ -345,6 +345,53 @@ START_TEST (test_select_own_algorithm)
 }
 END_TEST
 
+START_TEST (test_select_point_to_point)
+{
+  /* all_to_all is NCCL's point-to-point, which has no cost model: by
+   * default weft runs it as NCCL does, every peer at once (direct), LL up
+   * to 16 KiB for each of a peer's channels (32 on a DGX H100: 512 KiB a
+   * peer, 4 MiB in all) and Simple above; NCCL never runs it with LL128,
+   * so neither selection tries that. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-p2p-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "w.db", NULL);
+  const char *how[] = { "nccl", "fastest" };
+
+  for (int k = 0; k < 2; k++)
+    {
+      Result r = weft ("run", "-v", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                       "-o", "all_to_all", "-b", "4M", "-e", "8M",
+                       "--select", how[k], "--db", db, NULL);
+      g_auto (GStrv) lines = g_strsplit (r.out, "\n", -1);
+      int rows = 0, lists = 0;
+      ck_assert_int_eq (r.status, 0);
+      ck_assert (strstr (r.out, "LL128") == NULL);
+      for (int i = 0; lines[i]; i++)
+        {
+          /* Each candidate is listed; NCCL's choice alone is simulated
+           * by default, every one of them with fastest. */
+          if (g_str_has_prefix (lines[i], "#   candidates:"))
+            {
+              ck_assert (strstr (lines[i], "pairwise/Simple") != NULL);
+              ck_assert ((strstr (lines[i], "pairwise/Simple weft") != NULL)
+                         == (k == 1));
+              lists++;
+            }
+          if (lines[i][0] != ' ' || k == 1)
+            continue;
+          ck_assert (strstr (lines[i], " direct ") != NULL);
+          ck_assert (g_str_has_suffix (lines[i], rows == 0 ? " LL"
+                                                           : " Simple"));
+          rows++;
+        }
+      ck_assert_int_eq (lists, 2);
+      ck_assert_int_eq (rows, k == 0 ? 2 : 0);
+      result_clear (&r);
+    }
+  g_unlink (db);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_select_simulates_one)
 {
   /* By default a size simulates the one candidate NCCL picks: under each
@@ -1220,6 +1267,7 @@ cli_suite (void)
   tcase_add_test (tc, test_run_default_job);
   tcase_add_test (tc, test_select_fastest_never_slower);
   tcase_add_test (tc, test_select_simulates_one);
+  tcase_add_test (tc, test_select_point_to_point);
   tcase_add_test (tc, test_select_own_algorithm);
   tcase_add_test (tc, test_pat_where_nccl_has_it);
   tcase_add_test (tc, test_collnet_where_the_network_reduces);

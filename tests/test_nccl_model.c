@@ -18,7 +18,8 @@
 static WeftNcclSystem
 one_server (void)
 {
-  WeftNcclSystem sys = { 8, 1, 90, TRUE, FALSE, 141.0, { { 0, 0, 0 } }, TRUE };
+  WeftNcclSystem sys = { 8, 1, 90, TRUE, FALSE, 141.0, { { 0, 0, 0 } }, TRUE,
+                         32 };
 
   sys.graph[WEFT_COSTS_RING] = (WeftNcclGraph) { 12, 30, 30 };
   sys.graph[WEFT_COSTS_TREE] = (WeftNcclGraph) { 14, 30, 30 };
@@ -102,7 +103,7 @@ START_TEST (test_pat_closed_form)
    * the tree graph's nChannels x bwInter, which NCCL does not convert to
    * algorithm bandwidth. */
   WeftNcclSystem sys = { 64, 64, 90, FALSE, FALSE, 35.0, { { 0, 0, 0 } },
-                         FALSE };
+                         FALSE, 1 };
   WeftNcclModel m;
 
   sys.graph[WEFT_COSTS_RING] = (WeftNcclGraph) { 2, 24, 24 };
@@ -141,7 +142,7 @@ START_TEST (test_collnet_closed_form)
    * latency 2 (intraLat + 0.4 us a local rank but one) + interLat, 3.7
    * and 31 us. */
   WeftNcclSystem sys = { 32, 4, 90, TRUE, FALSE, 35.0, { { 0, 0, 0 } },
-                         TRUE };
+                         TRUE, 2 };
   WeftNcclModel m;
 
   sys.graph[WEFT_COSTS_RING] = (WeftNcclGraph) { 8, 45, 45 };
@@ -334,6 +335,54 @@ START_TEST (test_nvls_gather_scatter)
 }
 END_TEST
 
+/* NCCL's system for every GPU of the scenario @file. */
+static WeftNcclSystem
+system_of (const char *file)
+{
+  g_autofree char *path = g_build_filename (SCENARIOS, file, NULL);
+  g_autoptr (WeftScenario) s = weft_scenario_load (path, NULL);
+  WeftNcclSystem sys;
+
+  ck_assert_ptr_nonnull (s);
+  g_autoptr (GArray) gpus = all_gpus (s);
+  weft_nccl_system_from_topology (&sys, s->topo, (uint32_t *) gpus->data,
+                                  gpus->len);
+  return sys;
+}
+
+START_TEST (test_p2p_protocol)
+{
+  /* NCCL's point-to-point: LL up to 16 KiB for each of a peer's channels,
+   * Simple above, never LL128.  A peer's channels (paths.cc): over the
+   * NVSwitch chips two a lane (a DGX H100 GPU's 18: 36, rounded up to 64),
+   * at most the point-to-point channels, the collectives' 24 rounded up
+   * to 32; direct NVLink without switches or PCIe, two; across the
+   * network two, halved while each rank's would pass four for each
+   * point-to-point channel (144 ranks on 32: one). */
+  const struct {
+    const char *file;
+    uint32_t channels;
+  } cases[] = {
+    { "dgx-h100.yaml", 32 },
+    { "dgx1-v100.yaml", 2 },
+    { "pcie-8gpu.yaml", 2 },
+    { "gb200-nvl72-x2-ndr.yaml", 1 },
+  };
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      WeftNcclSystem sys = system_of (cases[c].file);
+      uint64_t most = (uint64_t) cases[c].channels * 16384;
+      ck_assert_msg (sys.p2p_channels == cases[c].channels, "%s: %u",
+                     cases[c].file, sys.p2p_channels);
+      ck_assert_int_eq (weft_nccl_p2p_protocol (&sys, 1), WEFT_PROTOCOL_LL);
+      ck_assert_int_eq (weft_nccl_p2p_protocol (&sys, most), WEFT_PROTOCOL_LL);
+      ck_assert_int_eq (weft_nccl_p2p_protocol (&sys, most + 1),
+                        WEFT_PROTOCOL_SIMPLE);
+    }
+}
+END_TEST
+
 static Suite *
 nccl_model_suite (void)
 {
@@ -355,6 +404,7 @@ nccl_model_suite (void)
   tcase_add_test (tc, test_dgx_h100_picks);
   tcase_add_test (tc, test_dgx_a100_picks);
   tcase_add_test (tc, test_nvls_gather_scatter);
+  tcase_add_test (tc, test_p2p_protocol);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -110,6 +110,9 @@ static const double speeds_inter[3][19] = {
  * the server, at most NCCL_MAX_NVLS_ARITY. */
 #define MAX_CHANNELS 32
 #define MAX_NVLS_ARITY 32
+/* Point-to-point channels: at most MAXCHANNELS (NCCL_MAX_P2P_NCHANNELS's
+ * default). */
+#define P2P_MAX_CHANNELS 64
 /* search.cc: a lower speed is tried while it is at least this share of
  * the best found; channels of 25 GB/s or more are doubled at half the
  * speed (but on Hopper and later those under 50 GB/s when there are more
@@ -211,6 +214,53 @@ weft_nccl_search (const WeftNcclServer *s, WeftNcclPattern pattern)
   return best;
 }
 
+/* The least power of two not under @v. */
+static uint32_t
+pow2_up (uint32_t v)
+{
+  uint32_t p = 1;
+
+  while (p < v)
+    p <<= 1;
+  return p;
+}
+
+/* NCCL's channels for a send or receive to one peer (paths.cc,
+ * ncclTopoComputeP2pChannels()): the least over the peers of
+ * ncclTopoGetNchannels(), rounded up to a power of two, and at most its
+ * point-to-point channels, the collectives' (init.cc: the least of the
+ * ring's and the tree's graphs, doubled) rounded up likewise.  A peer in
+ * the server over NVLink takes two a lane of the path (through NVSwitch
+ * chips, every lane of the GPU's: @lanes, the least of the GPUs'), any
+ * other in the server two; a peer across the network two, halved while
+ * every rank's would pass four for each point-to-point channel. */
+static uint32_t
+p2p_channels (const WeftNcclSystem *sys, uint32_t lanes)
+{
+  uint32_t coll = 2 * MIN (sys->graph[WEFT_COSTS_RING].channels,
+                           sys->graph[WEFT_COSTS_TREE].channels);
+  uint32_t total = pow2_up (CLAMP (coll, 1, P2P_MAX_CHANNELS));
+  uint32_t least = sys->nvswitch ? 2 * MAX (lanes, 1) : 2;
+
+  if (sys->n_nodes > 1)
+    {
+      uint32_t net = 2;
+      while (net * sys->n_ranks > 4 * total && net > 1)
+        net /= 2;
+      least = MIN (least, net);
+    }
+  return MIN (pow2_up (least), total);
+}
+
+WeftProtocolKind
+weft_nccl_p2p_protocol (const WeftNcclSystem *sys, uint64_t bytes)
+{
+  return bytes <= (uint64_t) MAX (sys->p2p_channels, 1)
+                      * WEFT_NCCL_P2P_LL_THRESHOLD
+             ? WEFT_PROTOCOL_LL
+             : WEFT_PROTOCOL_SIMPLE;
+}
+
 /* The server of @topo's node @v: the root of the links that are not the
  * network's, in @parent. */
 static void
@@ -236,15 +286,17 @@ type_of (const WeftTopology *topo, const WeftLink *link)
 
 /* What NCCL's search sees of the GPU @gpu: its NVLinks in all (and
  * whether they go to switches, which NCCL merges into one), its fastest
- * NVLink, and its other links in all (PCIe). */
+ * NVLink, and its other links in all (PCIe); and the lanes of its
+ * NVLinks to switches. */
 typedef struct {
   double nvlink, nvlink_to_switch, nvlink_widest, other;
+  uint32_t lanes_to_switch;
 } GpuLinks;
 
 static GpuLinks
 gpu_links (const WeftTopology *topo, uint32_t gpu)
 {
-  GpuLinks g = { 0, 0, 0, 0 };
+  GpuLinks g = { 0, 0, 0, 0, 0 };
 
   for (uint32_t i = topo->out_start[gpu]; i < topo->out_start[gpu + 1]; i++)
     {
@@ -256,7 +308,10 @@ gpu_links (const WeftTopology *topo, uint32_t gpu)
           g.nvlink += rate;
           g.nvlink_widest = MAX (g.nvlink_widest, rate);
           if (topo->nodes[l->dst].kind == WEFT_NODE_SWITCH)
-            g.nvlink_to_switch += rate;
+            {
+              g.nvlink_to_switch += rate;
+              g.lanes_to_switch += l->lanes;
+            }
         }
       else if (family != WEFT_FAMILY_NETWORK)
         g.other = MAX (g.other, rate);
@@ -287,16 +342,19 @@ nic_rate (const WeftTopology *topo, uint32_t nic)
  * the least of any rank's, and with several servers its NICs. */
 static void
 server_of (WeftNcclServer *s, WeftNcclSystem *sys, const WeftTopology *topo,
-           const uint32_t *gpus, uint32_t n, const uint32_t *parent)
+           const uint32_t *gpus, uint32_t n, const uint32_t *parent,
+           uint32_t *lanes)
 {
   uint32_t home = weft_find_root ((uint32_t *) parent, gpus[0]);
   double nvlink = G_MAXDOUBLE, to_switch = G_MAXDOUBLE;
   double widest = G_MAXDOUBLE, other = G_MAXDOUBLE;
 
   sys->compute_capability = G_MAXUINT32;
+  *lanes = G_MAXUINT32;
   for (uint32_t r = 0; r < n; r++)
     {
       GpuLinks g = gpu_links (topo, gpus[r]);
+      *lanes = MIN (*lanes, g.lanes_to_switch);
       nvlink = MIN (nvlink, g.nvlink);
       to_switch = MIN (to_switch, g.nvlink_to_switch);
       widest = MIN (widest, g.nvlink_widest);
@@ -360,6 +418,7 @@ weft_nccl_system_from_topology (WeftNcclSystem *sys, const WeftTopology *topo,
   g_autofree uint32_t *parent = g_new (uint32_t, topo->n_nodes);
   g_autoptr (GHashTable) seen = g_hash_table_new (NULL, NULL);
   WeftNcclServer server;
+  uint32_t lanes;
 
   g_assert (n >= 2);
   servers_of (topo, parent);
@@ -368,7 +427,7 @@ weft_nccl_system_from_topology (WeftNcclSystem *sys, const WeftTopology *topo,
                                                               gpus[r])));
   *sys = (WeftNcclSystem) { .n_ranks = n,
                             .n_nodes = g_hash_table_size (seen) };
-  server_of (&server, sys, topo, gpus, n, parent);
+  server_of (&server, sys, topo, gpus, n, parent, &lanes);
   int row = sys->n_nodes <= 1 ? 0 : sys->n_nodes == 2 ? 1 : 2;
   sys->ll_max_bw = G_MAXDOUBLE;
   for (uint32_t r = 0; r < n; r++)
@@ -388,6 +447,7 @@ weft_nccl_system_from_topology (WeftNcclSystem *sys, const WeftTopology *topo,
   if (sys->nvls)
     sys->graph[WEFT_COSTS_NVLS] = sys->graph[WEFT_COSTS_NVLS_TREE]
         = weft_nccl_search (&server, WEFT_NCCL_PATTERN_NVLS);
+  sys->p2p_channels = p2p_channels (sys, lanes);
 }
 
 /* NCCL's log2i(): the floor of log2 (@v), -1 for 0. */

@@ -35,6 +35,8 @@ typedef struct {
                                                    tree's */
   gboolean nvswitch;            /* a server's GPUs are joined by NVLink
                                    switches (NCCL's nvsCount above 0) */
+  uint32_t p2p_channels;        /* channels of a send or receive to one
+                                   peer (NCCL's p2pnChannelsPerPeer) */
 } WeftNcclSystem;
 
 /* The fabric of @topo's GPUs @gpus[0..n-1] (n at least 2) as NCCL's model
@@ -92,6 +94,15 @@ double weft_nccl_channel_cap (const WeftNcclSystem *sys, WeftCostSet set,
  * the share of NCCL's rate of the links NVLS moves data at (0 before
  * Hopper, which has no NVLS). */
 double weft_nccl_nvls_efficiency (uint32_t compute_capability);
+
+/* NCCL's point-to-point (send and receive, all_to_all) has no cost model:
+ * it runs a message to a peer of at most NCCL_P2P_LL_THRESHOLD (16 KiB)
+ * for each of the peer's channels with LL, a larger one with Simple,
+ * never with LL128 (enqueue.cc, addP2pToPlan()).  The protocol for a
+ * message of @bytes to one peer on @sys. */
+#define WEFT_NCCL_P2P_LL_THRESHOLD 16384
+WeftProtocolKind weft_nccl_p2p_protocol (const WeftNcclSystem *sys,
+                                         uint64_t bytes);
 
 /* ncclTopoTuneModel() for @op on @sys, into @m. */
 void weft_nccl_model_tune (WeftNcclModel *m, const WeftNcclSystem *sys,

@@ -375,9 +375,18 @@ one_per_server (const WeftRunArgs *args, const WeftSizesPlan *plan)
   return TRUE;
 }
 
+/* Whether @op is point-to-point in NCCL (sends and receives, no
+ * collective kernel). */
+static gboolean
+point_to_point (WeftOp op)
+{
+  return op == WEFT_OP_ALL_TO_ALL || op == WEFT_OP_SEND_RECV;
+}
+
 /* Whether the options ask for algorithm @a with protocol @pr: auto asks
  * for every algorithm NCCL would choose among that can run the op, where
- * NCCL would consider it. */
+ * NCCL would consider it, and the protocols NCCL would run it with (its
+ * point-to-point never runs LL128). */
 static gboolean
 asked_for (const WeftRunArgs *args, const WeftSizesPlan *plan, int a, int pr)
 {
@@ -388,6 +397,8 @@ asked_for (const WeftRunArgs *args, const WeftSizesPlan *plan, int a, int pr)
                      : a != (int) args->alg)
     return FALSE;
   return args->auto_proto ? weft_protocol_in_auto (pr)
+                                && !(point_to_point (args->op)
+                                     && pr == WEFT_PROTOCOL_LL128)
                           : pr == (int) args->proto;
 }
 
@@ -453,6 +464,24 @@ estimate_sizes (const WeftRunArgs *args, WeftSizesPlan *plan, int *pick)
   weft_nccl_system_from_topology (&sys, args->scenario->topo,
                                   (uint32_t *) plan->gpus->data, plan->n);
   weft_nccl_model_tune (&model, &sys, args->op);
+  if (point_to_point (args->op))
+    {
+      /* No model: NCCL launches a group's sends and receives together
+       * (all_to_all's every peer at once: direct), each with the
+       * protocol its size to one peer takes. */
+      int a = args->op == WEFT_OP_ALL_TO_ALL ? WEFT_ALG_DIRECT
+                                             : WEFT_ALG_RING;
+      for (int i = 0; i < plan->n_sizes; i++)
+        {
+          uint64_t to_peer = args->op == WEFT_OP_ALL_TO_ALL
+                                 ? plan->sizes[i] / plan->n
+                                 : plan->sizes[i];
+          int p = weft_nccl_p2p_protocol (&sys, to_peer);
+          if (plan->fits[a][p])
+            pick[i] = a * WEFT_PROTOCOL_COUNT + p;
+        }
+      return;
+    }
   for (int i = 0; i < plan->n_sizes; i++)
     {
       double *estimate = plan->estimate + (size_t) i * WEFT_PAIRS;
