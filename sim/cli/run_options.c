@@ -154,8 +154,9 @@ add_sweep_entries (GOptionContext *context, Flags *f)
       "auto, LL, LL128 or Simple (NCCL's), or raw: the links alone, no "
       "NCCL latency or efficiency (default: auto)", "PROTO" },
     { "select", 0, 0, G_OPTION_ARG_STRING, &f->select,
-      "How auto chooses each size's algorithm and protocol: nccl, by "
-      "NCCL's own cost model, simulating only its choice; or fastest, "
+      "How auto chooses each size's algorithm and protocol: nccl, as "
+      "NCCL does (its cost model, or for all_to_all and send_recv its "
+      "point-to-point rule), simulating only its choice; or fastest, "
       "simulating every candidate and keeping the fastest (default: nccl)",
       "HOW" },
     { "minbytes", 'b', 0, G_OPTION_ARG_STRING, &f->minbytes,
