@@ -1253,6 +1253,46 @@ nvls_gather_scatter_on (const char *file, double efficiency)
     }
 }
 
+START_TEST (test_nvls_older_gpus)
+{
+  /* NVLS asked for beside GPUs NCCL has none for (an A100's compute
+   * capability, or none said) moves at Hopper's efficiency: the same time
+   * as the H100s it replaces, every byte of the buffer moved. */
+  const char *sets[][2] = {
+    { "devices.h100.compute_capability=90", NULL },
+    { "devices.h100.compute_capability=80", NULL },
+    { "devices.h100.compute_capability=0", NULL },
+  };
+  WeftTime times[G_N_ELEMENTS (sets)];
+  g_autofree char *path = g_build_filename (WEFT_SOURCE_DIR, "scenarios",
+                                            "dgx-h100.yaml", NULL);
+
+  for (guint k = 0; k < G_N_ELEMENTS (sets); k++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftScenario) s = weft_scenario_load_with (path, sets[k],
+                                                            NULL, &error);
+      ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+      g_autoptr (GArray) gpus = all_gpus (s->topo);
+      WeftCollectiveParams params = { 0 };
+      WeftCollectiveResult r;
+      ck_assert_msg (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                          WEFT_OP_ALL_GATHER, WEFT_ALG_NVLS,
+                                          WEFT_PROTOCOL_SIMPLE, 64 << 20,
+                                          &params,
+                                          &(WeftRunOptions) {
+                                              WEFT_FIDELITY_FLOW, 1, 0, NULL,
+                                              FALSE, 0, 0, NULL, 1, NULL },
+                                          &r, &error),
+                     "%s", error ? error->message : "");
+      ck_assert_uint_eq (r.bytes_sent, (uint64_t) 9 * (64 << 20));
+      times[k] = r.time;
+    }
+  ck_assert_uint_eq (times[1], times[0]);
+  ck_assert_uint_eq (times[2], times[0]);
+}
+END_TEST
+
 START_TEST (test_nvls_gather_scatter)
 {
   /* NVLS all_gather: each GPU's part goes up once and the switches hand
@@ -1947,6 +1987,7 @@ collective_suite (void)
   tcase_add_test (tc, test_speedups_change_nothing);
   tcase_add_test (tc, test_planes_move_as_chips_do);
   tcase_add_test (tc, test_nvls_gather_scatter);
+  tcase_add_test (tc, test_nvls_older_gpus);
   tcase_add_test (tc, test_lower_bounds_prune);
   tcase_add_test (tc, test_plans_shared);
   tcase_add_test (tc, test_routing_handed_on);

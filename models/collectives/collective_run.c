@@ -447,20 +447,6 @@ weft_schedule_run (const WeftTopology *topo, const uint32_t *nodes,
        options, result);
 }
 
-/* NCCL's nvlsEfficiency for the GPUs at @places[0 .. @n_gpus - 1] of
- * @topo: their lowest architecture's. */
-static double
-nvls_efficiency (const WeftTopology *topo, const uint32_t *places,
-                 uint32_t n_gpus)
-{
-  uint32_t cc = G_MAXUINT32;
-
-  for (uint32_t r = 0; r < n_gpus; r++)
-    cc = MIN (cc, topo->nodes[weft_place_node (places, places[r])]
-                      .device->compute_capability);
-  return weft_nccl_nvls_efficiency (cc);
-}
-
 /* Run @image (its own, which the run frees, or one shared with other
  * runs) as weft_schedule_run() runs its schedule. */
 static void
@@ -473,10 +459,10 @@ run (const WeftTopology *topo, const uint32_t *nodes, WeftOp op,
   const WeftProtocol *costs = &at;
 
   /* NVLS moves data at NCCL's nvlsEfficiency of the links, which is the
-   * architecture's: that of the GPUs' lowest compute capability. */
+   * architecture's (the GPU ranks come first, each at its node). */
   if (alg < WEFT_ALG_COUNT
       && weft_algorithm_get (alg)->costs == WEFT_COSTS_NVLS && !at.raw)
-    at.efficiency = nvls_efficiency (topo, nodes, image->n_gpus);
+    at.efficiency = weft_nccl_nvls_efficiency (topo, nodes, image->n_gpus);
 
   g_autoptr (WeftSim) sim = weft_sim_new ();
   WeftNetworkConfig config = {

@@ -46,9 +46,15 @@ static const double nvls_tree_max[ARCHS][3] = {         /* perChMaxNVLSTreeBws *
 static const double nvls_efficiency[ARCHS] = { 0.0, 0.0, 0.85, 0.74 };
 
 double
-weft_nccl_nvls_efficiency (uint32_t compute_capability)
+weft_nccl_nvls_efficiency (const WeftTopology *topo, const uint32_t *gpus,
+                           uint32_t n)
 {
-  return nvls_efficiency[arch_of (compute_capability)];
+  uint32_t cc = G_MAXUINT32;
+
+  for (uint32_t r = 0; r < n; r++)
+    cc = MIN (cc, topo->nodes[gpus[r]].device->compute_capability);
+  double share = nvls_efficiency[arch_of (cc)];
+  return share > 0 ? share : nvls_efficiency[HOPPER];
 }
 
 /* tuning.cc's model refinements. */
@@ -226,30 +232,34 @@ pow2_up (uint32_t v)
 }
 
 /* NCCL's channels for a send or receive to one peer (paths.cc,
- * ncclTopoComputeP2pChannels()): the least over the peers of
+ * ncclTopoComputeP2pChannels()): the least over the pairs of
  * ncclTopoGetNchannels(), rounded up to a power of two, and at most its
  * point-to-point channels, the collectives' (init.cc: the least of the
  * ring's and the tree's graphs, doubled) rounded up likewise.  A peer in
- * the server over NVLink takes two a lane of the path (through NVSwitch
- * chips, every lane of the GPU's: @lanes, the least of the GPUs'), any
- * other in the server two; a peer across the network two, halved while
- * every rank's would pass four for each point-to-point channel. */
+ * the server over an NVLink path takes two a lane of the path (through
+ * NVSwitch chips, every lane of the GPU's: @lanes, the least of the
+ * GPUs'), any other in the server two; without NVSwitch chips some pair
+ * is not one NVLink path (a hop through another GPU, or PCIe), so the
+ * least is two.  A peer across the network takes two, halved while every
+ * rank's would pass four for each point-to-point channel (counted before
+ * their rounding), and at least one for each NIC its bandwidth needs,
+ * which weft takes as one. */
 static uint32_t
 p2p_channels (const WeftNcclSystem *sys, uint32_t lanes)
 {
   uint32_t coll = 2 * MIN (sys->graph[WEFT_COSTS_RING].channels,
                            sys->graph[WEFT_COSTS_TREE].channels);
-  uint32_t total = pow2_up (CLAMP (coll, 1, P2P_MAX_CHANNELS));
+  uint32_t p2p = CLAMP (coll, 1, P2P_MAX_CHANNELS);
   uint32_t least = sys->nvswitch ? 2 * MAX (lanes, 1) : 2;
 
   if (sys->n_nodes > 1)
     {
       uint32_t net = 2;
-      while (net * sys->n_ranks > 4 * total && net > 1)
+      while (net * sys->n_ranks > 4 * p2p && net > 1)
         net /= 2;
       least = MIN (least, net);
     }
-  return MIN (pow2_up (least), total);
+  return MIN (pow2_up (least), pow2_up (p2p));
 }
 
 WeftProtocolKind

@@ -90,10 +90,14 @@ typedef struct {
 double weft_nccl_channel_cap (const WeftNcclSystem *sys, WeftCostSet set,
                               WeftProtocolKind protocol);
 
-/* NCCL's nvlsEfficiency for GPUs of @compute_capability (times ten):
- * the share of NCCL's rate of the links NVLS moves data at (0 before
- * Hopper, which has no NVLS). */
-double weft_nccl_nvls_efficiency (uint32_t compute_capability);
+/* NCCL's nvlsEfficiency for the GPU nodes @gpus[0 .. @n - 1] of @topo:
+ * the share of NCCL's rate of the links NVLS moves data at, by their
+ * lowest compute capability (0.85 on Hopper, 0.74 on Blackwell).  NCCL has
+ * no NVLS before Hopper; asked for anyway (a switch that reduces beside
+ * an older GPU, or one whose architecture is not said), NVLS moves at
+ * Hopper's. */
+double weft_nccl_nvls_efficiency (const WeftTopology *topo,
+                                  const uint32_t *gpus, uint32_t n);
 
 /* NCCL's point-to-point (send and receive, all_to_all) has no cost model:
  * it runs a message to a peer of at most NCCL_P2P_LL_THRESHOLD (16 KiB)

@@ -234,14 +234,15 @@ weft_nvls_switch_ranks (uint32_t n, const WeftCollectiveParams *p)
 }
 
 /* NVLS's pieces when left to auto (weft_fit_pieces()): each send waits
- * NVLS's latency, and the buffer moves at what the GPU's links to the @m
- * @switches carry. */
+ * NVLS's latency, and the buffer moves at what the first of the @n GPUs
+ * @gpus has to the @m @switches, at the GPUs' NVLS efficiency. */
 static uint32_t
-nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
-             uint32_t m, uint64_t size)
+nvls_pieces (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
+             const uint32_t *switches, uint32_t m, uint64_t size)
 {
   const WeftProtocol *costs = weft_protocol_get (WEFT_PROTOCOL_SIMPLE,
                                                  WEFT_ALG_NVLS);
+  uint32_t gpu = gpus[0];
   double rate = 0;
 
   for (uint32_t i = topo->out_start[gpu]; i < topo->out_start[gpu + 1]; i++)
@@ -251,8 +252,7 @@ nvls_pieces (const WeftTopology *topo, uint32_t gpu, const uint32_t *switches,
         if (l->dst == switches[j])
           rate += weft_link_nccl_rate (topo, l);
     }
-  double efficiency = weft_nccl_nvls_efficiency (
-      topo->nodes[gpu].device->compute_capability);
+  double efficiency = weft_nccl_nvls_efficiency (topo, gpus, n);
 
   return weft_fit_pieces ((double) costs->hop_nvlink * 1e-12,
                           (double) size / (rate * efficiency));
@@ -274,7 +274,7 @@ weft_nvls_fit (WeftFit *fit, WeftCollectiveParams *p, GError **error)
   p->n_switches = fit->shares->len;
   p->switch_share = (const double *) fit->shares->data;
   if (p->chunks == 0 && p->channels <= 1)
-    p->chunks = nvls_pieces (fit->topo, fit->gpus[0],
+    p->chunks = nvls_pieces (fit->topo, fit->gpus, fit->n,
                              &g_array_index (fit->nodes, uint32_t, fit->n),
                              p->n_switches, fit->size);
   const uint32_t *sw = &g_array_index (fit->nodes, uint32_t, fit->n);

@@ -57,8 +57,9 @@ static const double hw_lat[WEFT_NCCL_HW_COUNT][WEFT_COSTS_COUNT]
 /* The share of Simple's bandwidth each protocol moves data at: LL half
  * (4 data bytes and a 4-byte flag in each 8; NCCL's ring LL busBw * .5),
  * LL128 NCCL's 0.92 (120 of each 128 bytes), and NVLS NCCL's
- * nvlsEfficiency for Hopper, 0.85 (tuning.cc), which a run replaces with
- * its GPUs' architecture's (weft_nccl_nvls_efficiency()). */
+ * nvlsEfficiency for Hopper, 0.85 (tuning.cc), which a collective's run
+ * and a trace's replace with their GPUs' architecture's
+ * (weft_nccl_nvls_efficiency()). */
 #define LL_SHARE 0.5
 #define LL128_SHARE 0.92
 #define NVLS_SHARE 0.85

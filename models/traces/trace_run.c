@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "collectives/executor.h"
+#include "collectives/nccl_model.h"
 
 /* NCCL sends point-to-point messages up to this size with LL, larger ones
  * with Simple (NCCL_P2P_LL_THRESHOLD, 16 KiB by default). */
@@ -210,6 +211,10 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
       g_propagate_error (error, op_error (t, op, why));
       return FALSE;
     }
+  /* NVLS at its architecture's efficiency, as a collective's run. */
+  if (best_alg == WEFT_ALG_NVLS)
+    plan->costs.efficiency = weft_nccl_nvls_efficiency (x->topo, gpus,
+                                                        op->n_ranks);
   plan->engine_row = weft_protocol_engine_row (
       &plan->costs, op->op, x->topo, (const uint32_t *) plan->nodes->data,
       op->n_ranks);
