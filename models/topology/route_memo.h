@@ -11,9 +11,9 @@ G_BEGIN_DECLS
 typedef struct _WeftRouteMemo WeftRouteMemo;
 
 /* What a remembered route is: the links of (origin, src, dst), the
- * first hops of (src, dst, 0), or the one least-cost way out of the
- * source's server and into the destination's for (origin, src, dst), in
- * words (routing.c). */
+ * first hops of (src, dst, 0), or, in words, the one least-cost choice
+ * for (origin, src, dst) of staying inside the server or of a way out of
+ * the source's and into the destination's (routing.c). */
 typedef enum {
   WEFT_MEMO_PATH = 1,
   WEFT_MEMO_FIRST = 2,

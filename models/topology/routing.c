@@ -771,20 +771,26 @@ choose (WeftRouting *r, uint32_t origin, uint32_t src, uint32_t dst,
   g_assert_not_reached ();
 }
 
-/* A choice with one least-cost (exit, entry) pair is the same for every
- * flow: remembered as words, it spares choose() pairing every way out of
- * a large server with every way into another (a GB200 NVL72 rack has 72
- * of each) for each small transfer routed whole. */
+/* A choice with one least-cost route (inside the zone, or one (exit,
+ * entry) pair) is the same for every flow: where the path is not (the
+ * walks inside servers took the flow's hash), the choice is remembered as
+ * words, sparing choose() pairing every way out of a large server with
+ * every way into another (a GB200 NVL72 rack has 72 of each) for each
+ * small transfer routed whole. */
 #define CHOICE_WORDS 12
 
 static void
 remember_choice (WeftRouting *r, uint32_t origin, uint32_t src, uint32_t dst,
                  const Choice *ch)
 {
+  /* A choice that stays inside the zone has no exit and entry. */
+  const Port none = { 0, 0, 0, 0 };
+  const Port *out = ch->local ? &none : &ch->out;
+  const Port *in = ch->local ? &none : &ch->in;
   uint32_t w[CHOICE_WORDS] = {
     (uint32_t) ch->cost, (uint32_t) (ch->cost >> 32), ch->n_best,
-    ch->out.core, ch->out.cost, ch->out.gateway, ch->out.link,
-    ch->in.core, ch->in.cost, ch->in.gateway, ch->in.link,
+    out->core, out->cost, out->gateway, out->link,
+    in->core, in->cost, in->gateway, in->link,
     (uint32_t) ch->local | ch->tier << 1,
   };
 
@@ -1031,12 +1037,9 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
   if (src == dst)
     return TRUE;
   uint64_t pick = weft_mix64 (seed);
-  if (!recall_choice (r, origin, src, dst, &ch))
-    {
-      choose (r, origin, src, dst, &pick, &ch);
-      if (ch.cost != WEFT_ROUTE_UNREACHABLE && ch.n_best == 1)
-        remember_choice (r, origin, src, dst, &ch);
-    }
+  gboolean recalled = recall_choice (r, origin, src, dst, &ch);
+  if (!recalled)
+    choose (r, origin, src, dst, &pick, &ch);
   if (ch.cost == WEFT_ROUTE_UNREACHABLE)
     return FALSE;
   /* Which of the equal-cost ways out of the source's server and into the
@@ -1062,6 +1065,10 @@ weft_routing_path_for (WeftRouting *r, uint32_t origin, uint32_t src,
     walk_out (r, &ch, src, dst, seed, &hop, links);
   if (!r->by_flow)
     weft_route_memo_put (r->memo, WEFT_MEMO_PATH, origin, src, dst, links);
+  else if (!recalled && ch.n_best == 1)
+    /* The walks took the flow's hash, the choice did not: it is kept
+     * where the whole path cannot be. */
+    remember_choice (r, origin, src, dst, &ch);
   return TRUE;
 }
 
