@@ -783,23 +783,45 @@ start_striped (WeftNetwork *net, uint32_t src, uint32_t dst, uint64_t bytes,
 /* Remember the striped route from @src to @dst over the first hops @hops,
  * as a transfer of as many bytes as stripes would, if no flow's hash
  * takes part in it: the route any larger transfer takes. */
+#define UNLEARNT_MAX 4096
+G_STATIC_ASSERT (sizeof (gpointer) >= sizeof (uint64_t));
+
+static guint
+pair_hash (gconstpointer key)
+{
+  return (guint) weft_mix64 ((uint64_t) (uintptr_t) key);
+}
+
 static void
 learn_stripes (WeftNetwork *net, uint32_t src, uint32_t dst,
                const GArray *hops)
 {
   uint32_t stripes[ROUTE_LINKS] = { 0 };
   gboolean flow_free;
+  gpointer key = (gpointer) (uintptr_t) route_key (src, dst);
 
-  if (hops->len > ROUTE_HOPS)
+  if (net->unlearnt != NULL && g_hash_table_contains (net->unlearnt, key))
     return;
-  WeftTime latency = gather_stripes (net, src, dst, hops->len, hops,
-                                     net->next_flow, stripes, &flow_free);
-  uint32_t n = net->stripe_links->len;
-  if (flow_free && n <= ROUTE_LINKS)
-    weft_route_remember (net, src, dst,
-                         (const uint32_t *) net->stripe_links->data, n,
-                         (const uint32_t *) hops->data, hops->len, stripes,
-                         latency);
+  if (hops->len <= ROUTE_HOPS)
+    {
+      WeftTime latency = gather_stripes (net, src, dst, hops->len, hops,
+                                         net->next_flow, stripes,
+                                         &flow_free);
+      uint32_t n = net->stripe_links->len;
+      if (flow_free && n <= ROUTE_LINKS)
+        {
+          weft_route_remember (net, src, dst,
+                               (const uint32_t *) net->stripe_links->data, n,
+                               (const uint32_t *) hops->data, hops->len,
+                               stripes, latency);
+          return;
+        }
+    }
+  if (net->unlearnt == NULL)
+    net->unlearnt = g_hash_table_new (pair_hash, NULL);
+  if (g_hash_table_size (net->unlearnt) >= UNLEARNT_MAX)
+    g_hash_table_remove_all (net->unlearnt);
+  g_hash_table_add (net->unlearnt, key);
 }
 
 WeftTime

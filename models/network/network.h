@@ -168,6 +168,10 @@ struct _WeftNetwork {
   uint32_t pool_used, pool_cap, pool_dead;
   uint32_t n_routes, routes_max, routes_filled, route_clock;
   uint64_t routes_missed;       /* transfers routed while routes were kept */
+  GHashTable *unlearnt;         /* (src, dst) pairs, at most a few thousand,
+                                   whose striped route is not kept (a flow's
+                                   hash chose it, or it is too long): their
+                                   small transfers do not try again */
   GPtrArray *adopted;           /* objects freed with the network */
   uint32_t *load;               /* transfers in flight per directed link,
                                    kept only for adaptive routing, or NULL */

@@ -23,6 +23,7 @@ weft_routes_free (WeftNetwork *net)
   g_clear_pointer (&net->routes, g_free);
   g_clear_pointer (&net->route_keys, g_aligned_free);
   g_clear_pointer (&net->route_pool, g_free);
+  g_clear_pointer (&net->unlearnt, g_hash_table_unref);
   net->pool_used = net->pool_cap = net->pool_dead = 0;
 }
 
