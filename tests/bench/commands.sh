@@ -24,6 +24,7 @@ run
 run scenarios/gb200-nvl72.yaml
 run scenarios/gb200-nvl72-x2-ndr.yaml
 run scenarios/gb200-nvl72-x2-xdr.yaml -o all_gather
+run scenarios/gb200-nvl72.yaml -o all_to_all
 run --fidelity packet -b 8 -e 64M
 run scenarios/h100-256-rail.yaml --algorithm hierarchical -b 16M -e 4G -f 4
 run scenarios/dgx-h100.yaml --trace scenarios/traces/dgx-h100-step.yaml
