@@ -14,7 +14,6 @@
 #include "collectives/nccl_model.h"
 
 #include <math.h>
-#include <string.h>
 
 /* Each switch's share of @size bytes, in whole bytes, as @p's switches
  * share a GPU's links. */
@@ -110,8 +109,9 @@ gather_or_scatter (WeftSchedule *s, uint64_t size,
 {
   uint32_t n = s->n_gpus, m = p->n_switches;
   uint32_t pieces = p->channels * p->chunks;
-  /* Per part g: where it begins, and its share for each switch. */
-  g_autofree uint64_t *part_at = g_new (uint64_t, n);
+  /* Per part g and switch j: where the part's cut for j begins in the
+   * buffer, and its bytes. */
+  g_autofree uint64_t *cut_at = g_new (uint64_t, (size_t) n * m);
   g_autofree uint64_t *cut = g_new (uint64_t, (size_t) n * m);
   g_autofree uint64_t *places = g_new (uint64_t, 2 * (size_t) n);
   g_autofree uint32_t *prev_up = g_new (uint32_t, n);
@@ -120,9 +120,13 @@ gather_or_scatter (WeftSchedule *s, uint64_t size,
 
   for (uint32_t g = 0; g < n; g++)
     {
-      part_at[g] = weft_part_offset (size, n, g);
+      uint64_t at = weft_part_offset (size, n, g);
       g_autofree uint64_t *share = switch_shares (weft_part (size, n, g), p);
-      memcpy (cut + (size_t) g * m, share, m * sizeof *share);
+      for (uint32_t j = 0; j < m; at += share[j], j++)
+        {
+          cut_at[(size_t) g * m + j] = at;
+          cut[(size_t) g * m + j] = share[j];
+        }
     }
   for (uint32_t j = 0; j < m; j++)
     {
@@ -137,10 +141,8 @@ gather_or_scatter (WeftSchedule *s, uint64_t size,
           uint64_t all = 0;
           for (uint32_t g = 0; g < n; g++)
             {
-              uint64_t c = cut[(size_t) g * m + j], before = 0;
-              for (uint32_t i = 0; i < j; i++)
-                before += cut[(size_t) g * m + i];
-              places[2 * g] = part_at[g] + before
+              uint64_t c = cut[(size_t) g * m + j];
+              places[2 * g] = cut_at[(size_t) g * m + j]
                               + weft_part_offset (c, pieces, k);
               places[2 * g + 1] = weft_part (c, pieces, k);
               all += places[2 * g + 1];
