@@ -1,7 +1,9 @@
-/* Properties that do not hold yet, each waiting for a change in progress
- * or for a fix of what it found: built only with WEFT_PENDING_PROPERTIES
- * defined (cmake -DWEFT_PENDING_PROPERTIES=ON), when the suite and
- * weft-bench properties run them beside the others. */
+/* Monotonic properties stated for every run, which no model that shares
+ * links fairly between dependent transfers can meet (Graham's timing
+ * anomaly, test_faster_link_can_be_slower): kept to measure how often and
+ * by how much generated fabrics meet the anomaly.  Built only with
+ * WEFT_PENDING_PROPERTIES defined (cmake -DWEFT_PENDING_PROPERTIES=ON),
+ * when the suite and weft-bench properties run them beside the others. */
 #include "fabric_props-private.h"
 
 #ifdef WEFT_PENDING_PROPERTIES
