@@ -28,6 +28,16 @@ load (const char *file)
   return s;
 }
 
+/* How many of a table's @all cases to run: all of them, or with
+ * WEFT_TEST_SMALL set (tests/valgrind.sh) the first @small, the smaller
+ * fabrics at the head of the table.  A memory checker runs the same code
+ * there in a fraction of the time the large fabrics take it. */
+static guint
+cases_to_run (guint all, guint small)
+{
+  return g_getenv ("WEFT_TEST_SMALL") ? MIN (all, small) : all;
+}
+
 static GArray *
 all_gpus (const WeftTopology *topo)
 {
@@ -498,7 +508,7 @@ START_TEST (test_rings_as_nccl_channels)
   } cases[] = { { "h100-256-rail.yaml", 16, 8 },
                 { "gb200-nvl72-x2-ndr.yaml", 144, 16 } };
 
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+  for (guint c = 0; c < cases_to_run (G_N_ELEMENTS (cases), 1); c++)
     {
       g_autoptr (WeftScenario) s = load (cases[c].file);
       g_autoptr (GArray) gpus = all_gpus (s->topo);
@@ -1024,7 +1034,7 @@ START_TEST (test_speedups_change_nothing)
   g_autoptr (GArray) gpus = all_gpus (s->topo);
   WeftAlgorithm algs[] = { WEFT_ALG_HIER_RHD, WEFT_ALG_HIER_TREE };
 
-  for (guint i = 0; i < G_N_ELEMENTS (algs); i++)
+  for (guint i = 0; i < cases_to_run (G_N_ELEMENTS (algs), 1); i++)
     {
       WeftCollectiveResult r[3];
       for (int k = 0; k < 3; k++)
@@ -1117,7 +1127,7 @@ START_TEST (test_planes_move_as_chips_do)
                                       WEFT_FIDELITY_PACKET };
   const uint64_t sizes[] = { 256 << 20, 1000003 };
 
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+  for (guint c = 0; c < cases_to_run (G_N_ELEMENTS (cases), 5); c++)
     {
       g_autoptr (WeftScenario) s = load (cases[c].file);
       g_autoptr (GArray) gpus = all_gpus (s->topo);
@@ -1353,7 +1363,7 @@ START_TEST (test_lower_bounds_prune)
   WeftCollectiveParams params = { 0, 0, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL };
   int pruned = 0;
 
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+  for (guint c = 0; c < cases_to_run (G_N_ELEMENTS (cases), 1); c++)
     {
       g_autoptr (WeftScenario) s = load (cases[c].file);
       g_autoptr (GArray) gpus = all_gpus (s->topo);
@@ -1910,7 +1920,7 @@ START_TEST (test_bundles_change_nothing)
   const WeftProtocolKind protocols[] = { WEFT_PROTOCOL_LL128,
                                      WEFT_PROTOCOL_SIMPLE };
 
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+  for (guint c = 0; c < cases_to_run (G_N_ELEMENTS (cases), 7); c++)
     {
       g_autoptr (WeftScenario) s = load (cases[c].file);
       g_autoptr (GArray) gpus = all_gpus (s->topo);

@@ -16,6 +16,9 @@ export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-10}
 export WEFT_PROPERTY_CASES=${WEFT_PROPERTY_CASES:-8}
 # Likewise the engine's heap against its reference: fewer operations.
 export WEFT_HEAP_OPS=${WEFT_HEAP_OPS:-50000}
+# And the suites whose tables run the same checks on fabrics from one
+# server to two racks: the smaller fabrics at the head of each table.
+export WEFT_TEST_SMALL=${WEFT_TEST_SMALL:-1}
 per_suite=${PER_SUITE:-900}
 
 one() {
