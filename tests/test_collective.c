@@ -1303,6 +1303,54 @@ START_TEST (test_nvls_older_gpus)
 }
 END_TEST
 
+START_TEST (test_nvls_fewer_bytes_than_chips)
+{
+  /* A buffer whose parts are fewer bytes than a server has chips leaves
+   * some chips nothing to do: their ranks have no steps, and the run goes
+   * on without them (a DGX H100's four chips, whose unequal lanes keep
+   * them ranks of their own; two of them across servers for NVLS tree). */
+  g_autoptr (WeftScenario) one = load ("dgx-h100.yaml");
+  g_autoptr (WeftScenario) two = load ("h100-256-rail.yaml");
+  g_autoptr (GArray) gpus = all_gpus (one->topo);
+  g_autoptr (GArray) both = all_gpus (two->topo);
+  const WeftOp ops[] = { WEFT_OP_ALL_REDUCE, WEFT_OP_ALL_GATHER,
+                         WEFT_OP_REDUCE_SCATTER };
+  WeftCollectiveParams params = { 0 };
+  WeftRunOptions o = { WEFT_FIDELITY_FLOW, 1, 0, NULL, FALSE, 0, 0, NULL, 1,
+                       NULL };
+
+  for (uint64_t size = 1; size <= 40; size++)
+    for (guint k = 0; k < G_N_ELEMENTS (ops); k++)
+      {
+        g_autoptr (GError) error = NULL;
+        WeftCollectiveResult r;
+        ck_assert_msg (weft_collective_run (one->topo,
+                                            (uint32_t *) gpus->data, 8,
+                                            ops[k], WEFT_ALG_NVLS,
+                                            WEFT_PROTOCOL_SIMPLE, size,
+                                            &params, &o, &r, &error),
+                       "%s of %" G_GUINT64_FORMAT " B: %s",
+                       weft_op_name (ops[k]), size,
+                       error ? error->message : "");
+        ck_assert (r.time > 0);
+        if (ops[k] != WEFT_OP_ALL_REDUCE)
+          ck_assert_uint_eq (r.bytes_sent, 9 * size);
+      }
+  for (uint64_t size = 1; size <= 4; size++)
+    {
+      g_autoptr (GError) error = NULL;
+      WeftCollectiveResult r;
+      ck_assert_msg (weft_collective_run (two->topo, (uint32_t *) both->data,
+                                          16, WEFT_OP_ALL_REDUCE,
+                                          WEFT_ALG_NVLS_TREE,
+                                          WEFT_PROTOCOL_SIMPLE, size,
+                                          &params, &o, &r, &error),
+                     "%s", error ? error->message : "");
+      ck_assert (r.time > 0);
+    }
+}
+END_TEST
+
 START_TEST (test_nvls_gather_scatter)
 {
   /* NVLS all_gather: each GPU's part goes up once and the switches hand
@@ -1998,6 +2046,7 @@ collective_suite (void)
   tcase_add_test (tc, test_planes_move_as_chips_do);
   tcase_add_test (tc, test_nvls_gather_scatter);
   tcase_add_test (tc, test_nvls_older_gpus);
+  tcase_add_test (tc, test_nvls_fewer_bytes_than_chips);
   tcase_add_test (tc, test_lower_bounds_prune);
   tcase_add_test (tc, test_plans_shared);
   tcase_add_test (tc, test_routing_handed_on);

@@ -910,7 +910,7 @@ weft_exec_image_add_rank (WeftExecImage *m, const WeftSchedule *s,
   const uint32_t *matches = weft_schedule_matches (s, r);
   Template *t = g_new0 (Template, 1);
 
-  g_assert (r == m->added && r < m->n_ranks && matches != NULL);
+  g_assert (r == m->added && r < m->n_ranks && (matches != NULL || n == 0));
   t->n_steps = n;
   t->steps = g_new0 (TStep, (size_t) n + 1);
   t->frees = g_new (uint32_t, MAX (n, 1));
