@@ -467,6 +467,16 @@ START_TEST (test_include_and_override)
       "links: [{a: g0, b: g1, type: nv, lanes: 2}]\n");
   ck_assert_double_eq_tol (s->topo->links[0].bandwidth, 2 * 50e9 * 256 / 256,
                            1);
+
+  /* A file reached twice (base.yaml directly and through mid.yaml) is
+   * read once: its definitions are not taken for a second definition. */
+  g_free (write_file ("mid.yaml", "weft: 1\ninclude: base.yaml\n"));
+  g_autoptr (WeftScenario) d = load_text (
+      "weft: 1\n"
+      "include: [base.yaml, mid.yaml]\n"
+      "nodes: [{name: 'g[0-1]', device: g}]\n"
+      "links: [{a: g0, b: g1, type: nv}]\n");
+  ck_assert_uint_eq (d->topo->n_links, 2);
 }
 END_TEST
 

@@ -30,6 +30,7 @@ typedef struct {
   GPtrArray *faults;                    /* entries, then --fault's */
   GPtrArray *roots;                     /* every file's tree */
   GPtrArray *stack;                     /* files being read, for cycles */
+  GHashTable *read;                     /* files read, by canonical path */
   GPtrArray *decl;                      /* node id -> declaring entry */
   GHashTable *zone_templates;           /* template name -> index + 1 */
   GHashTable *instances;                /* instance name -> declaring entry */
@@ -211,6 +212,12 @@ read_file (Builder *b, const char *path, const WeftCfg *from, GError **error)
   if (b->stack->len >= MAX_INCLUDE_DEPTH)
     return weft_cfg_error (error, from, "includes nest more than %d deep",
                            MAX_INCLUDE_DEPTH);
+  /* Two includes that share a preset (servers.yaml includes links.yaml,
+   * and so does the scenario) define it once: a file is read the first
+   * time it is reached. */
+  if (g_hash_table_contains (b->read, canonical))
+    return TRUE;
+  g_hash_table_add (b->read, g_strdup (canonical));
 
   WeftCfg *root = weft_cfg_load_file (path, &cause);
   if (root == NULL)
@@ -747,6 +754,7 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   b.faults = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_cfg_unref);
   b.roots = g_ptr_array_new_with_free_func ((GDestroyNotify) weft_cfg_unref);
   b.stack = g_ptr_array_new_with_free_func (g_free);
+  b.read = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   b.decl = g_ptr_array_new ();
   b.zone_templates = g_hash_table_new (g_str_hash, g_str_equal);
   b.instances = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -777,6 +785,7 @@ weft_scenario_load_with (const char *path, const char *const *sets,
   g_ptr_array_unref (b.fabrics);
   g_ptr_array_unref (b.faults);
   g_ptr_array_unref (b.stack);
+  g_hash_table_unref (b.read);
   g_ptr_array_unref (b.decl);
   g_hash_table_unref (b.zone_templates);
   g_hash_table_unref (b.instances);
