@@ -954,6 +954,48 @@ START_TEST (test_memory_known_before)
 }
 END_TEST
 
+START_TEST (test_narrow_bins_held)
+{
+  /* Bins narrower than memory holds (--bin 1ps) widen within what the
+   * run may take, saying so, rather than take the machine: here what
+   * --max-memory leaves over the run without bins. */
+  g_autofree char *dir = g_dir_make_tmp ("weft-cli-XXXXXX", NULL);
+  g_autofree char *db = g_build_filename (dir, "b.db", NULL);
+  Result r = weft ("run", "-b", "64K", "-e", "64K", "--check", NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  const char *at = strstr (r.out, "# memory: about ");
+  ck_assert_msg (at && strstr (at, " MiB at most"), "%s", r.out);
+  /* The estimate with default bins counts 2 million of them (46 MiB). */
+  double mib = g_ascii_strtod (at + strlen ("# memory: about "), NULL) - 40;
+  result_clear (&r);
+  g_autofree char *most = g_strdup_printf ("%.0fMiB", mib);
+  r = weft ("run", "-b", "64K", "-e", "64K", "--bin", "1ps", "--max-memory",
+            most, "-v", "--db", db, NULL);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  unsigned long long kept;
+  const char *say = strstr (r.err, "weft run: bins of 1 ps would be more "
+                                   "than the ");
+  ck_assert_msg (say && sscanf (say, "weft run: bins of 1 ps would be more "
+                                "than the %llu link bins", &kept) == 1
+                     && strstr (say, "a run keeps; the link statistics are "
+                                     "in bins of "),
+                 "%s", r.err);
+  ck_assert_msg (kept < 1000000, "%s", say);
+  const char *line = strstr (r.out, "# memory: peak ");
+  double peak, estimate;
+  char peak_unit[4], estimate_unit[4];
+  ck_assert_msg (line && sscanf (line, "# memory: peak %lf %3[GMi]B; "
+                                 "estimated at most %lf %3[GMi]B", &peak,
+                                 peak_unit, &estimate, estimate_unit) == 4,
+                 "%s", r.out);
+  ck_assert_msg (strcmp (peak_unit, estimate_unit) != 0 || peak <= estimate,
+                 "%s", line);
+  result_clear (&r);
+  g_unlink (db);
+  g_rmdir (dir);
+}
+END_TEST
+
 START_TEST (test_algorithm_list)
 {
   /* --algorithm A,B,C runs each as a run of its own and prints them side
@@ -1281,6 +1323,7 @@ cli_suite (void)
   tcase_add_test (tc, test_set_overrides);
   tcase_add_test (tc, test_bundled_from_anywhere);
   tcase_add_test (tc, test_memory_known_before);
+  tcase_add_test (tc, test_narrow_bins_held);
   tcase_add_test (tc, test_algorithm_list);
   tcase_add_test (tc, test_ranks_named_exactly);
   tcase_add_test (tc, test_nccl_tests_flags);

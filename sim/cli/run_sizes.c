@@ -121,14 +121,21 @@ row_clear (WeftSizesRow *row)
 #define BIN_ROW_BUDGET 2000000
 /* Bins start this wide, and double as the budget needs. */
 #define FIRST_BIN_WIDTH ((WeftTime) 1000000)      /* 1 us */
+/* A bin held in memory: an index and a count, in lists that grow by
+ * doubling. */
+#define BIN_BYTES (2 * (sizeof (uint32_t) + sizeof (double)))
+/* With --bin, the bins held at most (768 MiB), as many rows in the
+ * database. */
+#define BIN_ASKED_BUDGET ((uint64_t) 32000000)
 
-/* The common bin width of @rows: a thousandth of the run at least, and
- * as wide as the widest any operation needed within its share of the
- * budget; a power of two times FIRST_BIN_WIDTH, as theirs are. */
+/* The common bin width of @rows: @width (--bin's, else FIRST_BIN_WIDTH
+ * and by default a thousandth of the run at least), doubled until it is as
+ * wide as the widest any operation needed within its share of the budget,
+ * theirs being @width's doublings too. */
 static WeftTime
-common_bin_width (const GArray *rows)
+common_bin_width (const GArray *rows, WeftTime width, gboolean asked)
 {
-  WeftTime total = 0, need = 0, width = FIRST_BIN_WIDTH;
+  WeftTime total = 0, need = 0;
 
   for (guint i = 0; i < rows->len; i++)
     {
@@ -136,7 +143,8 @@ common_bin_width (const GArray *rows)
       total += row->result.time;
       need = MAX (need, row->result.stats->bin_width);
     }
-  need = MAX (need, total / 1000);
+  if (!asked)
+    need = MAX (need, total / 1000);
   while (width < need)
     width *= 2;
   return width;
@@ -627,12 +635,11 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
   memset (&plan->parts, 0, sizeof plan->parts);
   plan->parts.before = weft_memory_resident ();
   /* The sizes' link statistics, kept until the run is recorded: within
-   * the budget of bins, each an index and a count, in lists that grow by
-   * doubling. */
+   * the budget of bins. */
   if (args->bin_width == 0)
     plan->parts.bins = (size_t) MAX (BIN_ROW_BUDGET,
                                      10000 * (uint64_t) plan->n_sizes)
-                       * 2 * (sizeof (uint32_t) + sizeof (double));
+                       * BIN_BYTES;
   /* And what is not counted: the heap handed out in huge pages (2 MiB at
    * a time), each thread's stack and arena, SQLite's page cache. */
   plan->parts.uncounted = WEFT_MEMORY_ALLOWANCE
@@ -651,6 +658,21 @@ estimate_memory (const WeftRunArgs *args, WeftSizesPlan *plan)
   size_t limit = args->max_memory;
   if (limit == 0 && weft_memory_available () > 0)
     limit = weft_memory_available () + weft_memory_resident ();
+  /* Bins as narrow as --bin asks may be more than memory holds (a
+   * picosecond's over a millisecond): they may take half of what the
+   * rest leaves, up to BIN_ASKED_BUDGET, and widen, as by default,
+   * rather than pass it. */
+  if (args->bin_width > 0)
+    {
+      uint64_t room = limit > plan->memory ? (limit - plan->memory) / 2
+                                           : 0;
+      plan->bin_budget = limit == 0 ? BIN_ASKED_BUDGET
+                                    : MIN (room / BIN_BYTES, BIN_ASKED_BUDGET);
+      plan->bin_budget = MAX (plan->bin_budget,
+                              10000 * (uint64_t) plan->n_sizes);
+      plan->parts.bins = (size_t) plan->bin_budget * BIN_BYTES;
+      plan->memory += plan->parts.bins;
+    }
   if (limit == 0 || plan->memory <= limit)
     return WEFT_EXIT_OK;
   g_autofree char *at = weft_format_size (plan->largest_size);
@@ -765,10 +787,11 @@ sweep_init (Sweep *s, const WeftRunArgs *args, const WeftSizesPlan *plan)
 
   s->args = args;
   s->plan = plan;
+  uint64_t budget = bin ? plan->bin_budget : BIN_ROW_BUDGET;
   s->binned = (WeftRunOptions) {
     args->fidelity, args->seed, bin ? bin : FIRST_BIN_WIDTH, &interrupted,
-    FALSE, bin ? 0 : MAX (BIN_ROW_BUDGET / (uint64_t) plan->n_sizes, 10000),
-    0, NULL, (uint32_t) args->jobs, &s->clock,
+    FALSE, MAX (budget / (uint64_t) plan->n_sizes, 10000), 0, NULL,
+    (uint32_t) args->jobs, &s->clock,
   };
   atomic_init (&s->clock, 0);
   s->options = s->binned;
@@ -1085,8 +1108,19 @@ record_ops (const WeftRunArgs *args, const WeftSizesPlan *plan,
             WeftSizesOutcome *out, const WeftRecord *rec)
 {
   g_autoptr (GError) error = NULL;
-  WeftTime width = args->bin_width ? args->bin_width
-                                   : common_bin_width (out->rows);
+  WeftTime width = common_bin_width (out->rows, args->bin_width
+                                                    ? args->bin_width
+                                                    : FIRST_BIN_WIDTH,
+                                     args->bin_width > 0);
+  if (args->bin_width > 0 && width > args->bin_width)
+    {
+      g_autofree char *asked = weft_format_time (args->bin_width);
+      g_autofree char *got = weft_format_time (width);
+      fprintf (stderr, "weft %s: bins of %s would be more than the %"
+               G_GUINT64_FORMAT " link bins a run keeps; the link "
+               "statistics are in bins of %s\n", args->name, asked,
+               plan->bin_budget, got);
+    }
   WeftTime clock = 0;
   WeftOp op = args->op;
   /* A schedule file's rows name it, so that runs of several files tell

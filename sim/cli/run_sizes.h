@@ -40,6 +40,8 @@ typedef struct {
     size_t uncounted;           /* the allowance for the heap's pages,
                                    threads and SQLite's cache */
   } parts;                      /* ...and what holds it */
+  uint64_t bin_budget;          /* with --bin, the link bins the run may
+                                   hold in all before they widen */
   uint64_t largest_steps;       /* the largest schedule's steps... */
   int largest_alg;              /* ...its algorithm (-1: a file)... */
   uint64_t largest_size;        /* ...and size */

@@ -17,6 +17,8 @@
 /* The database keeps at most about this many link_util rows of a trace:
  * the bins widen as the run goes on. */
 #define BIN_BUDGET 2000000
+/* With --bin, the bins kept at most before they widen (768 MiB). */
+#define BIN_ASKED_BUDGET 32000000
 /* Bins start this wide (then widen to stay within the budget). */
 #define FIRST_BIN_WIDTH ((WeftTime) 1000000)    /* 1 us */
 /* Jobs with more ranks than this get a summary instead of a line a rank. */
@@ -257,7 +259,8 @@ estimate_trace (const WeftTraceRun *run, const WeftTrace *trace,
     }
   return weft_memory_resident () + weft_network_bytes (topo, run->fidelity)
          + weft_routing_bytes_bound (topo) + kept + choosing
-         + (size_t) BIN_BUDGET * 2 * (sizeof (uint32_t) + sizeof (double))
+         + (size_t) (run->bin_width ? BIN_ASKED_BUDGET : BIN_BUDGET) * 2
+               * (sizeof (uint32_t) + sizeof (double))
          + WEFT_MEMORY_ALLOWANCE
          + (size_t) MAX (run->jobs, 1) * WEFT_THREAD_ALLOWANCE;
 }
@@ -317,8 +320,8 @@ replay (const WeftTraceRun *run, const WeftTrace *trace,
   WeftTraceOptions options = {
     { run->fidelity, run->seed, run->bin_width ? run->bin_width
                                                : FIRST_BIN_WIDTH,
-      run->interrupted, FALSE, run->bin_width ? 0 : BIN_BUDGET, 0, NULL, 1,
-      NULL },
+      run->interrupted, FALSE,
+      run->bin_width ? BIN_ASKED_BUDGET : BIN_BUDGET, 0, NULL, 1, NULL },
     { run->channels, run->chunks, 0, NULL, 1, NULL, NULL, 0, FALSE, NULL },
     run->algorithm, run->protocol,
     isatty (STDERR_FILENO) ? show_progress : NULL, NULL, run->jobs,
@@ -332,6 +335,15 @@ replay (const WeftTraceRun *run, const WeftTrace *trace,
     result->interrupted = TRUE;
   if (!ran || result->interrupted)
     return ran;
+  if (run->bin_width && result->stats
+      && result->stats->bin_width > run->bin_width)
+    {
+      g_autofree char *asked = weft_format_time (run->bin_width);
+      g_autofree char *got = weft_format_time (result->stats->bin_width);
+      fprintf (stderr, "weft run: bins of %s would be more than the %d link "
+               "bins a run keeps; the link statistics are in bins of %s\n",
+               asked, BIN_ASKED_BUDGET, got);
+    }
   printf ("# weft %s: trace %s on %s, %u job%s, %u ranks, %u ops, %s "
           "fidelity\n", WEFT_VERSION, run->trace_path, run->scenario_path,
           trace->jobs->len, trace->jobs->len == 1 ? "" : "s",
