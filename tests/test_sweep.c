@@ -77,8 +77,9 @@ END_TEST
 
 START_TEST (test_sweep_checks_first)
 {
-  /* A misspelt key, or a value no point can run with, stops the sweep
-   * before any point runs, with weft run's own message; a shard left
+  /* A misspelt key, a value no point can run with, or a key or value
+   * given twice stops the sweep before any point runs, with weft run's
+   * own message for the first two; a shard left
    * empty by a worker that could not write it is dropped. */
   g_autofree char *empty = g_build_filename (tmp_dir, "c.db.shard-0-1-0.db",
                                              NULL);
@@ -92,6 +93,11 @@ START_TEST (test_sweep_checks_first)
       "--grid nodes.0.template=nope:" },
     { "algorithm=ring,tre", "protocol=LL,Simple",
       "--grid algorithm=tre: weft run: unknown algorithm 'tre'" },
+    /* A key or a value twice would be points alike, recorded as one. */
+    { "algorithm=ring", "algorithm=tree",
+      "--grid algorithm is given twice: give its values once" },
+    { "algorithm=ring,tree,ring", "protocol=Simple",
+      "--grid algorithm=ring,tree,ring: the value 'ring' is given twice" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {

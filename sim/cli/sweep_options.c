@@ -262,6 +262,27 @@ parse_grids (WeftSweepArgs *opts)
                                    "option: give it once", flag);
           }
       g.n = g_strv_length (g.values);
+      /* A key or a value twice would run points that are the same and
+       * record them as one. */
+      for (guint k = 0; k < opts->grids->len; k++)
+        if (strcmp (g_array_index (opts->grids, WeftGrid, k).key, g.key) == 0)
+          {
+            int status = weft_cli_usage ("sweep", "--grid %s is given twice: "
+                                         "give its values once, %s=V1,V2,...",
+                                         g.key, g.key);
+            weft_grid_clear (&g);
+            return status;
+          }
+      for (guint v = 0; v < g.n; v++)
+        for (guint w = 0; w < v; w++)
+          if (strcmp (g.values[v], g.values[w]) == 0)
+            {
+              int status = weft_cli_usage ("sweep", "--grid %s: the value "
+                                           "'%s' is given twice", spec,
+                                           g.values[v]);
+              weft_grid_clear (&g);
+              return status;
+            }
       opts->total *= g.n;
       g_array_append_val (opts->grids, g);
     }
