@@ -17,5 +17,8 @@ sqlite3 *weft_db_handle (WeftDb *db);
 gboolean weft_db_has_tiers (WeftDb *db);
 /* Whether the faults table says when each fault holds (schema 5). */
 gboolean weft_db_has_fault_times (sqlite3 *handle);
+/* Whether trace_ops says how long each op held up the critical path
+ * (schema 6). */
+gboolean weft_db_has_critical_spans (sqlite3 *handle);
 
 G_END_DECLS

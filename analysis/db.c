@@ -112,6 +112,7 @@ static const char schema[] =
   "  job TEXT NOT NULL,"
   "  name TEXT NOT NULL,"
   "  critical INTEGER NOT NULL,"
+  "  critical_ps INTEGER,"         /* schema 6; NULL in older runs */
   "  PRIMARY KEY (run_id, op_id));"
   "CREATE TABLE IF NOT EXISTS trace_ranks ("
   "  run_id INTEGER NOT NULL,"
@@ -301,7 +302,8 @@ own_or_empty (WeftDb *db, int version, GError **error)
  * which the schema creates where they are missing; schema 3 each link's
  * tier, which runs recorded before it lack (NULL); schema 4 the faults
  * table, created the same way; schema 5 when each fault holds, which
- * faults recorded before it held all along (0 and NULL). */
+ * faults recorded before it held all along (0 and NULL); schema 6 how long
+ * each op of a trace's critical path held it up (NULL before). */
 static gboolean
 migrate (WeftDb *db, int version, GError **error)
 {
@@ -313,31 +315,41 @@ migrate (WeftDb *db, int version, GError **error)
                 "DEFAULT 0; ALTER TABLE faults ADD COLUMN until_ps INTEGER",
                 error))
     return FALSE;
+  if (version >= 1 && version < 6 && !weft_db_has_critical_spans (db->handle)
+      && !exec (db, "ALTER TABLE trace_ops ADD COLUMN critical_ps INTEGER",
+                error))
+    return FALSE;
+  return TRUE;
+}
+
+/* Whether @sql prepares on @handle: whether the columns it names exist. */
+static gboolean
+prepares (sqlite3 *handle, const char *sql)
+{
+  sqlite3_stmt *st;
+
+  if (sqlite3_prepare_v2 (handle, sql, -1, &st, NULL) != SQLITE_OK)
+    return FALSE;
+  sqlite3_finalize (st);
   return TRUE;
 }
 
 gboolean
 weft_db_has_fault_times (sqlite3 *handle)
 {
-  sqlite3_stmt *st;
+  return prepares (handle, "SELECT from_ps, until_ps FROM faults LIMIT 0");
+}
 
-  if (sqlite3_prepare_v2 (handle, "SELECT from_ps, until_ps FROM faults "
-                          "LIMIT 0", -1, &st, NULL) != SQLITE_OK)
-    return FALSE;
-  sqlite3_finalize (st);
-  return TRUE;
+gboolean
+weft_db_has_critical_spans (sqlite3 *handle)
+{
+  return prepares (handle, "SELECT critical_ps FROM trace_ops LIMIT 0");
 }
 
 gboolean
 weft_db_has_tiers (WeftDb *db)
 {
-  sqlite3_stmt *st;
-
-  if (sqlite3_prepare_v2 (db->handle, "SELECT tier FROM links LIMIT 0", -1,
-                          &st, NULL) != SQLITE_OK)
-    return FALSE;
-  sqlite3_finalize (st);
-  return TRUE;
+  return prepares (db->handle, "SELECT tier FROM links LIMIT 0");
 }
 
 /* A statement inserting @rows rows of @columns values into @table, or
@@ -721,7 +733,7 @@ weft_db_write_trace (WeftDb *db, int64_t run, const WeftTrace *t,
   gboolean ok;
 
   if (sqlite3_prepare_v2 (db->handle, "INSERT INTO trace_ops VALUES "
-                          "(?, ?, ?, ?, ?)", -1, &top, NULL) != SQLITE_OK
+                          "(?, ?, ?, ?, ?, ?)", -1, &top, NULL) != SQLITE_OK
       || sqlite3_prepare_v2 (db->handle, "INSERT INTO trace_ranks VALUES "
                              "(?, ?, ?, ?, ?, ?, ?)", -1, &trk, NULL)
              != SQLITE_OK)
@@ -731,8 +743,15 @@ weft_db_write_trace (WeftDb *db, int64_t run, const WeftTrace *t,
     }
   ok = exec (db, "BEGIN", error);
   g_autofree uint8_t *critical = g_new0 (uint8_t, MAX (t->ops->len, 1));
+  g_autofree WeftTime *held = g_new0 (WeftTime, MAX (t->ops->len, 1));
   for (guint k = 0; r->critical && k < r->critical->len; k++)
-    critical[g_array_index (r->critical, uint32_t, k)] = 1;
+    {
+      uint32_t i = g_array_index (r->critical, uint32_t, k);
+      const WeftTime *span = &g_array_index (r->critical_span, WeftTime,
+                                             2 * k);
+      critical[i] = 1;
+      held[i] += span[1] - span[0];
+    }
   for (uint32_t i = 0; ok && i < t->ops->len; i++)
     {
       const WeftTraceOp *op = weft_trace_op (t, i);
@@ -790,6 +809,10 @@ weft_db_write_trace (WeftDb *db, int64_t run, const WeftTrace *t,
       sqlite3_bind_text (top, 3, job->name, -1, SQLITE_STATIC);
       sqlite3_bind_text (top, 4, op->name, -1, SQLITE_STATIC);
       sqlite3_bind_int (top, 5, critical[i]);
+      if (critical[i])
+        sqlite3_bind_int64 (top, 6, (sqlite3_int64) held[i]);
+      else
+        sqlite3_bind_null (top, 6);
       ok = ok && step_row (top);
     }
   for (guint j = 0; ok && j < t->jobs->len; j++)
@@ -1002,8 +1025,8 @@ weft_db_merge (WeftDb *db, const char *shard, GArray *runs, GError **error)
           "FROM shard.link_util WHERE run_id = %lld;"
           "INSERT INTO run_params SELECT %lld, key, value FROM "
           "shard.run_params WHERE run_id = %lld;"
-          "INSERT INTO trace_ops SELECT %lld, op_id, job, name, critical "
-          "FROM shard.trace_ops WHERE run_id = %lld;"
+          "INSERT INTO trace_ops SELECT %lld, op_id, job, name, critical, "
+          "critical_ps FROM shard.trace_ops WHERE run_id = %lld;"
           "INSERT INTO trace_ranks SELECT %lld, job, rank, node, step_ps, "
           "compute_ps, exposed_ps FROM shard.trace_ranks WHERE run_id = %lld;"
           "INSERT INTO faults SELECT %lld, id, what, speed, compute, links, "

@@ -11,7 +11,7 @@
 
 G_BEGIN_DECLS
 
-#define WEFT_DB_SCHEMA_VERSION 5
+#define WEFT_DB_SCHEMA_VERSION 6
 
 #define WEFT_DB_ERROR (weft_db_error_quark ())
 GQuark weft_db_error_quark (void);

@@ -158,12 +158,17 @@ report_trace (sqlite3 *h, int64_t run, int top, FILE *out, GError **error)
     }
   sqlite3_finalize (st);
 
-  /* The critical path: its time by kind, and its longest ops. */
-  if (sqlite3_prepare_v2 (h, "SELECT o.op, COUNT(*), SUM(o.time_us) FROM ops o "
-                          "JOIN trace_ops t ON t.run_id = o.run_id AND "
-                          "t.op_id = o.id WHERE o.run_id = ? AND t.critical "
-                          "GROUP BY o.op ORDER BY SUM(o.time_us) DESC",
-                          -1, &st, NULL) != SQLITE_OK)
+  /* The critical path: its time by kind, and its longest ops, each for
+   * as long as it held the path up (runs recorded before weft said so:
+   * the op's time from its first rank's start to its last rank's end). */
+  const char *held = weft_db_has_critical_spans (h)
+                         ? "coalesce (t.critical_ps / 1e6, o.time_us)"
+                         : "o.time_us";
+  g_autofree char *by_kind = g_strdup_printf (
+      "SELECT o.op, COUNT(*), SUM(%s) FROM ops o JOIN trace_ops t ON "
+      "t.run_id = o.run_id AND t.op_id = o.id WHERE o.run_id = ? AND "
+      "t.critical GROUP BY o.op ORDER BY SUM(%s) DESC", held, held);
+  if (sqlite3_prepare_v2 (h, by_kind, -1, &st, NULL) != SQLITE_OK)
     return query_fail (h, error);
   sqlite3_bind_int64 (st, 1, run);
   fprintf (out, "\nWhere the time went (the critical path, by kind):\n");
@@ -171,18 +176,18 @@ report_trace (sqlite3 *h, int64_t run, int top, FILE *out, GError **error)
     fprintf (out, "  %-14s %6lld ops %14.2f us\n", sqlite3_column_text (st, 0),
              sqlite3_column_int64 (st, 1), sqlite3_column_double (st, 2));
   sqlite3_finalize (st);
-  if (sqlite3_prepare_v2 (h, "SELECT t.name, t.job, o.op, o.nranks, "
-                          "o.start_ps, o.end_ps, o.time_us FROM ops o "
-                          "JOIN trace_ops t ON t.run_id = o.run_id AND "
-                          "t.op_id = o.id WHERE o.run_id = ? AND t.critical "
-                          "ORDER BY o.time_us DESC, o.id LIMIT ?",
-                          -1, &st, NULL) != SQLITE_OK)
+  g_autofree char *longest = g_strdup_printf (
+      "SELECT t.name, t.job, o.op, o.nranks, o.start_ps, o.end_ps, %s FROM "
+      "ops o JOIN trace_ops t ON t.run_id = o.run_id AND t.op_id = o.id "
+      "WHERE o.run_id = ? AND t.critical ORDER BY %s DESC, o.id LIMIT ?",
+      held, held);
+  if (sqlite3_prepare_v2 (h, longest, -1, &st, NULL) != SQLITE_OK)
     return query_fail (h, error);
   sqlite3_bind_int64 (st, 1, run);
   sqlite3_bind_int (st, 2, top);
   fprintf (out, "\nThe %d longest ops on the critical path:\n", top);
   fprintf (out, "  %-20s %-10s %-14s %6s %12s %12s %12s\n", "op", "job", "kind",
-           "ranks", "start (us)", "end (us)", "time (us)");
+           "ranks", "start (us)", "end (us)", "held (us)");
   while (sqlite3_step (st) == SQLITE_ROW)
     fprintf (out, "  %-20s %-10s %-14s %6d %12.2f %12.2f %12.2f\n",
              sqlite3_column_text (st, 0), sqlite3_column_text (st, 1),

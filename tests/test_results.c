@@ -211,9 +211,40 @@ START_TEST (test_trace_rows)
     "run_id = %d",
     "SELECT job, rank, step_ps, compute_ps, exposed_ps FROM trace_ranks "
     "WHERE run_id = %d",
-    "SELECT op_id, name, critical FROM trace_ops WHERE run_id = %d",
+    "SELECT op_id, name, critical, critical_ps FROM trace_ops WHERE "
+    "run_id = %d",
   };
   assert_runs_alike (h, tables, G_N_ELEMENTS (tables));
+  /* The spans the path's ops held it up add up to the step. */
+  ck_assert_int_eq (scalar (h, "SELECT SUM(critical_ps) FROM trace_ops WHERE "
+                               "run_id = 1"),
+                    scalar (h, "SELECT MAX(end_ps) FROM ops WHERE run_id = 1"));
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM trace_ops WHERE run_id = "
+                               "1 AND (critical_ps IS NULL) <> critical"), 17);
+  sqlite3_close (h);
+
+  /* A database of schema 5 has no spans: read as it is, the report takes
+   * each op's time; written to, it gains the column, NULL for its runs. */
+  g_autofree char *path = g_build_filename (tmp_dir, "t.db", NULL);
+  ck_assert_int_eq (sqlite3_open (path, &h), SQLITE_OK);
+  ck_assert_int_eq (sqlite3_exec (h, "ALTER TABLE trace_ops DROP COLUMN "
+                                  "critical_ps; PRAGMA user_version = 5",
+                                  NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close (h);
+  r = weft_cmd (rep);
+  ck_assert_msg (r.status == 0 && strstr (r.out, "the critical path, by kind"),
+                 "%s%s", r.out, r.err);
+  result_clear (&r);
+  r = weft_cmd (a);
+  ck_assert_msg (r.status == 0, "%s", r.err);
+  result_clear (&r);
+  h = open_db ("t.db");
+  ck_assert_int_eq (scalar (h, "PRAGMA user_version"), WEFT_DB_SCHEMA_VERSION);
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM trace_ops WHERE run_id "
+                               "< 3 AND critical_ps IS NOT NULL"), 0);
+  ck_assert_int_eq (scalar (h, "SELECT SUM(critical_ps) FROM trace_ops WHERE "
+                               "run_id = 3"),
+                    scalar (h, "SELECT MAX(end_ps) FROM ops WHERE run_id = 3"));
   sqlite3_close (h);
 }
 END_TEST

@@ -115,6 +115,48 @@ START_TEST (test_compute_serialises_sleep_does_not)
 }
 END_TEST
 
+START_TEST (test_critical_path_adds_up)
+{
+  /* Each op on the critical path holds it up from when the path reached
+   * it to when the path went on: the spans follow each other, and from
+   * the start they add up to the trace's time, a straggler's slower
+   * compute included (GPU 3 at half speed: its 1120 us of compute take
+   * 2240, all of it on the path, which stays on its rank). */
+  const char *faults[] = { "dgx/gpu3 compute 50%", NULL };
+  g_autoptr (GError) error = NULL;
+  WeftScenario *slow = weft_scenario_load_with (SCENARIOS "/dgx-h100.yaml",
+                                                NULL, faults, &error);
+  ck_assert_msg (slow != NULL, "%s", error ? error->message : "");
+  WeftTrace *t = weft_trace_load (SCENARIOS "/traces/dgx-h100-step.yaml",
+                                  slow->topo, &error);
+  ck_assert_msg (t != NULL, "%s", error ? error->message : "");
+  WeftTraceResult r;
+  ck_assert (weft_trace_run (slow->topo, t, &defaults, &r, &error));
+
+  const WeftTime *span = (const WeftTime *) r.critical_span->data;
+  WeftTime held = 0, compute = 0;
+  ck_assert_uint_eq (r.critical_span->len, 2 * r.critical->len);
+  ck_assert_uint_eq (span[0], 0);
+  for (guint k = 0; k < r.critical->len; k++)
+    {
+      ck_assert_uint_le (span[2 * k], span[2 * k + 1]);
+      if (k > 0)
+        ck_assert_uint_le (span[2 * k - 1], span[2 * k]);
+      held += span[2 * k + 1] - span[2 * k];
+      if (weft_trace_op (t, g_array_index (r.critical, uint32_t, k))->kind
+          == WEFT_TRACE_COMPUTE)
+        compute += span[2 * k + 1] - span[2 * k];
+    }
+  ck_assert_uint_eq (span[2 * r.critical->len - 1], r.time);
+  ck_assert_uint_eq (held, r.time);
+  ck_assert_uint_eq (compute, r.compute[3]);
+  ck_assert_uint_eq (r.compute[3], 2 * r.compute[0]);
+  weft_trace_result_clear (&r);
+  weft_trace_free (t);
+  weft_scenario_free (slow);
+}
+END_TEST
+
 START_TEST (test_collective_as_alone)
 {
   /* A collective in a trace takes what it takes alone (the sweep's
@@ -985,6 +1027,7 @@ trace_suite (void)
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_set_timeout (tc, 120);
   tcase_add_test (tc, test_compute_serialises_sleep_does_not);
+  tcase_add_test (tc, test_critical_path_adds_up);
   tcase_add_test (tc, test_collective_as_alone);
   tcase_add_test (tc, test_overlap_hides_communication);
   tcase_add_test (tc, test_pipeline_send_recv);

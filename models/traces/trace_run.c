@@ -542,9 +542,13 @@ per_rank (Runner *x)
     }
 }
 
-/* From the op that ended last, back along what held each op up: the
- * dependency that finished last on the rank that reached the op last, or
- * the compute op that kept the rank busy, or the other side of a send. */
+/* From the op that ended last, back along what held each op up: on the
+ * rank the path is on, the op's last rank to reach it (a collective,
+ * either side of a send), whose previous op held that one up (the
+ * dependency that finished last, or the compute that kept its GPU busy).
+ * Each op holds up the path from when its last rank reached it (a compute
+ * op from when it began on the path's rank) to when it ended on the rank
+ * the path goes on from, so the spans follow each other. */
 static void
 critical_path (Runner *x)
 {
@@ -556,36 +560,39 @@ critical_path (Runner *x)
     if (last == WEFT_NONE || res->end[s] > res->end[last])
       last = s;
   res->critical = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  res->critical_span = g_array_new (FALSE, FALSE, sizeof (WeftTime));
   if (last == WEFT_NONE)
     return;
-  uint32_t i = weft_trace_op_of_slot (t, last);
+  uint32_t on = last;
   for (uint32_t guard = 0; guard <= t->ops->len; guard++)
     {
-      g_array_append_val (res->critical, i);
+      uint32_t i = weft_trace_op_of_slot (t, on);
       const WeftTraceOp *op = weft_trace_op (t, i);
-      uint32_t gate = op->first_rank;
-      for (uint32_t k = 1; k < op->n_ranks; k++)
-        {
-          uint32_t s = op->first_rank + k;
-          WeftTime a = op->kind == WEFT_TRACE_COMPUTE ? res->end[s] : res->start[s];
-          WeftTime b = op->kind == WEFT_TRACE_COMPUTE ? res->end[gate]
-                                                      : res->start[gate];
-          if (a > b)
-            gate = s;
-        }
-      if ((op->kind == WEFT_TRACE_SEND || op->kind == WEFT_TRACE_RECV))
+      uint32_t gate = on;
+      if (op->kind != WEFT_TRACE_COMPUTE && op->kind != WEFT_TRACE_SLEEP)
+        for (uint32_t k = 0; k < op->n_ranks; k++)
+          if (res->start[op->first_rank + k] > res->start[gate])
+            gate = op->first_rank + k;
+      WeftTime span[2] = { res->start[gate], res->end[on] };
+      g_array_append_val (res->critical, i);
+      if (op->kind == WEFT_TRACE_SEND || op->kind == WEFT_TRACE_RECV)
         {
           uint32_t other = weft_trace_op (t, op->match)->first_rank;
           if (res->start[other] > res->start[gate])
             {
-              i = op->match;
-              g_array_append_val (res->critical, i);
+              /* The other side came last: the transfer holds up the path
+               * from then, and the path goes on from the other side. */
+              span[0] = res->start[other];
+              g_array_append_vals (res->critical_span, span, 2);
+              span[1] = span[0];
+              g_array_append_val (res->critical, op->match);
               gate = other;
             }
         }
+      g_array_append_vals (res->critical_span, span, 2);
       if (x->pred[gate] == WEFT_NONE)
         break;
-      i = weft_trace_op_of_slot (t, x->pred[gate]);
+      on = x->pred[gate];
     }
   /* First to last. */
   for (guint a = 0, b = res->critical->len; a + 1 < b; a++, b--)
@@ -594,6 +601,13 @@ critical_path (Runner *x)
       g_array_index (res->critical, uint32_t, a)
           = g_array_index (res->critical, uint32_t, b - 1);
       g_array_index (res->critical, uint32_t, b - 1) = tmp;
+      WeftTime *s = (WeftTime *) res->critical_span->data;
+      for (int e = 0; e < 2; e++)
+        {
+          WeftTime w = s[2 * a + e];
+          s[2 * a + e] = s[2 * (b - 1) + e];
+          s[2 * (b - 1) + e] = w;
+        }
     }
 }
 
@@ -667,6 +681,8 @@ weft_trace_result_clear (WeftTraceResult *r)
   g_free (r->exposed);
   if (r->critical)
     g_array_unref (r->critical);
+  if (r->critical_span)
+    g_array_unref (r->critical_span);
   weft_link_stats_free (r->stats);
   memset (r, 0, sizeof *r);
 }

@@ -35,6 +35,8 @@ typedef struct {
   WeftTime *exposed;            /* ...time communicating while not computing */
   GArray *critical;             /* uint32_t ops, first to last: the chain of
                                    ops each of which held up the next */
+  GArray *critical_span;        /* WeftTime, two an op of critical: when it
+                                   held up the path, from and to (ps) */
   WeftLinkStats *stats;         /* link bytes (binned if bins were asked) */
   uint32_t links_used;
 } WeftTraceResult;

@@ -130,12 +130,13 @@ print_ranks (const WeftTopology *topo, const WeftTrace *t,
     }
 }
 
-/* The critical path: how much of it is compute, and its ops, the middle
- * left out past PATH_LINES. */
+/* The critical path: how much of it is compute, and its ops, each with
+ * the span it held the path up, the middle left out past PATH_LINES. */
 static void
 print_path (const WeftTrace *t, const WeftTraceResult *r)
 {
   guint n = r->critical->len;
+  const WeftTime *span = (const WeftTime *) r->critical_span->data;
   WeftTime on_compute = 0;
 
   for (guint k = 0; k < n; k++)
@@ -143,7 +144,7 @@ print_path (const WeftTrace *t, const WeftTraceResult *r)
       const WeftTraceOp *op = weft_trace_op (t, g_array_index (r->critical,
                                                                uint32_t, k));
       if (op->kind == WEFT_TRACE_COMPUTE)
-        on_compute += op->duration;
+        on_compute += span[2 * k + 1] - span[2 * k];
     }
   printf ("#\n# critical path: %u ops, %.2f us of compute on it\n", n,
           on_compute / 1e6);
@@ -158,13 +159,11 @@ print_path (const WeftTrace *t, const WeftTraceResult *r)
         }
       const WeftTraceOp *op = weft_trace_op (t, g_array_index (r->critical,
                                                                uint32_t, k));
-      WeftTime start = WEFT_TIME_MAX, end = 0;
-      for (uint32_t s = op->first_rank; s < op->first_rank + op->n_ranks; s++)
-        start = MIN (start, r->start[s]), end = MAX (end, r->end[s]);
       g_autofree char *ranks = rank_list (t, op);
       printf ("  %-16s %-8s %-14s %-24s %12.2f %12.2f\n", op->name,
               g_array_index (t->jobs, WeftTraceJob, op->job).name,
-              weft_trace_op_kind (op), ranks, start / 1e6, end / 1e6);
+              weft_trace_op_kind (op), ranks, span[2 * k] / 1e6,
+              span[2 * k + 1] / 1e6);
     }
 }
 
