@@ -1242,6 +1242,31 @@ START_TEST (test_run_workload_section)
       path);
   ck_assert_str_eq (r.err, where);
   result_clear (&r);
+
+  /* Sizes that do not go together, and ranks the scenario lacks, are
+   * reported where the section writes them too; a flag's own value is
+   * weighed against the section's. */
+  const char *cases[][3] = {
+    { "{minbytes: 4MiB, maxbytes: 1MiB}", NULL,
+      ":4:38: maxbytes is smaller than the smallest size, 4MiB\n" },
+    { "{minbytes: 0B}", NULL, ":4:22: the smallest size must be at least "
+      "1 byte" },
+    { "{maxbytes: 1MiB}", "4M",
+      ":4:22: maxbytes is smaller than the smallest size, 4M\n" },
+    { "{ranks: 'dgx/gpu[0-9]'}", NULL, ":4:19: rank selector 'dgx/gpu[0-9]' "
+      "names 'dgx/gpu8', which is no node of the scenario\n" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      write_workload (path, cases[i][0]);
+      r = cases[i][1] ? weft ("run", path, "-b", cases[i][1], "--db", db,
+                              NULL)
+                      : weft ("run", path, "--db", db, NULL);
+      ck_assert_int_eq (r.status, 2);
+      g_autofree char *at = g_strconcat (path, cases[i][2], NULL);
+      ck_assert_msg (g_str_has_prefix (r.err, at), "%s", r.err);
+      result_clear (&r);
+    }
   g_remove (path);
   g_remove (db);
   g_rmdir (dir);

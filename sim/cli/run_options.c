@@ -2,6 +2,7 @@
  * section for what it leaves out, the defaults, and the checks of each
  * value, in the order a user meets their messages. */
 #include "run_options.h"
+#include "run_sizes.h"
 #include "files.h"
 #include "cli.h"
 #include "config.h"
@@ -433,6 +434,56 @@ workload_value_ok (const char *key, const char *text)
   return TRUE;
 }
 
+/* The workload section's sizes against each other and the command line's,
+ * where the section wrote them (-b and -e say the same of the flags). */
+static gboolean
+workload_sizes (const WeftCfg *w, const Flags *f, GError **error)
+{
+  WeftCfg *min_cfg = weft_cfg_get (w, "minbytes");
+  WeftCfg *max_cfg = weft_cfg_get (w, "maxbytes");
+  uint64_t min = 8, max = (uint64_t) 8 << 30;
+
+  /* A key the command line overrides is not the one in force. */
+  if (min_cfg && f->minbytes && strcmp (f->minbytes, min_cfg->text) != 0)
+    min_cfg = NULL;
+  if (max_cfg && f->maxbytes && strcmp (f->maxbytes, max_cfg->text) != 0)
+    max_cfg = NULL;
+  if ((f->minbytes && !parse_size (f->minbytes, &min, NULL))
+      || (f->maxbytes && !parse_size (f->maxbytes, &max, NULL)))
+    return TRUE;                /* a flag's own error, reported with it */
+  if (min_cfg && min == 0)
+    return weft_cfg_error (error, min_cfg, "the smallest size must be at "
+                           "least 1 byte: each size is the last times "
+                           "stepfactor");
+  if (min > max && (max_cfg || min_cfg))
+    return weft_cfg_error (error, max_cfg ? max_cfg : min_cfg,
+                           max_cfg ? "maxbytes is smaller than the smallest "
+                                     "size, %s"
+                                   : "minbytes is larger than the largest "
+                                     "size, %s",
+                           max_cfg ? (f->minbytes ? f->minbytes : "8B")
+                                   : (f->maxbytes ? f->maxbytes : "8GiB"));
+  return TRUE;
+}
+
+/* The workload section's rank selector, where the section wrote it: the
+ * GPUs it names must be the scenario's. */
+static gboolean
+workload_ranks (const WeftScenario *scenario, const WeftCfg *w,
+                const Flags *f, GError **error)
+{
+  WeftCfg *v = weft_cfg_get (w, "ranks");
+  g_autoptr (GError) why = NULL;
+
+  if (v == NULL || f->ranks == NULL || strcmp (f->ranks, v->text) != 0)
+    return TRUE;
+  g_autoptr (GArray) gpus = weft_sizes_select_ranks (scenario->topo, v->text,
+                                                     &why);
+  if (gpus == NULL)
+    return weft_cfg_error (error, v, "%s", why->message);
+  return TRUE;
+}
+
 /* The workload section's values kept as text (checked later with the
  * flags'), each where the command line left it out.  An algorithm that
  * is not built in names a schedule file, relative to the scenario. */
@@ -470,7 +521,7 @@ workload_strings (const WeftScenario *scenario, const WeftCfg *w, Flags *f,
         }
       *strings[i].var = g_strdup (t);
     }
-  return TRUE;
+  return workload_sizes (w, f, error) && workload_ranks (scenario, w, f, error);
 }
 
 /* The workload section's counts and whole numbers, each where the

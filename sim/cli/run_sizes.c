@@ -17,11 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The GPUs the run uses: all of them in declaration order, or those named
- * by @selector (a name pattern such as "node[0-3]/gpu[0-7]"), each a GPU
- * of the scenario, named once.  A collective needs two of them. */
-static GArray *
-select_ranks (const WeftTopology *topo, const char *selector, GError **error)
+/* See run_sizes.h. */
+GArray *
+weft_sizes_select_ranks (const WeftTopology *topo, const char *selector,
+                         GError **error)
 {
   g_autoptr (GArray) gpus = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
@@ -699,7 +698,8 @@ weft_sizes_plan (const WeftRunArgs *args, const uint64_t *sizes, int n,
   g_assert (n > 0);
   plan->sizes = g_memdup2 (sizes, n * sizeof *sizes);
   plan->n_sizes = n;
-  plan->gpus = select_ranks (args->scenario->topo, args->ranks, &error);
+  plan->gpus = weft_sizes_select_ranks (args->scenario->topo, args->ranks,
+                                        &error);
   if (plan->gpus == NULL)
     return weft_cli_usage (args->name, "%s", error->message);
   plan->n = plan->gpus->len;

@@ -57,6 +57,13 @@ typedef struct {
                                    (us; below 0 where NCCL has none) */
 } WeftSizesPlan;
 
+/* The GPUs the run uses: all of them in declaration order, or those named
+ * by @selector (a name pattern such as "node[0-3]/gpu[0-7]"), each a GPU
+ * of the scenario, named once.  A collective needs two of them.  NULL
+ * with @error otherwise. */
+GArray *weft_sizes_select_ranks (const WeftTopology *topo,
+                                 const char *selector, GError **error);
+
 /* Plan @args's collective at the @n @sizes (bytes, at least one; copied):
  * the ranks (--ranks, or every GPU), whether their memory holds the
  * largest size twice, the candidates that fit, NCCL's estimate of each
