@@ -1078,6 +1078,27 @@ START_TEST (test_bundled_from_anywhere)
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "scenarios/no-such.yaml"));
   result_clear (&r);
+  /* A scenario written there includes the presets by their names in
+   * weft's scenarios; a file beside it of that name comes first. */
+  ck_assert (g_file_set_contents ("mine.yaml", "weft: 1\n"
+                                  "include: presets/servers.yaml\n"
+                                  "nodes: [{name: dgx, template: dgx-h100}]\n",
+                                  -1, NULL));
+  r = weft ("topo", "mine.yaml", NULL);
+  ck_assert_msg (r.status == 0 && strstr (r.out, "gpu 8"), "%s", r.err);
+  result_clear (&r);
+  ck_assert_int_eq (g_mkdir ("presets", 0755), 0);
+  ck_assert (g_file_set_contents ("presets/servers.yaml", "weft: 1\n"
+                                  "nodes: [{name: x, devic: gpu}]\n", -1,
+                                  NULL));
+  r = weft ("topo", "mine.yaml", NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "presets/servers.yaml:2:19: unknown key "
+                                "'devic'"), "%s", r.err);
+  result_clear (&r);
+  g_unlink ("presets/servers.yaml");
+  g_rmdir ("presets");
+  g_unlink ("mine.yaml");
   ck_assert_int_eq (g_chdir (here), 0);
   g_rmdir (dir);
 }

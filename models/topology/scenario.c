@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "files.h"
 #include "topology/fabric.h"
 #include "topology/faults.h"
 #include "topology/hardware.h"
@@ -183,6 +184,20 @@ read_includes (Builder *b, const char *path, const WeftCfg *include,
                                     ? g_strdup (items[i]->text)
                                     : g_build_filename (dir, items[i]->text,
                                                         NULL);
+      /* A name not found beside the file is looked for among weft's own
+       * scenarios, so that a scenario written anywhere can include
+       * presets/servers.yaml. */
+      if (!g_path_is_absolute (items[i]->text)
+          && !g_file_test (target, G_FILE_TEST_EXISTS))
+        {
+          g_autofree char *bundled = g_build_filename (
+              weft_data_dir (), "scenarios", items[i]->text, NULL);
+          if (g_file_test (bundled, G_FILE_TEST_EXISTS))
+            {
+              g_free (target);
+              target = g_steal_pointer (&bundled);
+            }
+        }
       if (!read_file (b, target, items[i], error))
         return FALSE;
     }
