@@ -1303,6 +1303,53 @@ START_TEST (test_nvls_older_gpus)
 }
 END_TEST
 
+START_TEST (test_set_link_bandwidth)
+{
+  /* --set on a link type's bandwidth keeps NCCL's model of the type at its
+   * share of the wire (docs/scenario-format.md's example: NVLink4 at twice
+   * its rate), so that runs at NCCL's rates see the faster link; a
+   * nccl_bandwidth given by --set, before or after, is kept as given. */
+  const char *sets[][3] = {
+    { NULL },
+    { "link_types.nvlink4.bandwidth=50GB/s", NULL },
+    { "link_types.nvlink4.nccl_bandwidth=20.6GB/s",
+      "link_types.nvlink4.bandwidth=50GB/s", NULL },
+    { "link_types.nvlink4.bandwidth=50GB/s",
+      "link_types.nvlink4.nccl_bandwidth=20.6GB/s", NULL },
+  };
+  double nccl[G_N_ELEMENTS (sets)];
+  WeftTime times[G_N_ELEMENTS (sets)];
+  g_autofree char *path = g_build_filename (SCENARIOS, "dgx-h100.yaml", NULL);
+
+  for (guint k = 0; k < G_N_ELEMENTS (sets); k++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autoptr (WeftScenario) s = weft_scenario_load_with (path, sets[k],
+                                                            NULL, &error);
+      ck_assert_msg (s != NULL, "%s", error ? error->message : "");
+      nccl[k] = weft_topology_link_type (s->topo, "nvlink4", NULL)
+                    ->nccl_bandwidth;
+      g_autoptr (GArray) gpus = all_gpus (s->topo);
+      WeftCollectiveParams params = { 0 };
+      WeftCollectiveResult r;
+      ck_assert (weft_collective_run (s->topo, (uint32_t *) gpus->data, 8,
+                                      WEFT_OP_ALL_REDUCE, WEFT_ALG_RING,
+                                      WEFT_PROTOCOL_SIMPLE, 256 << 20,
+                                      &params,
+                                      &(WeftRunOptions) {
+                                          WEFT_FIDELITY_FLOW, 1, 0, NULL,
+                                          FALSE, 0, 0, NULL, 1, NULL },
+                                      &r, &error));
+      times[k] = r.time;
+    }
+  ck_assert_double_eq_tol (nccl[1], 2 * nccl[0], 1);
+  ck_assert_double_eq_tol (nccl[2], 20.6e9, 1);
+  ck_assert_double_eq_tol (nccl[3], 20.6e9, 1);
+  ck_assert_uint_lt (times[1], times[0] * 6 / 10);
+  ck_assert_uint_eq (times[2], times[0]);
+}
+END_TEST
+
 START_TEST (test_nvls_fewer_bytes_than_chips)
 {
   /* A buffer whose parts are fewer bytes than a server has chips leaves
@@ -2047,6 +2094,7 @@ collective_suite (void)
   tcase_add_test (tc, test_nvls_gather_scatter);
   tcase_add_test (tc, test_nvls_older_gpus);
   tcase_add_test (tc, test_nvls_fewer_bytes_than_chips);
+  tcase_add_test (tc, test_set_link_bandwidth);
   tcase_add_test (tc, test_lower_bounds_prune);
   tcase_add_test (tc, test_plans_shared);
   tcase_add_test (tc, test_routing_handed_on);

@@ -9,6 +9,7 @@
 #include "topology/hardware.h"
 #include "topology/names.h"
 #include "union_find.h"
+#include "units.h"
 
 #define MAX_TEMPLATE_DEPTH 16
 #define MAX_INCLUDE_DEPTH 32
@@ -663,6 +664,39 @@ find_path (WeftCfg *root, const char *key)
   return at;
 }
 
+/* A link type's bandwidth changed by --set @key (link_types.NAME.bandwidth,
+ * now @target's text) to @value: NCCL's model of the type, nccl_bandwidth,
+ * keeps its share of the wire's rate, unless a --set gave it already (a
+ * later one replaces it anyway).  So a faster link is faster in the runs
+ * that move data at NCCL's rate too. */
+static void
+scale_nccl_bandwidth (Builder *b, const char *key, const WeftCfg *target,
+                      const char *value, const char *origin)
+{
+  g_auto (GStrv) parts = g_strsplit (key, ".", -1);
+  double before, after, nccl;
+
+  if (g_strv_length (parts) != 3 || strcmp (parts[0], "link_types") != 0
+      || strcmp (parts[2], "bandwidth") != 0
+      || !weft_parse_rate (target->text, &before, NULL)
+      || !weft_parse_rate (value, &after, NULL) || before <= 0)
+    return;
+  g_autofree char *sibling = g_strdup_printf ("link_types.%s.nccl_bandwidth",
+                                              parts[1]);
+  WeftCfg *n = find_path (g_ptr_array_index (b->roots, 0), sibling);
+  for (guint r = b->roots->len; !n && r-- > 1;)
+    n = find_path (g_ptr_array_index (b->roots, r), sibling);
+  if (n == NULL || n->kind != WEFT_CFG_SCALAR
+      || g_str_has_prefix (n->file, "--set ")
+      || !weft_parse_rate (n->text, &nccl, NULL))
+    return;
+  g_free (n->text);
+  n->text = g_strdup_printf ("%.17gB/s", nccl * (after / before));
+  n->plain = TRUE;
+  n->file = g_intern_string (origin);
+  n->line = n->col = 1;
+}
+
 static gboolean
 apply_sets (Builder *b, const char *const *sets, GError **error)
 {
@@ -720,6 +754,7 @@ apply_sets (Builder *b, const char *const *sets, GError **error)
                        key, where);
           return FALSE;
         }
+      scale_nccl_bandwidth (b, key, target, eq + 1, origin);
       g_free (target->text);
       target->text = g_strdup (eq + 1);
       target->plain = TRUE;
