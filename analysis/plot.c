@@ -12,6 +12,7 @@
 #include <math.h>
 #include <sqlite3.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GRID_COLUMNS 400
 /* The heatmap's value of a link that is down: below the scale. */
@@ -137,6 +138,27 @@ static gboolean
 may_draw (const WeftPlotOptions *o, const char *const *names,
           const char *const *inputs, GError **error)
 {
+  /* The folder, or the nearest of its parents that is there, must be a
+   * folder weft may write in: said before anything is run or drawn. */
+  g_autofree char *dir = g_strdup (o->out_dir);
+  while (!g_file_test (dir, G_FILE_TEST_EXISTS))
+    {
+      char *up = g_path_get_dirname (dir);
+      gboolean top = strcmp (up, dir) == 0;
+      g_free (dir);
+      dir = up;
+      if (top)
+        break;
+    }
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR) || g_access (dir, W_OK) != 0)
+    {
+      g_set_error (error, WEFT_DB_ERROR, WEFT_DB_ERROR_IO, "%s: cannot "
+                   "create: %s %s", o->out_dir, dir,
+                   g_file_test (dir, G_FILE_TEST_IS_DIR)
+                       ? "is a folder weft may not write in"
+                       : "is not a folder");
+      return FALSE;
+    }
   g_autoptr (GHashTable) own = own_pictures (o->out_dir);
 
   for (guint i = 0; names[i]; i++)

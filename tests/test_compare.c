@@ -232,6 +232,8 @@ START_TEST (test_picture)
   ck_assert_int_eq (g_mkdir (pics, 0755), 0);
   ck_assert (g_file_set_contents (own, "mine", -1, NULL));
   refused (log, "--out=pics", "compare.png", FALSE);
+  /* A folder that cannot be made (under a file) is refused as early. */
+  refused (log, "--out=p.log/pics", "p.log/pics: cannot create: ", FALSE);
   g_autofree char *kept = NULL;
   ck_assert (g_file_get_contents (own, &kept, NULL, NULL));
   ck_assert_str_eq (kept, "mine");
