@@ -1048,6 +1048,13 @@ START_TEST (test_algorithm_list)
   ck_assert_ptr_nonnull (strstr (r.err, "cannot run nvls"));
   ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
   result_clear (&r);
+  /* Across servers the reducing switches are there, but not shared. */
+  r = weft ("run", WEFT_SOURCE_DIR "/scenarios/h100-256-rail.yaml", "--ranks",
+            "node[0-1]/gpu[0-7]", "--algorithm", "nvls", "--db", db, NULL);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "'node1/gpu0' is joined to none of those of "
+                                "'node0/gpu0'"), "%s", r.err);
+  result_clear (&r);
   r = weft ("run", "--algorithm", "ring,bogus", "--db", db, NULL);
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "unknown algorithm 'bogus'"));

@@ -133,6 +133,7 @@ weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
                    GArray *nodes, GArray *shares, GError **error)
 {
   guint before = nodes->len;
+  uint32_t apart = WEFT_NONE;   /* a rank joined to none of rank 0's */
 
   for (uint32_t i = topo->out_start[gpus[0]]; i < topo->out_start[gpus[0] + 1];
        i++)
@@ -149,6 +150,8 @@ weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
                k < topo->out_start[gpus[r] + 1] && !joined; k++)
             joined = topo->links[topo->out_links[k]].dst == l->dst;
           everyone = joined;
+          if (!joined)
+            apart = r;
         }
       if (!everyone)
         continue;
@@ -158,10 +161,18 @@ weft_fit_switches (const WeftTopology *topo, const uint32_t *gpus, uint32_t n,
     }
   if (nodes->len > before)
     return TRUE;
-  g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT,
-               "the fabric cannot run nvls: it needs switches that reduce "
-               "(reduce_bandwidth above 0) joined to every rank's GPU, and "
-               "has none");
+  if (apart != WEFT_NONE)
+    g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT,
+                 "the fabric cannot run nvls: it needs switches that reduce "
+                 "joined to every rank's GPU, and '%s' is joined to none of "
+                 "those of '%s' (NVLS runs inside one NVLink domain; "
+                 "nvls-tree joins several across the network)",
+                 topo->nodes[gpus[apart]].name, topo->nodes[gpus[0]].name);
+  else
+    g_set_error (error, WEFT_SCHEDULE_ERROR, WEFT_SCHEDULE_ERROR_UNFIT,
+                 "the fabric cannot run nvls: it needs switches that reduce "
+                 "(reduce_bandwidth above 0) joined to every rank's GPU, and "
+                 "'%s' is joined to none", topo->nodes[gpus[0]].name);
   return FALSE;
 }
 
