@@ -656,6 +656,21 @@ START_TEST (test_report_and_plot)
   ck_assert_int_eq (r.status, 2);
   ck_assert_ptr_nonnull (strstr (r.err, "nothing.db: no such database"));
   result_clear (&r);
+
+  /* A run's id is 1 or more: 0 and -1 are not the latest run. */
+  const char *ids[][7] = {
+    { "report", "r.db", "--run", "0", NULL },
+    { "report", "r.db", "--run", "-1", NULL },
+    { "plot", "r.db", "--run", "0", "--out", "none", NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      r = weft_cmd (ids[i]);
+      ck_assert_int_eq (r.status, 2);
+      ck_assert_msg (strstr (r.err, "--run takes a run's id, 1 or more"),
+                     "%s", r.err);
+      result_clear (&r);
+    }
 }
 END_TEST
 

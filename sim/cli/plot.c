@@ -7,7 +7,7 @@
 
 /* What `weft plot` is asked to draw. */
 typedef struct {
-  gint64 run;                   /* 0: the latest */
+  gint64 run;                   /* G_MININT64 (not given): the latest */
   gint64 top;                   /* links in the busiest-links plot */
   char *out, *format;           /* NULL: plots, png */
   char *reference, *system;     /* measured busbw to overlay, or NULL */
@@ -82,6 +82,11 @@ parse_options (int argc, char **argv, PlotArgs *args)
     return weft_cli_usage ("plot", "--format takes png or svg");
   if (args->top < 1 || args->top > 64)
     return weft_cli_usage ("plot", "--top takes 1 to 64");
+  if (args->run == G_MININT64)
+    args->run = 0;              /* weft_results_pick_run()'s latest */
+  else if (args->run < 1)
+    return weft_cli_usage ("plot", "--run takes a run's id, 1 or more "
+                           "(left out: the latest run)");
   args->db_path = argv[1];
   return WEFT_EXIT_OK;
 }
@@ -171,7 +176,7 @@ plot_run (const PlotArgs *args, WeftDb *db)
 int
 weft_cmd_plot (int argc, char **argv)
 {
-  g_auto (PlotArgs) args = { .top = 8 };
+  g_auto (PlotArgs) args = { .run = G_MININT64, .top = 8 };
   int status;
 
   if ((status = parse_options (argc, argv, &args)) != WEFT_EXIT_OK)

@@ -7,7 +7,7 @@
 
 /* What `weft report` is asked to summarise. */
 typedef struct {
-  gint64 run;                   /* 0: the latest */
+  gint64 run;                   /* G_MININT64 (not given): the latest */
   gint64 top;                   /* busiest links listed */
   const char *db_path;          /* in argv */
 } ReportArgs;
@@ -42,6 +42,11 @@ parse_options (int argc, char **argv, ReportArgs *args)
     return weft_cli_usage ("report", "expected one database");
   if (args->top < 1 || args->top > 10000)
     return weft_cli_usage ("report", "--top takes 1 to 10000");
+  if (args->run == G_MININT64)
+    args->run = 0;              /* weft_results_pick_run()'s latest */
+  else if (args->run < 1)
+    return weft_cli_usage ("report", "--run takes a run's id, 1 or more "
+                           "(left out: the latest run)");
   args->db_path = argv[1];
   return WEFT_EXIT_OK;
 }
@@ -51,7 +56,7 @@ parse_options (int argc, char **argv, ReportArgs *args)
 int
 weft_cmd_report (int argc, char **argv)
 {
-  ReportArgs args = { .run = 0, .top = 10 };
+  ReportArgs args = { .run = G_MININT64, .top = 10 };
   g_autoptr (GError) error = NULL;
   int status;
 
