@@ -667,6 +667,11 @@ START_TEST (test_bad_generators)
                 "fabrics: [{kind: star, name: s, nodes: 'h[0-3]', switch: host,"
                 " link: l}]\n",
                 "device 'host' is a gpu, not a switch");
+  EXPECT_ERROR (GEN_HEADER "nodes: [{name: 'h[0-3]', device: host}]\n"
+                "fabrics: [{kind: star, name: s/x, nodes: 'h[0-3]', "
+                "switch: sw4, link: l}]\n",
+                "t.yaml:10:30: a fabric name cannot be empty or hold '[', "
+                "']', ':' or '/'");
   /* Routing engines: by name, and only for fabrics with switches. */
   EXPECT_ERROR (GEN_HEADER "nodes: [{name: 'h[0-3]', device: host}]\n"
                 "fabrics: [{kind: fat-tree, name: f, endpoints: 'h[0-3]', "

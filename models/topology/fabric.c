@@ -506,9 +506,10 @@ weft_fabric_build (WeftTopology *topo, const WeftCfg *entry, GError **error)
       WeftCfg *name = weft_cfg_require (entry, "name", error);
       if (name == NULL || !weft_cfg_expect_scalar (name, "name", error))
         return FALSE;
-      if (name->text[0] == '\0' || strpbrk (name->text, "[]:"))
+      if (name->text[0] == '\0' || strpbrk (name->text, "[]:/"))
         return weft_cfg_error (error, name, "a fabric name cannot be empty or "
-                               "hold '[', ']' or ':'");
+                               "hold '[', ']', ':' or '/' (its switches are "
+                               "named NAME/leaf0 and so on)");
       g.name = name->text;
     }
 
