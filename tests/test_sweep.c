@@ -43,6 +43,10 @@ START_TEST (test_sweep_points_resume_and_failures)
   ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
                                "'failed' AND message LIKE '%LL protocol%'"),
                     2);
+  /* The message is weft run's own, on one line, without its help. */
+  ck_assert_int_eq (scalar (h, "SELECT COUNT(*) FROM runs WHERE status = "
+                               "'failed' AND (message LIKE '%--help%' OR "
+                               "instr (message, char (10)) > 0)"), 0);
   ck_assert_int_eq (scalar (h, "SELECT COUNT(DISTINCT run_id) FROM "
                                "run_params WHERE key = 'workload.maxbytes'"),
                     8);

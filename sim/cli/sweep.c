@@ -248,6 +248,11 @@ finish_point (WeftDb *db, const char *scenario, const GArray *grids,
   gboolean ok = TRUE;
 
   g_file_get_contents (p->err, &message, NULL, NULL);
+  /* weft run's message, less its pointer to its help: one line in the
+   * table and in the run's row. */
+  char *help = message ? strstr (message, "'weft run --help'") : NULL;
+  if (help)
+    *help = '\0';
   if (message)
     g_strstrip (message);
   if (WIFSIGNALED (wait_status))
