@@ -277,6 +277,21 @@ START_TEST (test_bad_trace_writes_nothing)
   ck_assert_ptr_nonnull (strstr (r.err, "for sweeps"));
   result_clear (&r);
 
+  /* A collective no algorithm and protocol it asks for can run is found
+   * before anything is recorded, where the trace writes it. */
+  write_file ("unfit.yaml",
+              "ranks: 8\nops:\n"
+              "  - {id: a, kind: all_reduce, ranks: \"0-7\", size: 1MiB, "
+              "algorithm: nvls, protocol: LL}\n");
+  const char *u[] = { "run", WEFT_SOURCE_DIR "/scenarios/dgx-h100.yaml",
+                      "--trace", "unfit.yaml", "--db", "b.db", NULL };
+  r = weft_cmd (u);
+  ck_assert_int_eq (r.status, 2);
+  ck_assert_msg (strstr (r.err, "unfit.yaml:3:5: op 'a': nvls does not run "
+                                "with the LL protocol"), "%s", r.err);
+  result_clear (&r);
+  ck_assert (!g_file_test (db, G_FILE_TEST_EXISTS));
+
   /* A trace found bad only by running it (ranks that wait for each other)
    * leaves its run failed, with the message it printed. */
   write_file ("stuck.yaml",

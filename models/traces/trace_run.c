@@ -122,6 +122,78 @@ weft_trace_may_run (const WeftTraceOp *op, int alg, int a)
              : a == alg;
 }
 
+/* The (algorithm, protocol) pairs that may run collective @op of @t on
+ * @gpus, asked for @alg and @proto (each resolved or WEFT_TRACE_AUTO),
+ * into @order: how many, or -1 with @why if @alg cannot run @op; with
+ * none, @why says why the last one tried does not fit. */
+static int
+candidates (const WeftTopology *topo, const WeftTrace *t,
+            const WeftTraceOp *op, int alg, int proto, const uint32_t *gpus,
+            int *order, GError **why)
+{
+  int n_order = 0;
+
+  if (alg != WEFT_TRACE_AUTO && !weft_algorithm_supports (alg, op->op))
+    {
+      g_autofree char *where = weft_trace_where (t, op);
+      g_set_error (why, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_UNFIT,
+                   "%s: algorithm %s cannot run %s", where,
+                   weft_algorithm_name (alg), weft_op_name (op->op));
+      return -1;
+    }
+  for (int a = 0; a < WEFT_ALG_COUNT; a++)
+    for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
+      {
+        if (!weft_trace_may_run (op, alg, a)
+            || (proto != WEFT_TRACE_AUTO && p != proto)
+            || (proto == WEFT_TRACE_AUTO && !weft_protocol_in_auto (p)))
+          continue;
+        g_clear_error (why);
+        if (weft_collective_fits (topo, gpus, op->n_ranks, op->op, a, p, why))
+          order[n_order++] = a * WEFT_PROTOCOL_COUNT + p;
+      }
+  return n_order;
+}
+
+gboolean
+weft_trace_check_fits (const WeftTopology *topo, const WeftTrace *t,
+                       int algorithm, int protocol, GError **error)
+{
+  g_autoptr (GHashTable) seen = g_hash_table_new_full (
+      g_bytes_hash, g_bytes_equal, (GDestroyNotify) g_bytes_unref, NULL);
+
+  for (uint32_t i = 0; i < t->ops->len; i++)
+    {
+      const WeftTraceOp *op = weft_trace_op (t, i);
+      if (op->kind != WEFT_TRACE_COLLECTIVE)
+        continue;
+      int alg = op->algorithm == WEFT_TRACE_AUTO ? algorithm : op->algorithm;
+      int proto = op->protocol == WEFT_TRACE_AUTO ? protocol : op->protocol;
+      g_autofree uint32_t *gpus = weft_trace_op_gpus (t, op);
+      if (!g_hash_table_add (seen, weft_trace_plan_key (op, alg, proto, gpus)))
+        continue;
+      int order[WEFT_PAIRS];
+      GError *why = NULL;
+      int n = candidates (topo, t, op, alg, proto, gpus, order, &why);
+      if (n > 0)
+        {
+          g_clear_error (&why);
+          continue;
+        }
+      if (n < 0)
+        g_propagate_error (error, why);
+      else
+        {
+          if (why == NULL)
+            why = g_error_new (WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_UNFIT,
+                               "no algorithm can run it");
+          g_propagate_error (error, op_error (t, op, why));
+        }
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The plan of collective @op: its algorithm and protocol resolved, its
  * schedule built once for every op of the same kind, size, algorithm and
  * GPUs. */
@@ -142,29 +214,15 @@ plan_collective (Runner *x, GHashTable *cache, uint32_t i,
       return TRUE;
     }
 
-  if (alg != WEFT_TRACE_AUTO && !weft_algorithm_supports (alg, op->op))
+  /* Auto: the fastest alone on these GPUs, as `weft run` picks. */
+  int order[WEFT_PAIRS], n_order;
+  GError *why = NULL;
+  if ((n_order = candidates (x->topo, t, op, alg, proto, gpus, order, &why))
+      < 0)
     {
-      g_autofree char *where = weft_trace_where (t, op);
-      g_set_error (error, WEFT_TRACE_ERROR, WEFT_TRACE_ERROR_UNFIT,
-                   "%s: algorithm %s cannot "
-                   "run %s", where, weft_algorithm_name (alg),
-                   weft_op_name (op->op));
+      g_propagate_error (error, why);
       return FALSE;
     }
-  /* Auto: the fastest alone on these GPUs, as `weft run` picks. */
-  int order[WEFT_PAIRS], n_order = 0;
-  GError *why = NULL;
-  for (int a = 0; a < WEFT_ALG_COUNT; a++)
-    for (int p = 0; p < WEFT_PROTOCOL_COUNT; p++)
-      {
-        if (!weft_trace_may_run (op, alg, a) || (proto != WEFT_TRACE_AUTO && p != proto)
-            || (proto == WEFT_TRACE_AUTO && !weft_protocol_in_auto (p)))
-          continue;
-        g_clear_error (&why);
-        if (weft_collective_fits (x->topo, gpus, op->n_ranks, op->op, a, p,
-                                  &why))
-          order[n_order++] = a * WEFT_PROTOCOL_COUNT + p;
-      }
   int best = n_order > 0 ? order[0] : -1;
   if (n_order > 0 && (alg == WEFT_TRACE_AUTO || proto == WEFT_TRACE_AUTO))
     {

@@ -65,4 +65,13 @@ GBytes *weft_trace_plan_key (const WeftTraceOp *op, int alg, int proto,
                              const uint32_t *gpus);
 gboolean weft_trace_may_run (const WeftTraceOp *op, int alg, int a);
 
+/* Whether every collective of @trace has an algorithm and protocol that
+ * fit its GPUs of @topo (@algorithm and @protocol where the op leaves them
+ * to the run, each WEFT_TRACE_AUTO or resolved), without simulating: the
+ * replay's own check, made before anything is recorded.  FALSE with
+ * @error, at the first op that has none. */
+gboolean weft_trace_check_fits (const WeftTopology *topo,
+                                const WeftTrace *trace, int algorithm,
+                                int protocol, GError **error);
+
 G_END_DECLS

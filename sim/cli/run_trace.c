@@ -408,6 +408,12 @@ weft_run_trace (const WeftTraceRun *run)
             trace->gpus->len, trace->ops->len);
   if ((status = check_trace_memory (run, trace)) != WEFT_EXIT_OK)
     return status;
+  if (!weft_trace_check_fits (run->scenario->topo, trace, run->algorithm,
+                              run->protocol, &error))
+    {
+      fprintf (stderr, "%s\n", error->message);
+      return WEFT_EXIT_USAGE;
+    }
   if (run->check)
     {
       printf ("# checked: nothing simulated or recorded\n");
